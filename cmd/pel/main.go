@@ -1,0 +1,116 @@
+// Command pel is the Performance Evidence Ladder CLI. It is deliberately thin: it parses
+// flags, calls the packages that do the work, and maps errors to exit codes
+// (0 done, 1 the run or the verdict failed, 2 bad usage or input).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitErr carries an exit code; see usageError and failError.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+// usageError marks bad usage or input (exit 2).
+func usageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitErr{2, err}
+}
+
+// usageErrorf is usageError(fmt.Errorf(...)).
+func usageErrorf(format string, a ...any) error { return usageError(fmt.Errorf(format, a...)) }
+
+// failError marks a run or verdict that failed (exit 1).
+func failError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitErr{1, err}
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "pel:", err)
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+// subcommands is filled by each command's file (init), so commands live apart.
+var subcommands []func(*app) *cobra.Command
+
+// app is what every command gets: its context and output streams.
+type app struct {
+	ctx            context.Context
+	stdout, stderr io.Writer
+}
+
+// run is main without the process: testable end to end.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &app{ctx: ctx, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "pel",
+		Short: "Performance Evidence Ladder: which layer limits accepted tasks, and what proves it",
+		Long: `pel drives an LLM server under a workload contract, collects evidence in five stages
+(request trace, GPU execution, kernels, serving scheduler & KV cache, distributed), and names
+the layer that limits accepted tasks, with the evidence, a falsifiable prediction and a
+rollback threshold.
+
+Start with:  pel demo            (runs the ladder against the built-in simulated server)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+	for _, f := range subcommands {
+		root.AddCommand(f(a))
+	}
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		var ee *exitErr
+		if !errors.As(err, &ee) && cmd != nil && isArgError(err) {
+			return usageError(err)
+		}
+	}
+	return err
+}
+
+// isArgError recognises cobra's own usage errors (unknown command, wrong arg count).
+func isArgError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "accepts ", "requires ", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

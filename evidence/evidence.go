@@ -1,0 +1,138 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// New returns an Evidence with the fixed fields set and all five stages present as missing.
+func New() *Evidence {
+	e := &Evidence{
+		Framework:      Framework,
+		SchemaVersion:  SchemaVersion,
+		AcceptanceUnit: AcceptanceUnit,
+		StopConditions: map[string]StopCondition{},
+		Findings:       []Finding{},
+		Rollback:       Rollback{Triggers: []Trigger{}},
+	}
+	for s := StageRequestTrace; s <= StageDistributed; s++ {
+		e.Stages = append(e.Stages, Stage{Stage: s, Name: StageNames[s], Status: StatusMissing, Signals: []Signal{}})
+	}
+	return e
+}
+
+// Stage returns the stage with number n, adding it if absent.
+func (e *Evidence) Stage(n int) *Stage {
+	for i := range e.Stages {
+		if e.Stages[i].Stage == n {
+			return &e.Stages[i]
+		}
+	}
+	e.Stages = append(e.Stages, Stage{Stage: n, Name: StageNames[n], Status: StatusMissing, Signals: []Signal{}})
+	sort.Slice(e.Stages, func(i, j int) bool { return e.Stages[i].Stage < e.Stages[j].Stage })
+	return e.Stage(n)
+}
+
+// Signal finds the headline value of a signal: unlabelled, preferring phase warm, then
+// no phase. ok is false when absent.
+func (e *Evidence) Signal(name string) (Signal, bool) {
+	var best Signal
+	found := false
+	for _, st := range e.Stages {
+		for _, s := range st.Signals {
+			if s.Name != name || len(s.Labels) > 0 {
+				continue
+			}
+			if s.Phase == PhaseWarm || s.Phase == "" {
+				if !found || s.Phase == PhaseWarm {
+					best, found = s, true
+				}
+			}
+		}
+	}
+	return best, found
+}
+
+// SignalsNamed returns every signal with that name (any labels, any phase).
+func (e *Evidence) SignalsNamed(name string) []Signal {
+	var out []Signal
+	for _, st := range e.Stages {
+		for _, s := range st.Signals {
+			if s.Name == name {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// PhaseWarm mirrors record.PhaseWarm without importing it (evidence sits below record users).
+const PhaseWarm = "warm"
+
+// Add appends a signal to its stage and marks that stage at least partial.
+func (e *Evidence) Add(s Signal) {
+	st := e.Stage(s.Stage)
+	st.Signals = append(st.Signals, s)
+	if st.Status == StatusMissing {
+		st.Status = StatusPartial
+	}
+}
+
+// Encode writes the evidence as indented JSON.
+func (e *Evidence) Encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(e)
+}
+
+// Decode reads evidence.json, refusing an unknown schema version.
+func Decode(r io.Reader) (*Evidence, error) {
+	var e Evidence
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&e); err != nil {
+		return nil, err
+	}
+	if e.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("schema_version %d, this pel reads %d", e.SchemaVersion, SchemaVersion)
+	}
+	if e.StopConditions == nil {
+		e.StopConditions = map[string]StopCondition{}
+	}
+	return &e, nil
+}
+
+// WriteFile writes evidence.json atomically (temp file + rename), mode 0600.
+func (e *Evidence) WriteFile(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := e.Encode(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadFile reads an evidence.json file.
+func ReadFile(path string) (*Evidence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	e, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, nil
+}

@@ -1,0 +1,164 @@
+package record
+
+import (
+	"time"
+)
+
+// Status values of a finished task. A task that completed its HTTP exchange without error
+// is StatusOK even when it failed an acceptance check or an SLO: acceptance is separate.
+const (
+	StatusOK          = "ok"           // response completed
+	StatusHTTPError   = "http_error"   // non-2xx after all allowed retries
+	StatusTimeout     = "timeout"      // request or stream deadline passed
+	StatusStreamError = "stream_error" // stream cut, malformed, or an error event mid-stream
+	StatusConnError   = "conn_error"   // could not connect / connection reset before headers
+	StatusCancelled   = "cancelled"    // run stopped (Ctrl-C) before the task ended
+)
+
+// Phases are never mixed in one statistic.
+const (
+	PhaseCold   = "cold"
+	PhaseWarm   = "warm"
+	PhaseCanary = "canary"
+)
+
+// Token count sources.
+const (
+	TokensUsage    = "usage"    // server-reported usage block
+	TokensEstimate = "estimate" // client-side fallback (chunk count or a local tokenizer)
+)
+
+// Record is one task: one logical request under the contract, including its retries.
+// Zero times mean "did not happen" (no headers, no first token...).
+type Record struct {
+	Seq   int    `json:"seq"`  // position in the schedule, from 0
+	ID    string `json:"id"`   // X-Request-Id sent with every attempt
+	Task  string `json:"task"` // task type name from the contract
+	Phase string `json:"phase"`
+	// InFlight is the number of tasks in flight (sent, not done) when this one was sent,
+	// itself excluded; concurrency bands are derived from it.
+	InFlight int `json:"in_flight"`
+
+	ScheduledAt  time.Time `json:"scheduled_at"`
+	SentAt       time.Time `json:"sent_at,omitzero"` // first byte of the final attempt written
+	HeadersAt    time.Time `json:"headers_at,omitzero"`
+	FirstTokenAt time.Time `json:"first_token_at,omitzero"` // first SSE event with generated content
+	LastTokenAt  time.Time `json:"last_token_at,omitzero"`
+	DoneAt       time.Time `json:"done_at,omitzero"`
+	// FirstSentAt is when the first attempt was sent; equals SentAt without retries.
+	FirstSentAt time.Time `json:"first_sent_at,omitzero"`
+	// ClientQueueUS is time spent waiting for a client-side concurrency slot (contract cap),
+	// counted, never hidden: it lies between ScheduledAt and FirstSentAt.
+	ClientQueueUS int64 `json:"client_queue_us,omitempty"`
+
+	// ChunkUS[i] is the arrival of the i-th content-carrying SSE event, in µs after SentAt;
+	// ChunkTokens[i] the tokens it carried (server delta count when known, else 1).
+	ChunkUS     []int64 `json:"chunk_us,omitempty"`
+	ChunkTokens []int   `json:"chunk_tokens,omitempty"`
+
+	PromptTokens int    `json:"prompt_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	TokenSource  string `json:"token_source,omitempty"`
+	// CachedPromptTokens as reported by usage.prompt_tokens_details, when present.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+
+	Attempts   int    `json:"attempts"`
+	Status     string `json:"status"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// FinishReason from the last choice (stop, length...).
+	FinishReason string `json:"finish_reason,omitempty"`
+
+	Accepted bool     `json:"accepted"`
+	Reasons  []string `json:"reasons,omitempty"` // why not accepted: "error: ...", "check regex", "slo ttft max"
+
+	// Privacy: text is kept only on request (--keep-text); otherwise its length and hash.
+	PromptHash  string `json:"prompt_sha256,omitempty"`
+	PromptChars int    `json:"prompt_chars,omitempty"`
+	OutputChars int    `json:"output_chars,omitempty"`
+	Prompt      string `json:"prompt,omitempty"`
+	Output      string `json:"output,omitempty"`
+}
+
+// OK reports whether the exchange completed without error.
+func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// Failed reports whether the task ended in an error of any kind other than cancellation.
+func (r *Record) Failed() bool { return r.Status != StatusOK && r.Status != StatusCancelled }
+
+// TTFT is first content event − scheduled time (DESIGN.md §1). ok is false without a token.
+func (r *Record) TTFT() (time.Duration, bool) {
+	if r.FirstTokenAt.IsZero() {
+		return 0, false
+	}
+	return r.FirstTokenAt.Sub(r.ScheduledAt), true
+}
+
+// TTFTFromSent is first content event − send time of the final attempt.
+func (r *Record) TTFTFromSent() (time.Duration, bool) {
+	if r.FirstTokenAt.IsZero() || r.SentAt.IsZero() {
+		return 0, false
+	}
+	return r.FirstTokenAt.Sub(r.SentAt), true
+}
+
+// TimeToHeaders is response headers − send time of the final attempt.
+func (r *Record) TimeToHeaders() (time.Duration, bool) {
+	if r.HeadersAt.IsZero() || r.SentAt.IsZero() {
+		return 0, false
+	}
+	return r.HeadersAt.Sub(r.SentAt), true
+}
+
+// E2E is done − scheduled.
+func (r *Record) E2E() (time.Duration, bool) {
+	if r.DoneAt.IsZero() {
+		return 0, false
+	}
+	return r.DoneAt.Sub(r.ScheduledAt), true
+}
+
+// ScheduleLag is first send − scheduled, less any client queue time the contract's
+// concurrency cap imposed: the load generator's own lateness.
+func (r *Record) ScheduleLag() (time.Duration, bool) {
+	s := r.FirstSentAt
+	if s.IsZero() {
+		s = r.SentAt
+	}
+	if s.IsZero() {
+		return 0, false
+	}
+	return s.Sub(r.ScheduledAt) - time.Duration(r.ClientQueueUS)*time.Microsecond, true
+}
+
+// TPOT is (last token − first token) / (output_tokens − 1).
+func (r *Record) TPOT() (time.Duration, bool) {
+	if r.FirstTokenAt.IsZero() || r.LastTokenAt.IsZero() || r.OutputTokens < 2 {
+		return 0, false
+	}
+	return r.LastTokenAt.Sub(r.FirstTokenAt) / time.Duration(r.OutputTokens-1), true
+}
+
+// ITLs calls f once per generated token after the first with that token's inter-token
+// latency: the gap before each content event is spread evenly over the tokens it carried.
+// The first event's tokens have no gap (their latency is TTFT).
+func (r *Record) ITLs(f func(time.Duration)) {
+	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens); i++ {
+		k := r.ChunkTokens[i]
+		if k <= 0 {
+			continue
+		}
+		gap := time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1]) * time.Microsecond
+		per := gap / time.Duration(k)
+		for j := 0; j < k; j++ {
+			f(per)
+		}
+	}
+}
+
+// ChunkGaps calls f with the gap between consecutive content events (not per token).
+func (r *Record) ChunkGaps(f func(time.Duration)) {
+	for i := 1; i < len(r.ChunkUS); i++ {
+		f(time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1]) * time.Microsecond)
+	}
+}
