@@ -1,0 +1,38 @@
+package workload
+
+import "time"
+
+// Message is one chat message sent to /v1/chat/completions.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one planned task: what to send and when. It is what the load driver consumes;
+// it carries no network or timing state of its own.
+type Request struct {
+	Seq  int           // position in the schedule, from 0
+	At   time.Duration // offset from run start on the absolute schedule (ignored in closed loop)
+	Task string        // task type name from the contract
+	// Phase is "cold" while At < warmup, else "warm" (closed loop: by start time, set by the driver).
+	Phase string
+
+	PromptTokens int // requested prompt length in tokens (approximate without a tokenizer)
+	PrefixTokens int // leading tokens shared with other requests of the task (prefix caching)
+	MaxTokens    int
+	IgnoreEOS    bool
+
+	Prompt   string    // for the completions API
+	Messages []Message // for the chat API
+}
+
+// Schedule yields planned requests in order of At. Implementations are deterministic for a
+// given contract and seed, and never read a clock: the driver owns time.
+type Schedule interface {
+	// Next returns the next request; ok is false when the schedule is exhausted
+	// (request count reached, or At would pass the contract's duration).
+	Next() (r Request, ok bool)
+	// Closed returns the concurrency of a closed-loop arrival process, or 0 for an open-loop
+	// one. In closed loop the driver ignores At and sends the next request when a slot frees.
+	Closed() int
+}
