@@ -1,0 +1,48 @@
+// Package contract loads and checks pel's workload contract: the versioned YAML that says
+// what load to send (arrival process, weighted task mix, length distributions, datasets),
+// what counts as an accepted task (acceptance checks and per-request SLO bounds), how to
+// retry and what the accelerators cost (DESIGN.md §1). Its canonical SHA-256 travels with
+// every result, so two runs are comparable only when they ran the same workload.
+//
+// # Strictness
+//
+// Parse walks the YAML node tree and reports every problem with file, line and key path:
+//
+//	contract.yaml:14: tasks[1].prompt_tokens.dist: unknown distribution "lognorm" (want fixed|uniform|normal|lognormal|empirical)
+//
+// Unknown and duplicate keys, durations without a unit, zero or negative rates, weights
+// summing to 0, min > max, unknown processes, distributions or checks, bad regexes and
+// JSON schemas, and missing required keys are errors. A bare number is a fixed length
+// (output_tokens: 64); durations are Go durations (500ms, 2s, 1m30s).
+//
+// # Required keys and defaults
+//
+// Required: name, version, arrival.process (and its parameters), duration or requests
+// (a replay trace may bound itself), tasks (at least one, each with a name and
+// prompt_tokens or a dataset). Defaults:
+//
+//	api: chat            seed: 1             timeout: 60s (per attempt)
+//	warmup: 0            max_in_flight: 0 (no client-side cap)
+//	tasks[].weight: 1    tasks[].output_tokens: {dist: fixed, value: 128}
+//	tasks[].dataset.format: prompts          arrival.speed (replay): 1
+//	retry: none (max_attempts 1); with a retry block: max_attempts 3, backoff 200ms,
+//	       max_backoff 10s (or backoff, if larger), on [429, 5xx, timeout, stream, conn]
+//	cost.accelerators: 1
+//
+// A task's slo block replaces the global bound of each metric it names (SLOFor).
+//
+// # The hash
+//
+// SHA256 is the hex SHA-256 of the bytes "pel-contract/v1\n" followed by Canonical(): the
+// parsed, defaulted Contract as encoding/json writes it (fixed field order, sorted map keys,
+// durations as integer nanoseconds). So comments, key order, whitespace, equivalent
+// spellings (1s = 1000ms; {regex: X} = {type: regex, pattern: X}) and written-out defaults
+// do not change the hash; any value that changes the workload does. Files named by the
+// contract (dataset, replay trace) are hashed by the path as written, not by content.
+// Raw keeps the exact bytes, to copy into a run directory.
+//
+// # Judging
+//
+// Judge sets record.Accepted and record.Reasons for a finished task. Percentile SLO bounds
+// are aggregate properties, judged by stats/diagnose from SLOFor.
+package contract
