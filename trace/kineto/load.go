@@ -1,0 +1,121 @@
+package kineto
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/pel-ladder/pel/trace/timeline"
+)
+
+// LoadOptions control how events become timeline records.
+type LoadOptions struct {
+	// HTATime rounds times the way HTA's parser does (hta/common/trace_parser.py,
+	// _parse_trace_dataframe_json): start = ceil(ts), end = floor(ts + dur) in whole
+	// microseconds, computed on the float64 values. Off: exact nanoseconds from the digits.
+	HTATime bool
+}
+
+// Load reads a Kineto trace (plain or gzip JSON) into the compact timeline model: GPU
+// operations, the runtime/driver calls that launch or wait for them, ProfilerStep spans and
+// torch.compile regions. Everything else is counted and dropped.
+func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
+	rd, err := Open(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := timeline.NewNames()
+	rk := &timeline.Rank{}
+	tl := &timeline.Timeline{Format: "kineto", Names: names, HTATime: opts.HTATime}
+	apiFlags := map[uint32]uint16{}
+	times := func(ev *Event) (int64, int64) {
+		if opts.HTATime {
+			// HTA: df["end"] = ts + dur; ts = ceil(ts); end = floor(end); dur = end - ts.
+			return int64(math.Ceil(ev.TS.US)) * 1000, int64(math.Floor(ev.TS.US+ev.Dur.US)) * 1000
+		}
+		return ev.TS.NS, ev.TS.NS + ev.Dur.NS
+	}
+	meta, err := Scan(rd, func(ev *Event) error {
+		// HTA drops events without dur or cat, and the profiler's own "Trace" span
+		// (trace_parser.py _compress_df); flows, counters, metadata have no dur.
+		if !ev.HasDur || !ev.HasTS || ev.Cat == CatNone || ev.Cat == CatTrace || ev.Cat == CatPythonFunction {
+			return nil
+		}
+		start, end := times(ev)
+		switch ev.Cat {
+		case CatKernel, CatMemcpy, CatMemset, CatCudaSync:
+			op := timeline.Op{Start: start, End: end, Corr: ev.Correlation, Name: names.ID(ev.Name), Stream: int32(ev.Stream)}
+			switch ev.Cat {
+			case CatKernel:
+				op.Kind = timeline.OpKernel
+			case CatMemcpy:
+				op.Kind = timeline.OpMemcpy
+				if bytes.Contains(ev.Name, []byte("Pageable")) {
+					op.Flags |= timeline.OpPageable
+				}
+			case CatMemset:
+				op.Kind = timeline.OpMemset
+			case CatCudaSync:
+				op.Kind = timeline.OpSync
+			}
+			if ev.Stream < 0 {
+				// Event Sync / Context Sync: on the device, not on a stream
+				if op.Kind == timeline.OpSync {
+					rk.DeviceSyncs = append(rk.DeviceSyncs, op)
+				}
+				return nil
+			}
+			rk.GPU = append(rk.GPU, op)
+		case CatRuntime, CatDriver:
+			id := names.ID(ev.Name)
+			f, ok := apiFlags[id]
+			if !ok {
+				f = timeline.ClassifyCall(timeline.CanonicalAPI(string(ev.Name)))
+				apiFlags[id] = f
+			}
+			rk.Calls = append(rk.Calls, timeline.Call{Start: start, End: end, Corr: ev.Correlation, Name: id, Flags: f})
+			noteCPU(rk, start)
+		case CatCPUOp, CatUserAnnotation:
+			if ev.Cat == CatCPUOp {
+				rk.CPUOps++
+			} else {
+				rk.Annotations++
+			}
+			noteCPU(rk, start)
+			if bytes.HasPrefix(ev.Name, []byte("ProfilerStep")) {
+				rk.Steps = append(rk.Steps, timeline.Span{Start: start, End: end, Name: names.ID(ev.Name)})
+			} else if IsCompileRegion(ev.Name) {
+				rk.Compile = append(rk.Compile, timeline.Span{Start: start, End: end, Name: names.ID(ev.Name)})
+			}
+		case CatGPUUserAnnotation:
+			// HTA drops them by default (ParserConfig.drop_gpu_user_annotation): they carry a
+			// stream and would otherwise count as GPU kernels.
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rk.Rank = int(meta.Rank)
+	if len(meta.Devices) > 0 {
+		rk.Device = meta.Devices[0].Name
+	}
+	tl.Ranks = []*timeline.Rank{rk}
+	return tl, meta, nil
+}
+
+func noteCPU(rk *timeline.Rank, start int64) {
+	if !rk.HasCPU || start < rk.MinCPUStart {
+		rk.MinCPUStart, rk.HasCPU = start, true
+	}
+}
+
+// IsCompileRegion reports whether a host annotation marks torch.compile work:
+// "Torch-Compiled Region" (torch._dynamo eval_frame), "CompiledFunction" (AOTAutograd's
+// autograd.Function) and the TorchDynamo cache lookup.
+func IsCompileRegion(name []byte) bool {
+	s := string(name)
+	return strings.HasPrefix(s, "Torch-Compiled Region") || strings.HasPrefix(s, "CompiledFunction") ||
+		strings.HasPrefix(s, "TorchDynamo Cache Lookup")
+}

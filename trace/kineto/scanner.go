@@ -1,0 +1,584 @@
+package kineto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// SyntaxError is a malformed document, with the byte offset (in the uncompressed stream)
+// where it was noticed.
+type SyntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+// scanner is a minimal streaming JSON tokenizer over a refillable buffer. A token being read
+// always starts at s.r; fill() keeps buf[s.r:] and reads more, so slices into the buffer are
+// valid only until the next read.
+type scanner struct {
+	rd      io.Reader
+	buf     []byte
+	r, w    int
+	base    int64 // stream offset of buf[0]
+	eof     bool
+	rerr    error
+	scratch []byte
+	depth   int
+}
+
+const maxDepth = 512
+
+func newScanner(rd io.Reader) *scanner {
+	return &scanner{rd: rd, buf: make([]byte, 256<<10)}
+}
+
+func (s *scanner) errf(format string, a ...any) error {
+	return &SyntaxError{Offset: s.base + int64(s.r), Msg: fmt.Sprintf(format, a...)}
+}
+
+// fill discards buf[:s.r], grows the buffer if it is full, and reads more. It returns false
+// at end of input (or on a read error, kept in s.rerr).
+func (s *scanner) fill() bool {
+	if s.eof {
+		return false
+	}
+	if s.r > 0 {
+		n := copy(s.buf, s.buf[s.r:s.w])
+		s.base += int64(s.r)
+		s.r, s.w = 0, n
+	}
+	if s.w == len(s.buf) {
+		nb := make([]byte, len(s.buf)*2)
+		copy(nb, s.buf[:s.w])
+		s.buf = nb
+	}
+	for {
+		n, err := s.rd.Read(s.buf[s.w:])
+		s.w += n
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.rerr = err
+			}
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+}
+
+func (s *scanner) eofErr(what string) error {
+	if s.rerr != nil {
+		return fmt.Errorf("offset %d: reading %s: %w", s.base+int64(s.r), what, s.rerr)
+	}
+	return &SyntaxError{Offset: s.base + int64(s.r), Msg: "unexpected end of input in " + what}
+}
+
+// peek skips white space and returns the next byte without consuming it.
+func (s *scanner) peek() (byte, bool) {
+	for {
+		for s.r < s.w {
+			c := s.buf[s.r]
+			if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+				s.r++
+				continue
+			}
+			return c, true
+		}
+		if !s.fill() {
+			return 0, false
+		}
+	}
+}
+
+func (s *scanner) expect(c byte, what string) error {
+	got, ok := s.peek()
+	if !ok {
+		return s.eofErr(what)
+	}
+	if got != c {
+		return s.errf("expected %q in %s, found %q", c, what, got)
+	}
+	s.r++
+	return nil
+}
+
+// readString reads a JSON string at s.r and returns its unescaped bytes, valid until the
+// next read. Strings without escapes are returned in place.
+func (s *scanner) readString() ([]byte, error) {
+	if err := s.expect('"', "string"); err != nil {
+		return nil, err
+	}
+	start := s.r // first content byte
+	i := start
+	for {
+		j := bytes.IndexByte(s.buf[i:s.w], '"')
+		if j < 0 {
+			off := s.w - start // already searched
+			s.r = start
+			ok := s.fill()
+			start = s.r
+			i = start + off
+			if !ok {
+				return nil, s.eofErr("string")
+			}
+			continue
+		}
+		end := i + j
+		if bytes.IndexByte(s.buf[start:end], '\\') >= 0 {
+			return s.readEscaped(start)
+		}
+		s.r = end + 1
+		return s.buf[start:end], nil
+	}
+}
+
+// readEscaped decodes a string containing escapes, starting at content offset start.
+func (s *scanner) readEscaped(start int) ([]byte, error) {
+	out := s.scratch[:0]
+	i := start
+	for {
+		if i >= s.w {
+			off := i - start
+			s.r = start
+			ok := s.fill()
+			start = s.r
+			i = start + off
+			if !ok {
+				return nil, s.eofErr("string")
+			}
+			continue
+		}
+		c := s.buf[i]
+		switch {
+		case c == '"':
+			s.r = i + 1
+			s.scratch = out
+			return out, nil
+		case c == '\\':
+			// need up to 12 bytes (\uXXXX\uXXXX)
+			for i+12 > s.w && !s.eof {
+				off := i - start
+				s.r = start
+				ok := s.fill()
+				start = s.r
+				i = start + off
+				if !ok {
+					break
+				}
+			}
+			if i+1 >= s.w {
+				return nil, s.eofErr("string escape")
+			}
+			e := s.buf[i+1]
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+				i += 2
+			case 'b':
+				out = append(out, '\b')
+				i += 2
+			case 'f':
+				out = append(out, '\f')
+				i += 2
+			case 'n':
+				out = append(out, '\n')
+				i += 2
+			case 'r':
+				out = append(out, '\r')
+				i += 2
+			case 't':
+				out = append(out, '\t')
+				i += 2
+			case 'u':
+				if i+6 > s.w {
+					return nil, s.eofErr("string escape")
+				}
+				// Decode \uXXXX (and a following low surrogate) with encoding/json: rare path.
+				n := 6
+				if i+12 <= s.w && s.buf[i+6] == '\\' && s.buf[i+7] == 'u' && highSurrogate(s.buf[i+2:i+4]) {
+					n = 12
+				}
+				var r string
+				q := append([]byte{'"'}, s.buf[i:i+n]...)
+				q = append(q, '"')
+				if err := json.Unmarshal(q, &r); err != nil {
+					// a lone high surrogate followed by another escape: decode only the first
+					q = append([]byte{'"'}, s.buf[i:i+6]...)
+					q = append(q, '"')
+					if err := json.Unmarshal(q, &r); err != nil {
+						s.r = i
+						return nil, s.errf("bad \\u escape")
+					}
+					n = 6
+				}
+				out = append(out, r...)
+				i += n
+			default:
+				s.r = i
+				return nil, s.errf("bad escape \\%c", e)
+			}
+		case c < 0x20:
+			s.r = i
+			return nil, s.errf("control character in string")
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+}
+
+func isNumByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// readNumber returns the bytes of a number token, valid until the next read.
+func (s *scanner) readNumber() ([]byte, error) {
+	if _, ok := s.peek(); !ok {
+		return nil, s.eofErr("number")
+	}
+	start := s.r
+	i := start
+	for {
+		for i < s.w && isNumByte(s.buf[i]) {
+			i++
+		}
+		if i < s.w || s.eof {
+			break
+		}
+		off := i - start
+		s.r = start
+		if !s.fill() {
+			start = s.r
+			i = start + off
+			break
+		}
+		start = s.r
+		i = start + off
+	}
+	if i == start {
+		return nil, s.errf("expected a number, found %q", s.buf[start])
+	}
+	s.r = i
+	return s.buf[start:i], nil
+}
+
+// readLiteral consumes true, false or null.
+func (s *scanner) readLiteral() error {
+	c, ok := s.peek()
+	if !ok {
+		return s.eofErr("literal")
+	}
+	var lit string
+	switch c {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	case 'n':
+		lit = "null"
+	default:
+		return s.errf("unexpected %q", c)
+	}
+	for s.w-s.r < len(lit) {
+		if !s.fill() {
+			return s.eofErr("literal")
+		}
+	}
+	if string(s.buf[s.r:s.r+len(lit)]) != lit {
+		return s.errf("invalid literal")
+	}
+	s.r += len(lit)
+	return nil
+}
+
+// skipValue consumes any JSON value.
+func (s *scanner) skipValue() error {
+	c, ok := s.peek()
+	if !ok {
+		return s.eofErr("value")
+	}
+	switch {
+	case c == '"':
+		return s.skipString()
+	case c == '{':
+		return s.skipObject()
+	case c == '[':
+		return s.skipArray()
+	case c == '-' || (c >= '0' && c <= '9'):
+		b, err := s.readNumber()
+		if err != nil {
+			return err
+		}
+		if !validNumber(b) {
+			return s.errf("invalid number %q", b)
+		}
+		return nil
+	default:
+		return s.readLiteral()
+	}
+}
+
+// skipString consumes a string without decoding it.
+func (s *scanner) skipString() error {
+	s.r++ // opening quote
+	i := s.r
+	for {
+		j := bytes.IndexByte(s.buf[i:s.w], '"')
+		if j < 0 {
+			// an escape right at the end must stay with the next chunk
+			off := s.w - s.r
+			for off > 0 && s.buf[s.r+off-1] == '\\' {
+				off-- // a run of backslashes must be counted whole, with the quote after it
+			}
+			s.r += off
+			if !s.fill() {
+				return s.eofErr("string")
+			}
+			i = s.r
+			continue
+		}
+		end := i + j
+		// count backslashes before the quote
+		n := 0
+		for k := end - 1; k >= s.r && s.buf[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 1 {
+			i = end + 1
+			continue
+		}
+		s.r = end + 1
+		return nil
+	}
+}
+
+func (s *scanner) skipObject() error {
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > maxDepth {
+		return s.errf("nesting deeper than %d", maxDepth)
+	}
+	s.r++
+	c, ok := s.peek()
+	if !ok {
+		return s.eofErr("object")
+	}
+	if c == '}' {
+		s.r++
+		return nil
+	}
+	for {
+		if c, ok := s.peek(); !ok {
+			return s.eofErr("object")
+		} else if c != '"' {
+			return s.errf("expected a key, found %q", c)
+		}
+		if err := s.skipString(); err != nil {
+			return err
+		}
+		if err := s.expect(':', "object"); err != nil {
+			return err
+		}
+		if err := s.skipValue(); err != nil {
+			return err
+		}
+		c, ok := s.peek()
+		if !ok {
+			return s.eofErr("object")
+		}
+		s.r++
+		if c == '}' {
+			return nil
+		}
+		if c != ',' {
+			s.r--
+			return s.errf("expected ',' or '}' in object, found %q", c)
+		}
+	}
+}
+
+func (s *scanner) skipArray() error {
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > maxDepth {
+		return s.errf("nesting deeper than %d", maxDepth)
+	}
+	s.r++
+	c, ok := s.peek()
+	if !ok {
+		return s.eofErr("array")
+	}
+	if c == ']' {
+		s.r++
+		return nil
+	}
+	for {
+		if err := s.skipValue(); err != nil {
+			return err
+		}
+		c, ok := s.peek()
+		if !ok {
+			return s.eofErr("array")
+		}
+		s.r++
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			s.r--
+			return s.errf("expected ',' or ']' in array, found %q", c)
+		}
+	}
+}
+
+// validNumber checks JSON number grammar loosely enough to be fast: it rejects what
+// strconv cannot parse.
+func validNumber(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if _, ok := parseInt(b); ok {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(b), 64)
+	return err == nil
+}
+
+// parseInt parses a plain decimal integer.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// Time is a timestamp or duration as written in the trace (microseconds).
+type Time struct {
+	// US is the value as a float64, exactly as a correctly rounding parser (Python's json)
+	// reads it. HTA-compatible rounding works on this value.
+	US float64
+	// NS is the value in integer nanoseconds, from the decimal digits (no float rounding).
+	NS int64
+	// Frac is true when the trace wrote a fraction or exponent (ns-resolution trace).
+	Frac bool
+}
+
+// parseTime parses a JSON number as microseconds.
+func parseTime(b []byte) (Time, bool) {
+	if v, ok := parseInt(b); ok {
+		return Time{US: float64(v), NS: v * 1000}, true
+	}
+	// decimal fast path: [-]digits[.digits]
+	neg := false
+	p := b
+	if len(p) > 0 && p[0] == '-' {
+		neg = true
+		p = p[1:]
+	}
+	var mant uint64
+	digits, fracDigits := 0, 0
+	seenDot := false
+	var ns int64
+	nsFrac := 0
+	roundUp := false
+	simple := len(p) > 0
+	for i, c := range p {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits < 19 {
+				mant = mant*10 + uint64(c-'0')
+			}
+			digits++
+			if seenDot {
+				fracDigits++
+				if nsFrac < 3 {
+					ns = ns*10 + int64(c-'0')
+					nsFrac++
+				} else if nsFrac == 3 {
+					roundUp = c >= '5'
+					nsFrac++
+				}
+			} else {
+				ns = ns*10 + int64(c-'0')
+			}
+		case c == '.' && !seenDot && i > 0:
+			seenDot = true
+		default:
+			simple = false
+		}
+		if !simple {
+			break
+		}
+	}
+	if simple && digits > 0 {
+		for ; nsFrac < 3; nsFrac++ {
+			ns *= 10
+		}
+		if roundUp {
+			ns++
+		}
+		var f float64
+		if digits <= 19 && mant < 1<<53 && fracDigits < len(pow10) {
+			// Clinger's fast path: both operands exact, so one IEEE division rounds correctly.
+			f = float64(mant) / pow10[fracDigits]
+		} else {
+			var err error
+			if f, err = strconv.ParseFloat(string(p), 64); err != nil {
+				return Time{}, false
+			}
+		}
+		if neg {
+			f, ns = -f, -ns
+		}
+		return Time{US: f, NS: ns, Frac: true}, true
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return Time{}, false
+	}
+	return Time{US: f, NS: int64(math.Round(f * 1000)), Frac: true}, true
+}
+
+var errNotUTF8 = errors.New("invalid UTF-8")
+
+func checkUTF8(b []byte) error {
+	if !utf8.Valid(b) {
+		return errNotUTF8
+	}
+	return nil
+}
+
+// highSurrogate reports whether the first two hex digits of a \u escape start a UTF-16 high
+// surrogate (D800-DBFF), which needs the following escape to form one rune.
+func highSurrogate(h []byte) bool {
+	return (h[0] == 'd' || h[0] == 'D') && strings.IndexByte("89abAB", h[1]) >= 0
+}
