@@ -72,6 +72,9 @@ func (e *Evidence) SignalsNamed(name string) []Signal {
 // PhaseWarm mirrors record.PhaseWarm without importing it (evidence sits below record users).
 const PhaseWarm = "warm"
 
+// PhaseCold mirrors record.PhaseCold.
+const PhaseCold = "cold"
+
 // Add appends a signal to its stage and marks that stage at least partial.
 func (e *Evidence) Add(s Signal) {
 	st := e.Stage(s.Stage)

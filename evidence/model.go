@@ -236,6 +236,14 @@ type Impact struct {
 	Explained int     `json:"explained"`
 	Share     float64 `json:"share"` // Explained / Rejected
 	Basis     string  `json:"basis"`
+	// ByTaskType splits Rejected and Explained by the contract's task types.
+	ByTaskType map[string]TaskImpact `json:"by_task_type,omitempty"`
+}
+
+// TaskImpact is one task type's share of a finding's acceptance impact.
+type TaskImpact struct {
+	Rejected  int `json:"rejected"`
+	Explained int `json:"explained"`
 }
 
 // Finding is a falsifiable hypothesis about where the bottleneck lives.
@@ -252,6 +260,8 @@ type Finding struct {
 	ConfidenceNote   string         `json:"confidence_note,omitempty"`
 	AcceptanceImpact *Impact        `json:"acceptance_impact,omitempty"`
 	Missing          []string       `json:"missing,omitempty"` // evidence that would settle it
+	// Reproduced says whether the symptom held in each half of the warm window on its own.
+	Reproduced *StopCondition `json:"reproduced,omitempty"`
 }
 
 // StopCondition is computed, never asserted.

@@ -1,0 +1,347 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// Options tune a diagnosis. The zero value is usable: defaults fill in.
+type Options struct {
+	// SLO maps a client signal (evidence.SigTTFTP99, SigITLP99, SigE2EP99...) to the
+	// contract's bound in that signal's unit. It decides "over its bound" and headroom.
+	SLO map[string]float64
+	// Seed and Resamples drive the bootstrap behind rollback triggers (default 1, 400).
+	Seed      uint64
+	Resamples int
+	// Margin widens a trigger past its CI bound (default 0.10: +10% on latency quantiles,
+	// −2 points on the acceptance rate).
+	Margin float64
+	// MaxSeriesPoints caps every series kept in the evidence, for the report's size
+	// (default 240; a 10-minute run at 1 s scrapes keeps its shape at 2.5 s per point).
+	MaxSeriesPoints int
+}
+
+func (o *Options) defaults() {
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Resamples <= 0 {
+		o.Resamples = 400
+	}
+	if o.Margin <= 0 {
+		o.Margin = 0.10
+	}
+	if o.MaxSeriesPoints <= 0 {
+		o.MaxSeriesPoints = 240
+	}
+}
+
+// bound returns the contract bound for a signal.
+func (o *Options) bound(sig string) (float64, bool) {
+	b, ok := o.SLO[sig]
+	return b, ok && b > 0
+}
+
+// Owner-layer gate: the top finding must be at least warn, this confident, and clear of any
+// finding of another layer by ownerMargin; otherwise the evidence is not sufficient.
+const (
+	ownerMinConfidence = 0.6
+	ownerMargin        = 0.1
+	// scheduleLagMaxMs: a load generator this late on its own schedule distorts every
+	// client timing; confidences are scaled by lagPenalty.
+	scheduleLagMaxMs = 50.0
+	lagPenalty       = 0.7
+	// criticalShare and criticalRejectRate: a finding is critical when it explains at least
+	// 30% of rejections and at least 5% of the phase's tasks were rejected.
+	criticalShare      = 0.3
+	criticalRejectRate = 0.05
+)
+
+// Diagnose runs every rule over the evidence and fills Findings (ranked), OwnerLayer,
+// Verdict, Headroom, StopConditions, Rollback and Missing. recs are the run's task records
+// (acceptance impact, reproduction and rollback need them; nil degrades those to not met).
+// It returns ev for chaining.
+func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *evidence.Evidence {
+	o := &opts
+	o.defaults()
+	addClientSeries(ev, recs)
+	full := newView(ev)
+
+	lagNote := ""
+	if lag, ok := full.val(evidence.SigScheduleLagP99); ok && lag > scheduleLagMaxMs {
+		lagNote = fmt.Sprintf("the load generator ran %.0f ms behind its schedule at p99: client timings are suspect", lag)
+	}
+
+	type ranked struct {
+		f     evidence.Finding
+		r     rule
+		score float64
+	}
+	var found []ranked
+	phaseTasks := map[string]int{}
+	for i := range recs {
+		if recs[i].Status != record.StatusCancelled {
+			phaseTasks[recs[i].Phase]++
+		}
+	}
+	for _, r := range rules {
+		h := r.eval(full, o)
+		if h == nil {
+			continue
+		}
+		f := evidence.Finding{
+			ID: r.id, Layer: r.layer, Severity: evidence.SeverityWarn,
+			Symptom: h.symptom, Hypothesis: h.hypothesis, Prediction: h.prediction,
+			NextProbe: h.nextProbe, Confidence: h.confidence, ConfidenceNote: h.confNote,
+			Missing: h.missing,
+		}
+		for _, m := range h.items {
+			f.Evidence = append(f.Evidence, m.item)
+		}
+		if lagNote != "" {
+			f.Confidence *= lagPenalty
+			f.ConfidenceNote = joinNote(f.ConfidenceNote, lagNote)
+		}
+		f.Confidence = math.Round(math.Min(f.Confidence, 0.95)*100) / 100
+		if recs != nil {
+			f.AcceptanceImpact = computeImpact(ev, recs, h.impact)
+			im := f.AcceptanceImpact
+			ph := h.impact.phase
+			if ph == "" {
+				ph = record.PhaseWarm
+			}
+			if im.Share >= criticalShare && phaseTasks[ph] > 0 && float64(im.Rejected)/float64(phaseTasks[ph]) >= criticalRejectRate {
+				f.Severity = evidence.SeverityCritical
+			}
+		}
+		rep := reproduce(ev, recs, full, r, o)
+		f.Reproduced = &rep
+		score := sevRank(f.Severity) + f.Confidence + 0.3*h.strength
+		if f.AcceptanceImpact != nil {
+			score += 0.5 * f.AcceptanceImpact.Share
+		}
+		if rep.Met {
+			score += 0.1
+		}
+		found = append(found, ranked{f, r, score})
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].score > found[j].score })
+
+	ev.Findings = []evidence.Finding{}
+	for _, x := range found {
+		ev.Findings = append(ev.Findings, x.f)
+	}
+	ev.OwnerLayer = nil
+	var owner *evidence.Finding
+	ownerWhy := "no finding above informational"
+	if len(ev.Findings) > 0 {
+		top := &ev.Findings[0]
+		ownerWhy = ""
+		switch {
+		case top.Severity == evidence.SeverityInfo:
+			ownerWhy = "no finding above informational"
+		case top.Confidence < ownerMinConfidence:
+			ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", top.ID, top.Confidence, ownerMinConfidence, missingText(top))
+		default:
+			for _, f := range ev.Findings[1:] {
+				if f.Layer != top.Layer && f.Severity == top.Severity && f.Confidence > top.Confidence-ownerMargin {
+					ownerWhy = fmt.Sprintf("%s (%s, %.2f) and %s (%s, %.2f) are not separated by the evidence", top.ID, top.Layer, top.Confidence, f.ID, f.Layer, f.Confidence)
+					break
+				}
+			}
+		}
+		if ownerWhy == "" {
+			l := top.Layer
+			ev.OwnerLayer = &l
+			owner = top
+		}
+	}
+
+	ev.Headroom = headroom(full, o)
+	ev.Missing = missingSources(full)
+	triggers, _ := rollbackTriggers(recs, o)
+	if triggers == nil {
+		triggers = []evidence.Trigger{}
+	}
+	ev.Rollback = evidence.Rollback{Triggers: triggers}
+	ev.StopConditions = stopConditions(ev, owner, ownerWhy, recs, o)
+	ev.Verdict = verdict(ev, owner, ownerWhy, full)
+	downsampleAll(ev, o.MaxSeriesPoints)
+	return ev
+}
+
+func sevRank(s string) float64 {
+	switch s {
+	case evidence.SeverityCritical:
+		return 2
+	case evidence.SeverityWarn:
+		return 1
+	}
+	return 0
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func missingText(f *evidence.Finding) string {
+	if len(f.Missing) == 0 {
+		return "the evidence does not separate it from other layers"
+	}
+	return "missing " + strings.Join(f.Missing, "; ")
+}
+
+func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, recs []record.Record, o *Options) map[string]evidence.StopCondition {
+	sc := map[string]evidence.StopCondition{}
+	if owner != nil {
+		sc[evidence.StopOwnerLayer] = evidence.StopCondition{Met: true,
+			Reason: fmt.Sprintf("%s: finding %s, confidence %.2f", owner.Layer, owner.ID, owner.Confidence)}
+		sc[evidence.StopReproduced] = *owner.Reproduced
+		im := owner.AcceptanceImpact
+		switch {
+		case im == nil:
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no task records"}
+		case im.Rejected == 0:
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no rejected tasks in the phase: the symptom costs no accepted tasks at this load"}
+		case im.Explained == 0:
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: fmt.Sprintf("none of %d rejected tasks coincide with the symptom", im.Rejected)}
+		default:
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Met: true,
+				Reason: fmt.Sprintf("%d of %d rejected tasks (%.0f%%) coincide with the symptom (%s)", im.Explained, im.Rejected, im.Share*100, im.Basis)}
+		}
+	} else {
+		sc[evidence.StopOwnerLayer] = evidence.StopCondition{Reason: ownerWhy}
+		sc[evidence.StopReproduced] = evidence.StopCondition{Reason: "no owner finding to reproduce"}
+		sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no owner finding to attribute rejected tasks to"}
+	}
+	if len(ev.Rollback.Triggers) > 0 {
+		sc[evidence.StopRollbackDefined] = evidence.StopCondition{Met: true,
+			Reason: fmt.Sprintf("%d triggers from the baseline's warm distributions (bootstrap 95%% CI, seed %d)", len(ev.Rollback.Triggers), o.Seed)}
+	} else {
+		_, why := rollbackTriggers(recs, o)
+		sc[evidence.StopRollbackDefined] = evidence.StopCondition{Reason: why}
+	}
+	return sc
+}
+
+// headroom lists how close each bounded quantity is to its bound, nearest first.
+func headroom(v *view, o *Options) []evidence.Headroom {
+	var out []evidence.Headroom
+	for _, sig := range []string{evidence.SigTTFTP99, evidence.SigTTFTP95, evidence.SigTTFTP50,
+		evidence.SigITLP99, evidence.SigITLP50, evidence.SigTPOTP50, evidence.SigE2EP99, evidence.SigE2EP50} {
+		b, ok := o.bound(sig)
+		s, ok2 := v.sig[sig]
+		if ok && ok2 {
+			out = append(out, evidence.Headroom{Signal: sig, Value: s.Value, Bound: b, Unit: s.Unit, Note: "contract SLO"})
+		}
+	}
+	// Device and cache ceilings: the resources that run out first in LLM serving.
+	for _, c := range []struct {
+		sig   string
+		bound float64
+		note  string
+	}{
+		{evidence.SigKVUsageMax, 1, "KV-cache blocks; preemption starts at 100%"},
+		{evidence.SigDRAMActive, 0.8, "practical HBM bandwidth ceiling"},
+		{evidence.SigSMActive, 1, "SM active cycles"},
+		{evidence.SigTensorActive, 1, "tensor-pipe active cycles"},
+	} {
+		if s, ok := v.sig[c.sig]; ok {
+			out = append(out, evidence.Headroom{Signal: c.sig, Value: s.Value, Bound: c.bound, Unit: s.Unit, Note: c.note})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Value/out[i].Bound > out[j].Value/out[j].Bound })
+	return out
+}
+
+// missingSources says which sources were absent and what each would settle.
+func missingSources(v *view) []evidence.MissingSource {
+	var out []evidence.MissingSource
+	if !v.stages[evidence.StageServingCache] {
+		out = append(out, evidence.MissingSource{Source: "engine /metrics", Flag: "--metrics URL",
+			Settles: "queueing vs KV-cache pressure vs prefill; server-side TTFT for the client−server gap"})
+	}
+	if !v.hasSource("dcgm") && !v.has(evidence.SigSMActive) {
+		out = append(out, evidence.MissingSource{Source: "dcgm", Flag: "--dcgm URL",
+			Settles: "bandwidth-bound vs launch-bound vs host-bound (SM active, DRAM active, tensor active)"})
+	}
+	if !v.stages[evidence.StageKernelOperator] {
+		out = append(out, evidence.MissingSource{Source: "profiler trace", Flag: "pel analyze DIR --trace FILE",
+			Settles: "kernel gaps, short kernels, graph-capture fallback, communication share"})
+	}
+	return out
+}
+
+// verdict is the one line a reader sees first.
+func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v *view) string {
+	acc := ""
+	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
+		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
+	}
+	if owner != nil {
+		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
+		if im := owner.AcceptanceImpact; im != nil && im.Explained > 0 {
+			s += fmt.Sprintf("; %d of %d rejected tasks coincide", im.Explained, im.Rejected)
+		}
+		if acc != "" {
+			s += "; " + acc
+		}
+		return s
+	}
+	warn := 0
+	for _, f := range ev.Findings {
+		if f.Severity != evidence.SeverityInfo {
+			warn++
+		}
+	}
+	if warn > 0 {
+		return fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
+	}
+	s := "Nothing exceeds a bound at this load"
+	if acc != "" {
+		s += " (" + acc + ")"
+	}
+	if len(ev.Headroom) > 0 {
+		h := ev.Headroom[0]
+		s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, 100*(1-h.Value/h.Bound))
+	} else {
+		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
+	}
+	return s
+}
+
+func suffix(acc string) string {
+	if acc == "" {
+		return ""
+	}
+	return "; " + acc
+}
+
+// layerTitle names a layer for prose.
+func layerTitle(l evidence.Layer) string {
+	switch l {
+	case evidence.LayerMemory:
+		return "The memory layer (KV cache)"
+	case evidence.LayerScheduling:
+		return "The scheduling layer"
+	case evidence.LayerKernel:
+		return "The kernel layer"
+	case evidence.LayerHardware:
+		return "The hardware layer (memory bandwidth)"
+	case evidence.LayerParallelism:
+		return "The parallelism layer"
+	case evidence.LayerSpeculative:
+		return "Speculative decoding"
+	case evidence.LayerApplication:
+		return "The application layer"
+	}
+	return string(l)
+}

@@ -1,0 +1,254 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// minHalfTasks: a half with fewer warm tasks than this cannot reproduce anything.
+const minHalfTasks = 10
+
+// minHOLSamples: each side of the head-of-line ratio needs this many short prompts.
+const minHOLSamples = 5
+
+// quantileSorted is the linear-interpolated q-quantile of sorted xs.
+func quantileSorted(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(xs)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return xs[lo] + (xs[hi]-xs[lo])*(pos-float64(lo))
+}
+
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return quantileSorted(s, q)
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// clientSignals re-derives the stage-1 values a rule may read from a set of records of one
+// phase. hol carries the long-prompt index of the whole phase (long prompts in the other
+// half still block short ones near the boundary).
+func clientSignals(recs []*record.Record, hol *holIndex) map[string]float64 {
+	var ttft, ttftSent, itl, e2e, hdr []float64
+	var chunks, tokens, missed, completed, accepted int
+	var holOn, holOff []float64
+	for _, r := range recs {
+		if r.Status == record.StatusCancelled {
+			continue
+		}
+		if r.Accepted {
+			accepted++
+		}
+		if d, ok := r.TTFT(); ok {
+			ttft = append(ttft, ms(d))
+			if hol != nil && r.PromptTokens <= hol.shortMax && len(hol.long) > 0 {
+				if hol.blocked(r) {
+					holOn = append(holOn, ms(d))
+				} else {
+					holOff = append(holOff, ms(d))
+				}
+			}
+		}
+		if d, ok := r.TTFTFromSent(); ok {
+			ttftSent = append(ttftSent, ms(d))
+		}
+		if d, ok := r.E2E(); ok && r.OK() {
+			e2e = append(e2e, ms(d))
+		}
+		if d, ok := r.TimeToHeaders(); ok {
+			hdr = append(hdr, ms(d))
+		}
+		r.ITLs(func(d time.Duration) { itl = append(itl, ms(d)) })
+		chunks += len(r.ChunkUS)
+		for _, k := range r.ChunkTokens {
+			tokens += k
+		}
+		if r.OK() {
+			completed++
+			if !r.Accepted && sloRejected(r) {
+				missed++
+			}
+		}
+	}
+	out := map[string]float64{}
+	put := func(name string, xs []float64, q float64) {
+		if len(xs) > 0 {
+			out[name] = quantile(xs, q)
+		}
+	}
+	put(evidence.SigTTFTP50, ttft, 0.5)
+	put(evidence.SigTTFTP95, ttft, 0.95)
+	put(evidence.SigTTFTP99, ttft, 0.99)
+	put(evidence.SigTTFTFromSentP50, ttftSent, 0.5)
+	put(evidence.SigITLP50, itl, 0.5)
+	put(evidence.SigITLP99, itl, 0.99)
+	put(evidence.SigE2EP50, e2e, 0.5)
+	put(evidence.SigE2EP99, e2e, 0.99)
+	put(evidence.SigHeadersP50, hdr, 0.5)
+	if chunks > 0 {
+		out[evidence.SigTokensPerChunk] = float64(tokens) / float64(chunks)
+	}
+	if completed > 0 {
+		out[evidence.SigSLOMissRate] = float64(missed) / float64(completed)
+	}
+	if n := len(recs); n > 0 {
+		out[evidence.SigAcceptanceRate] = float64(accepted) / float64(n)
+	}
+	if len(holOn) >= minHOLSamples && len(holOff) >= minHOLSamples {
+		if off := quantile(holOff, 0.5); off > 0 {
+			out[evidence.SigHOLTTFTRatio] = quantile(holOn, 0.5) / off
+		}
+	}
+	return out
+}
+
+// clientNames are the stage-1 signals clientSignals can re-derive; in a half view they are
+// either re-derived or absent, never carried over from the whole run.
+var clientNames = []string{
+	evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigTTFTFromSentP50,
+	evidence.SigITLP50, evidence.SigITLP99, evidence.SigE2EP50, evidence.SigE2EP99,
+	evidence.SigHeadersP50, evidence.SigTokensPerChunk, evidence.SigSLOMissRate,
+	evidence.SigAcceptanceRate, evidence.SigHOLTTFTRatio,
+}
+
+// sloRejected reports whether a completed task was rejected for an SLO.
+func sloRejected(r *record.Record) bool {
+	for _, why := range r.Reasons {
+		if strings.Contains(strings.ToLower(why), "slo") {
+			return true
+		}
+	}
+	return false
+}
+
+// warmWindow is the warm phase in seconds since start: from the run's phases, else from the
+// warm records' schedule.
+func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
+	for _, p := range ev.Run.Phases {
+		if p.Name == evidence.PhaseWarm && p.EndS > p.StartS {
+			return interval{p.StartS, p.EndS}, true
+		}
+	}
+	w := interval{math.Inf(1), math.Inf(-1)}
+	for i := range recs {
+		if recs[i].Phase != record.PhaseWarm {
+			continue
+		}
+		t := relTime(ev.Run.StartedAt, recs[i].ScheduledAt)
+		w.a, w.b = math.Min(w.a, t), math.Max(w.b, t)
+	}
+	return w, w.b > w.a
+}
+
+// halfView re-derives a view for the warm records scheduled in w and the series samples in
+// w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
+// over and not marked derived, so they never count as reproduction on their own.
+func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interval, name string, hol *holIndex) (*view, int) {
+	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name}
+	for k, s := range full.sig {
+		h.sig[k] = s
+	}
+	var sub []*record.Record
+	for i := range recs {
+		r := &recs[i]
+		t := relTime(ev.Run.StartedAt, r.ScheduledAt)
+		if r.Phase == record.PhaseWarm && t >= w.a && t < w.b {
+			sub = append(sub, r)
+		}
+	}
+	for _, n := range clientNames {
+		delete(h.sig, n)
+	}
+	for n, x := range clientSignals(sub, hol) {
+		s, ok := full.sig[n]
+		if !ok {
+			s = evidence.Signal{Name: n, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseWarm}
+		}
+		s.Value, s.Window = x, &evidence.Window{StartS: w.a, EndS: w.b}
+		h.sig[n] = s
+		h.derived[n] = true
+	}
+	for n, s := range full.sig {
+		if s.Stage == evidence.StageRequestTrace {
+			continue
+		}
+		ser := findSeries(ev, n)
+		if ser == nil {
+			continue
+		}
+		var sum, mx float64
+		cnt := 0
+		mx = math.Inf(-1)
+		for i, t := range ser.T {
+			if t < w.a || t > w.b || i >= len(ser.V) || math.IsNaN(ser.V[i]) {
+				continue
+			}
+			sum += ser.V[i]
+			mx = math.Max(mx, ser.V[i])
+			cnt++
+		}
+		if cnt == 0 {
+			delete(h.sig, n)
+			continue
+		}
+		if strings.HasSuffix(n, "_max") {
+			s.Value = mx
+		} else {
+			s.Value = sum / float64(cnt)
+		}
+		s.Window = &evidence.Window{StartS: w.a, EndS: w.b}
+		h.sig[n] = s
+		h.derived[n] = true
+	}
+	return h, len(sub)
+}
+
+// reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
+// in both halves on at least one re-derived signal that holds.
+func reproduce(ev *evidence.Evidence, recs []record.Record, full *view, r rule, o *Options) evidence.StopCondition {
+	w, ok := warmWindow(ev, recs)
+	if !ok {
+		return evidence.StopCondition{Reason: "no warm window to split"}
+	}
+	if r.id == "cold-start" {
+		return evidence.StopCondition{Reason: "a cold start happens once per server start: reproduce it with a second run against a fresh server"}
+	}
+	mid := (w.a + w.b) / 2
+	hol := newHOLIndex(recs, record.PhaseWarm)
+	var notes []string
+	for _, part := range []struct {
+		name string
+		w    interval
+	}{{"first half", interval{w.a, mid}}, {"second half", interval{mid, w.b + 1e-9}}} {
+		hv, n := halfView(ev, recs, full, part.w, part.name, hol)
+		if n < minHalfTasks {
+			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
+		}
+		hit := r.eval(hv, o)
+		if hit == nil {
+			return evidence.StopCondition{Reason: fmt.Sprintf("symptom absent in the %s (%.0f–%.0f s)", part.name, part.w.a, math.Min(part.w.b, w.b))}
+		}
+		var used []string
+		for _, m := range hit.items {
+			if m.holds && hv.derived[m.item.Signal] {
+				used = append(used, fmt.Sprintf("%s %.3g", m.item.Signal, m.item.Value))
+			}
+		}
+		if len(used) == 0 {
+			return evidence.StopCondition{Reason: "the deciding evidence covers one window only (e.g. a single trace): capture a second window or run"}
+		}
+		notes = append(notes, fmt.Sprintf("%s (%.0f–%.0f s): %s", part.name, part.w.a, math.Min(part.w.b, w.b), strings.Join(used, ", ")))
+	}
+	return evidence.StopCondition{Met: true, Reason: "holds in both halves of the warm window; " + strings.Join(notes, "; ")}
+}

@@ -1,0 +1,284 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// Dimensions a rejection can be about, matched in the record's reasons.
+const (
+	dimTTFT  = "ttft"
+	dimITL   = "itl"
+	dimTPOT  = "tpot"
+	dimE2E   = "e2e"
+	dimError = "error"
+)
+
+// impactSpec says which rejected tasks a finding can explain: those rejected on one of
+// dims, in phase (default warm), that overlap a time when any seriesCond in when held
+// (when empty: the whole phase, for a symptom of configuration rather than of load), or,
+// for head-of-line blocking, short prompts that waited while a long one was prefilled.
+type impactSpec struct {
+	dims  []string
+	phase string
+	when  []seriesCond
+	hol   bool
+}
+
+// seriesCond is a condition on a time series; the series is found by signal name via
+// seriesAliases. A sample at t covers the interval since the previous sample.
+type seriesCond struct {
+	sig string
+	op  string
+	thr float64
+}
+
+// seriesAliases maps a headline signal to the names its time series may carry: the
+// signal's own name, and the name without its aggregate suffix.
+func seriesAliases(sig string) []string {
+	out := []string{sig}
+	for _, suf := range []string{"_mean", "_max", "_p50", "_p99"} {
+		if strings.HasSuffix(sig, suf) {
+			out = append(out, strings.TrimSuffix(sig, suf))
+		}
+	}
+	return out
+}
+
+// findSeries returns the unlabelled series for a signal, or the first labelled one.
+func findSeries(ev *evidence.Evidence, sig string) *evidence.Series {
+	var labelled *evidence.Series
+	for _, name := range seriesAliases(sig) {
+		for si := range ev.Stages {
+			for i := range ev.Stages[si].Series {
+				s := &ev.Stages[si].Series[i]
+				if s.Name != name || len(s.T) == 0 {
+					continue
+				}
+				if len(s.Labels) == 0 {
+					return s
+				}
+				if labelled == nil {
+					labelled = s
+				}
+			}
+		}
+	}
+	return labelled
+}
+
+// interval is [a, b] in seconds since the run start.
+type interval struct{ a, b float64 }
+
+// activeWindows returns the intervals during which any condition held (KV full or
+// preempting both mark the symptom), or ok=false when no condition's series is present.
+func activeWindows(ev *evidence.Evidence, conds []seriesCond) (ws []interval, ok bool) {
+	found := false
+	for _, c := range conds {
+		s := findSeries(ev, c.sig)
+		if s == nil {
+			continue
+		}
+		found = true
+		for i := range s.T {
+			if i >= len(s.V) || !compare(s.V[i], c.op, c.thr) {
+				continue
+			}
+			a := s.T[i]
+			if i > 0 {
+				a = s.T[i-1]
+			}
+			ws = append(ws, interval{a, s.T[i]})
+		}
+	}
+	return ws, found
+}
+
+// recSpan is the record's life in seconds since start: scheduled → done (or last event).
+func recSpan(r *record.Record, start time.Time) interval {
+	end := r.DoneAt
+	if end.IsZero() {
+		end = r.LastTokenAt
+	}
+	if end.IsZero() {
+		end = r.ScheduledAt
+	}
+	return interval{relTime(start, r.ScheduledAt), relTime(start, end)}
+}
+
+func overlaps(x interval, ws []interval) bool {
+	for _, w := range ws {
+		if x.a <= w.b && w.a <= x.b {
+			return true
+		}
+	}
+	return false
+}
+
+// rejectDims classifies why a task was not accepted.
+func rejectDims(r *record.Record) map[string]bool {
+	d := map[string]bool{}
+	if r.Failed() {
+		d[dimError] = true
+	}
+	for _, why := range r.Reasons {
+		w := strings.ToLower(why)
+		for _, k := range []string{dimTTFT, dimITL, dimTPOT, dimE2E} {
+			if strings.Contains(w, k) {
+				d[k] = true
+			}
+		}
+		if strings.HasPrefix(w, "error") || strings.Contains(w, "timeout") {
+			d[dimError] = true
+		}
+	}
+	return d
+}
+
+// rejected reports whether a record counts as a rejected task (cancelled tasks are the
+// run stopping, not the system refusing).
+func rejected(r *record.Record) bool { return !r.Accepted && r.Status != record.StatusCancelled }
+
+// computeImpact counts the rejected tasks of the spec's phase and those coinciding with the
+// symptom.
+func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *evidence.Impact {
+	phase := sp.phase
+	if phase == "" {
+		phase = record.PhaseWarm
+	}
+	start := ev.Run.StartedAt
+	im := &evidence.Impact{ByTaskType: map[string]evidence.TaskImpact{}}
+	var ws []interval
+	basis := []string{fmt.Sprintf("%s-phase tasks rejected on %s", phase, strings.Join(sp.dims, "/"))}
+	timed := false
+	switch {
+	case sp.hol:
+		basis = append(basis, "short prompts whose wait for a first token overlapped a long prompt's prefill")
+	case len(sp.when) > 0:
+		var ok bool
+		ws, ok = activeWindows(ev, sp.when)
+		if ok {
+			timed = true
+			var names []string
+			for _, c := range sp.when {
+				names = append(names, fmt.Sprintf("%s %s %g", c.sig, c.op, c.thr))
+			}
+			basis = append(basis, "overlapping a window where "+strings.Join(names, " or "))
+		} else {
+			basis = append(basis, "over the whole window (no time series to localise the symptom)")
+		}
+	default:
+		basis = append(basis, "over the whole window (the symptom is a property of the configuration)")
+	}
+	var hol *holIndex
+	if sp.hol {
+		hol = newHOLIndex(recs, phase)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase != phase || !rejected(r) {
+			continue
+		}
+		im.Rejected++
+		ti := im.ByTaskType[r.Task]
+		ti.Rejected++
+		d := rejectDims(r)
+		match := false
+		for _, k := range sp.dims {
+			if d[k] {
+				match = true
+			}
+		}
+		if match {
+			switch {
+			case sp.hol:
+				match = hol.blocked(r)
+			case timed:
+				match = overlaps(recSpan(r, start), ws)
+			}
+		}
+		if match {
+			im.Explained++
+			ti.Explained++
+		}
+		im.ByTaskType[r.Task] = ti
+	}
+	if im.Rejected > 0 {
+		im.Share = float64(im.Explained) / float64(im.Rejected)
+	}
+	if len(im.ByTaskType) == 0 {
+		im.ByTaskType = nil
+	}
+	im.Basis = strings.Join(basis, ", ")
+	return im
+}
+
+// holIndex finds, for a short prompt, whether a long prompt was being prefilled (sent, no
+// first token yet) while it waited for its own first token.
+type holIndex struct {
+	shortMax int        // prompts at or under this many tokens are short
+	long     []interval // [sent, first token] of long prompts, in absolute seconds
+}
+
+// Long prompts: at least the 90th percentile and at least four times the median prompt, so a
+// mix without a real long tail has no "long" prompts at all.
+const (
+	holLongQuantile = 0.90
+	holLongOverMed  = 4.0
+)
+
+func newHOLIndex(recs []record.Record, phase string) *holIndex {
+	var lens []float64
+	for i := range recs {
+		if recs[i].Phase == phase && recs[i].PromptTokens > 0 {
+			lens = append(lens, float64(recs[i].PromptTokens))
+		}
+	}
+	h := &holIndex{}
+	if len(lens) == 0 {
+		return h
+	}
+	sort.Float64s(lens)
+	med := quantileSorted(lens, 0.5)
+	longMin := quantileSorted(lens, holLongQuantile)
+	if longMin < holLongOverMed*med {
+		longMin = holLongOverMed * med
+	}
+	h.shortMax = int(med)
+	for i := range recs {
+		r := &recs[i]
+		if float64(r.PromptTokens) < longMin || r.SentAt.IsZero() {
+			continue
+		}
+		end := r.FirstTokenAt
+		if end.IsZero() {
+			end = r.DoneAt
+		}
+		if end.IsZero() {
+			continue
+		}
+		h.long = append(h.long, interval{unix(r.SentAt), unix(end)})
+	}
+	return h
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+func (h *holIndex) blocked(r *record.Record) bool {
+	if r.PromptTokens > h.shortMax || len(h.long) == 0 {
+		return false
+	}
+	end := r.FirstTokenAt
+	if end.IsZero() {
+		end = r.DoneAt
+	}
+	if end.IsZero() {
+		return false
+	}
+	return overlaps(interval{unix(r.ScheduledAt), unix(end)}, h.long)
+}

@@ -1,0 +1,154 @@
+package diagnose
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// minTriggerTasks: fewer warm tasks than this give a confidence interval too wide to act on.
+const minTriggerTasks = 30
+
+// clustered is a sample whose values belong to tasks (ITLs: many per task). The bootstrap
+// resamples tasks, not values, because values within one task are correlated.
+type clustered struct {
+	vals  []float64 // sorted ascending
+	owner []int     // task index of vals[i]
+	per   []int     // values per task
+	tasks int
+}
+
+func newClustered(per [][]float64) clustered {
+	type vo struct {
+		v float64
+		o int
+	}
+	var all []vo
+	c := clustered{per: make([]int, len(per)), tasks: len(per)}
+	for i, xs := range per {
+		c.per[i] = len(xs)
+		for _, x := range xs {
+			all = append(all, vo{x, i})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	c.vals = make([]float64, len(all))
+	c.owner = make([]int, len(all))
+	for i, x := range all {
+		c.vals[i], c.owner[i] = x.v, x.o
+	}
+	return c
+}
+
+// weightedQuantile is the q-quantile of the values when task i counts w[i] times.
+func (c *clustered) weightedQuantile(w []int, q float64) float64 {
+	total := 0
+	for i, k := range w {
+		total += k * c.per[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	target := q * float64(total)
+	cum := 0
+	for i, v := range c.vals {
+		cum += w[c.owner[i]]
+		if float64(cum) >= target {
+			return v
+		}
+	}
+	return c.vals[len(c.vals)-1]
+}
+
+// bootstrapCI returns the statistic on the sample and its 95% percentile-bootstrap interval,
+// resampling tasks with replacement.
+func bootstrapCI(tasks int, stat func(w []int) float64, o *Options) (est, lo, hi float64) {
+	w := make([]int, tasks)
+	for i := range w {
+		w[i] = 1
+	}
+	est = stat(w)
+	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
+	res := make([]float64, o.Resamples)
+	for b := range res {
+		clear(w)
+		for range tasks {
+			w[rng.IntN(tasks)]++
+		}
+		res[b] = stat(w)
+	}
+	sort.Float64s(res)
+	return est, quantileSorted(res, 0.025), quantileSorted(res, 0.975)
+}
+
+// rollbackTriggers derives the thresholds a change must respect from the baseline's warm
+// distributions: a latency quantile may not exceed its CI upper bound plus the margin, the
+// acceptance rate may not fall under its CI lower bound less the margin in points.
+func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, string) {
+	var warm []*record.Record
+	for i := range recs {
+		if recs[i].Phase == record.PhaseWarm && recs[i].Status != record.StatusCancelled {
+			warm = append(warm, &recs[i])
+		}
+	}
+	if len(warm) < minTriggerTasks {
+		return nil, fmt.Sprintf("%d warm tasks (< %d): too few for a confidence interval", len(warm), minTriggerTasks)
+	}
+	ttft := make([][]float64, len(warm))
+	itl := make([][]float64, len(warm))
+	e2e := make([][]float64, len(warm))
+	acc := make([]float64, len(warm))
+	for i, r := range warm {
+		if d, ok := r.TTFT(); ok {
+			ttft[i] = []float64{ms(d)}
+		}
+		r.ITLs(func(d time.Duration) { itl[i] = append(itl[i], ms(d)) })
+		if d, ok := r.E2E(); ok && r.OK() {
+			e2e[i] = []float64{ms(d)}
+		}
+		if r.Accepted {
+			acc[i] = 1
+		}
+	}
+	var out []evidence.Trigger
+	basis := fmt.Sprintf("95%% CI by bootstrap over %d warm tasks, %d resamples, seed %d", len(warm), o.Resamples, o.Seed)
+	for _, q := range []struct {
+		sig, what string
+		per       [][]float64
+	}{
+		{evidence.SigTTFTP99, "p99 TTFT", ttft},
+		{evidence.SigITLP99, "p99 ITL", itl},
+		{evidence.SigE2EP99, "p99 E2E", e2e},
+	} {
+		c := newClustered(q.per)
+		if len(c.vals) < minTriggerTasks {
+			continue
+		}
+		est, lo, hi := bootstrapCI(len(warm), func(w []int) float64 { return c.weightedQuantile(w, 0.99) }, o)
+		out = append(out, evidence.Trigger{
+			Signal: q.sig, Op: ">", Bound: hi * (1 + o.Margin), Unit: "ms",
+			Basis: fmt.Sprintf("baseline warm %s %.1f ms, CI [%.1f, %.1f] + %.0f%%; %s", q.what, est, lo, hi, o.Margin*100, basis),
+		})
+	}
+	est, lo, hi := bootstrapCI(len(warm), func(w []int) float64 {
+		s, n := 0.0, 0
+		for i, k := range w {
+			s += float64(k) * acc[i]
+			n += k
+		}
+		return s / float64(n)
+	}, o)
+	bound := lo - o.Margin/5
+	if bound < 0 {
+		bound = 0
+	}
+	out = append(out, evidence.Trigger{
+		Signal: evidence.SigAcceptanceRate, Op: "<", Bound: bound, Unit: "ratio",
+		Basis: fmt.Sprintf("baseline warm acceptance %.3f, CI [%.3f, %.3f] − %.0f points; %s", est, lo, hi, o.Margin/5*100, basis),
+	})
+	return out, basis
+}

@@ -1,0 +1,532 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// rule is one row of the symptom → layer catalog (DESIGN.md §1). eval returns nil when the
+// symptom is absent or cannot be judged from this view.
+type rule struct {
+	id    string
+	layer evidence.Layer
+	eval  func(v *view, o *Options) *hit
+}
+
+// hit is what a rule found before ranking, acceptance impact and reproduction are added.
+type hit struct {
+	symptom, hypothesis, prediction, nextProbe string
+	items                                      []meas // evidence cited; the decisive ones hold
+	confidence                                 float64
+	confNote                                   string
+	missing                                    []string
+	impact                                     impactSpec
+	// strength in [0,1]: how far past its threshold the decisive signal sits (ranking only).
+	strength float64
+}
+
+// What a missing source would settle; the words name the flag that adds it.
+const (
+	missMetrics = "engine /metrics (pel run --metrics URL): queue depth, KV-cache usage and preemptions tell queueing from cache pressure"
+	missDCGM    = "DCGM (pel run --dcgm URL): SM active, DRAM active and tensor active tell bandwidth-bound from launch-bound"
+	missTrace   = "a profiler trace (pel analyze DIR --trace FILE): kernel gaps, short-kernel share and graph launches confirm launch overhead"
+	missCommTr  = "a profiler trace of all ranks (pel analyze DIR --trace FILE): communication share and compute overlap"
+	missSLO     = "the contract's SLO bounds: whether ITL is over its bound"
+)
+
+// Thresholds. Each says why it sits where it does; change them only with a test that shows
+// a scenario moving across the line.
+const (
+	// kvFullRatio: vLLM preempts only when no free KV block is left; a window whose peak
+	// usage stays under 95% of blocks had room, so preemptions there come from elsewhere.
+	kvFullRatio = 0.95
+	// preemptRateMin: one preemption every 20 s is already a recompute of a whole prompt
+	// several times a minute; below it, preemptions are incidents rather than thrashing.
+	preemptRateMin = 0.05
+	// kvTargetRatio: the usage a capped concurrency should aim at in the prediction, leaving
+	// one block in eight for growth of running sequences.
+	kvTargetRatio = 0.85
+
+	// waitingMin: on average at least one request waiting for admission means the server,
+	// not the arrival process, sets the pace.
+	waitingMin = 1.0
+	// kvRoomRatio: KV usage under 90% at peak means capacity did not gate admission.
+	kvRoomRatio = 0.90
+	// gapUtilMax: the GPU ran no kernel for more than a quarter of the time while requests
+	// waited; with work queued, that idle time is the host loop, not the device.
+	gapUtilMax = 0.75
+	// traceIdleMin and hostWaitMin: HTA-style idle share of the trace and the share of that
+	// idle attributed to the host (Holistic Trace Analysis "idle time breakdown").
+	traceIdleMin = 20.0 // pct of kernel time
+	hostWaitMin  = 0.5  // ratio of idle time
+	// bandScalingMax: goodput grew by under half of what the concurrency gain would give.
+	bandScalingMax = 0.5
+
+	// holRatioMin: short prompts take at least twice as long to their first token when a
+	// long prompt is in flight: they are queued behind its prefill.
+	holRatioMin = 2.0
+	// itlStallRatio: p99 ITL three times p50 means decode steps stall (a prefill ran inside).
+	itlStallRatio = 3.0
+
+	// launchUtilMin / launchSMMax: a kernel was resident ≥80% of the time yet SMs were
+	// active under half of it: many small kernels with launch gaps inside the "busy" time.
+	launchUtilMin = 0.80
+	launchSMMax   = 0.50
+	// dramLowMax: under half of peak DRAM bandwidth rules out a bandwidth-bound decode.
+	dramLowMax = 0.50
+	// shortKernelMin: at least half of all launches are short (under the trace package's
+	// short-kernel bound): launch overhead is comparable to the work.
+	shortKernelMin = 0.50
+	// graphShareMax: under 10% of launches go through CUDA graphs: capture fell back to
+	// eager launches (vLLM captures decode graphs by default).
+	graphShareMax = 0.10
+
+	// dramHighMin: DRAM busy ≥70% of cycles is the practical ceiling of HBM (DCGM
+	// DRAM_ACTIVE rarely exceeds ~0.8-0.9 even in a streaming kernel).
+	dramHighMin = 0.70
+	// tensorLowMax: tensor pipes under 30% active while DRAM is near its ceiling: the math
+	// waits for bytes.
+	tensorLowMax = 0.30
+	// itlSLOMissMin: without a contract ITL bound, a 5% per-request SLO miss rate stands in.
+	sloMissMin = 0.05
+
+	// commPctMin: communication kernels take ≥20% of kernel time; overlapMax: less than
+	// half of it hidden under compute (HTA "communication computation overlap").
+	commPctMin = 20.0
+	overlapMax = 50.0
+	// replicaCVMin: running requests per replica vary by ≥30% of their mean: the router
+	// leaves replicas unevenly loaded.
+	replicaCVMin = 0.30
+
+	// specAcceptMax: fewer than half of the draft tokens survive verification.
+	specAcceptMax = 0.5
+	// specLenMax: under 1.5 tokens per verification step (counting the bonus token): the
+	// k draft passes per step buy less than half a token.
+	specLenMax = 1.5
+
+	// appGapMinMs / appGapShare: the client waits ≥50 ms and ≥30% longer for its first token
+	// than the server says it took: the difference lives between the engine and the client.
+	appGapMinMs = 50.0
+	appGapShare = 0.30
+	// tokensPerChunkMin: four or more tokens per SSE event from a non-speculative engine
+	// means something coalesces the stream (proxy buffering, stream interval).
+	tokensPerChunkMin = 4.0
+
+	// coldRatioMin: the cold phase's median TTFT at least three times the warm one.
+	coldRatioMin = 3.0
+)
+
+// rules is the catalog, in the order ties are broken.
+var rules = []rule{
+	{"kv-thrash", evidence.LayerMemory, ruleKVThrash},
+	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL},
+	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound},
+	{"launch-bound", evidence.LayerKernel, ruleLaunchBound},
+	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound},
+	{"exposed-communication", evidence.LayerParallelism, ruleComm},
+	{"speculative-negative", evidence.LayerSpeculative, ruleSpecNegative},
+	{"client-server-gap", evidence.LayerApplication, ruleAppGap},
+	{"cold-start", evidence.LayerKernel, ruleColdStart},
+}
+
+// RuleIDs lists the catalog's rule ids (for docs and tests).
+func RuleIDs() []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.id
+	}
+	return out
+}
+
+func ruleKVThrash(v *view, o *Options) *hit {
+	kv := v.judge(evidence.SigKVUsageMax, ">=", kvFullRatio)
+	pr := v.judge(evidence.SigPreemptionRate, ">", preemptRateMin)
+	if !kv.present || !pr.present || !kv.holds || !pr.holds {
+		return nil // no engine metrics, or the cache had room: nothing to say here
+	}
+	h := &hit{
+		symptom:    fmt.Sprintf("KV cache full (peak usage %.0f%%) with %.2f preemptions/s", kv.item.Value*100, pr.item.Value),
+		hypothesis: "Running sequences outgrow the KV-cache blocks; the scheduler preempts and recomputes them, so the same prompts are prefilled again and waiting requests queue behind the churn.",
+		items:      []meas{kv, pr},
+		confidence: 0.9,
+		nextProbe:  "Step max concurrent sequences down (vLLM --max-num-seqs) while watching vllm:num_preemptions_total and vllm:kv_cache_usage_perc; check the prefix-cache hit rate trend for eviction.",
+		impact: impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}, when: []seriesCond{
+			{evidence.SigKVUsageMax, ">=", kvFullRatio}, {evidence.SigPreemptionRate, ">", 0}}},
+		strength: clamp01(pr.item.Value / (10 * preemptRateMin)),
+	}
+	if w := v.judge(evidence.SigWaitingMean, ">=", waitingMin); w.present {
+		h.items = append(h.items, w)
+	}
+	cap := "a lower cap"
+	if run, ok := v.val(evidence.SigRunningMean); ok {
+		if mean, ok2 := v.val(evidence.SigKVUsageMean); ok2 && mean > 0 {
+			cap = fmt.Sprintf("about %d", int(math.Max(1, math.Floor(run*kvTargetRatio/mean))))
+		}
+	}
+	h.prediction = fmt.Sprintf("If KV capacity is the limit, capping concurrent sequences at %s keeps peak KV usage under %.0f%%, preemptions fall to ~0, and warm p99 TTFT falls by at least 30%%; giving the cache more memory instead moves the same counters the same way.", cap, kvTargetRatio*100)
+	return h
+}
+
+func rulePrefillHOL(v *view, o *Options) *hit {
+	hol := v.judge(evidence.SigHOLTTFTRatio, ">=", holRatioMin)
+	if !hol.present || !hol.holds {
+		return nil
+	}
+	h := &hit{
+		symptom:    fmt.Sprintf("short prompts wait %.1f× longer for their first token while a long prompt is in flight", hol.item.Value),
+		hypothesis: "Long prompts are prefilled in one piece, and every request admitted behind them (and every running decode) waits for that prefill step: head-of-line blocking in the scheduler.",
+		items:      []meas{hol},
+		confidence: 0.75,
+		prediction: "If prefill blocks the line, enabling chunked prefill (or lowering the per-step token budget) brings the short-prompt TTFT ratio under 1.5 and short-prompt p99 TTFT down by at least 40%, with ITL p50 within ±10%.",
+		nextProbe:  "Compare vllm:request_queue_time_seconds and vllm:request_prefill_time_seconds for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.",
+		impact:     impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
+		strength:   clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
+	}
+	// The decode side sees the same stall: long prefill steps push ITL p99 far past p50.
+	if p99, ok := v.val(evidence.SigITLP99); ok {
+		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {
+			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace)
+			h.items = append(h.items, m)
+			if m.holds {
+				h.confidence += 0.05
+			}
+		}
+	}
+	if q := v.judge(evidence.SigServerPrefillP99, ">", 0); q.present {
+		h.items = append(h.items, q)
+		h.confidence += 0.05
+	} else {
+		h.missing = append(h.missing, missMetrics)
+		h.confNote = "server-side prefill and queue times not seen"
+	}
+	return h
+}
+
+func ruleSchedulerBound(v *view, o *Options) *hit {
+	wait := v.judge(evidence.SigWaitingMean, ">=", waitingMin)
+	scal := v.judge(evidence.SigBandScaling, "<", bandScalingMax)
+	queued := (wait.present && wait.holds) || (scal.present && scal.holds)
+	if !queued {
+		return nil
+	}
+	kv := v.judge(evidence.SigKVUsageMax, "<", kvRoomRatio)
+	if kv.present && !kv.holds {
+		return nil // the cache gated admission: the memory rule speaks to it
+	}
+	pr := v.judge(evidence.SigPreemptionRate, "<=", preemptRateMin)
+	if pr.present && !pr.holds {
+		return nil
+	}
+	h := &hit{
+		impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimITL, dimTPOT}, when: []seriesCond{{evidence.SigWaitingMean, ">=", waitingMin}}},
+	}
+	for _, m := range []meas{wait, scal, kv} {
+		if m.present {
+			h.items = append(h.items, m)
+		}
+	}
+	// The deciding dimension: is the device idle between steps while work waits?
+	util := v.judge(evidence.SigGPUUtil, "<", gapUtilMax)
+	idle := v.judge(evidence.SigTraceIdlePct, ">=", traceIdleMin)
+	host := v.judge(evidence.SigTraceHostWaitShare, ">=", hostWaitMin)
+	gapSeen := false
+	switch {
+	case idle.present && idle.holds && (!host.present || host.holds):
+		h.items = append(h.items, idle)
+		if host.present {
+			h.items = append(h.items, host)
+		}
+		gapSeen = true
+	case util.present && util.holds:
+		h.items = append(h.items, util)
+		if sm := v.judge(evidence.SigSMActive, "<", gapUtilMax); sm.present {
+			h.items = append(h.items, sm)
+		}
+		gapSeen = true
+	case util.present || idle.present:
+		return nil // the device was not idle between steps: not the host loop
+	}
+	label := "requests waiting"
+	if wait.present {
+		label = fmt.Sprintf("%.1f requests waiting on average", wait.item.Value)
+	}
+	if gapSeen {
+		h.symptom = fmt.Sprintf("throughput stops growing with %s while the GPU sits idle between steps", label)
+		h.hypothesis = "The engine's scheduling loop (host CPU, interpreter) runs serially with the GPU: each step waits for the host to build the next batch, so adding requests adds queue, not throughput."
+		h.confidence = 0.85
+		if !kv.present {
+			h.confidence = 0.7
+			h.missing = append(h.missing, missMetrics)
+		}
+		h.strength = 0.6
+	} else {
+		h.symptom = fmt.Sprintf("throughput stops growing with %s and the KV cache has room", label)
+		h.hypothesis = "Admission is limited by how fast the engine completes steps; without device counters this cannot tell a host-bound scheduling loop from a device that is out of compute or bandwidth."
+		h.confidence = 0.35
+		h.confNote = "no device-side evidence (DCGM or trace) to see idle gaps between steps"
+		h.missing = append(h.missing, missDCGM, missTrace)
+		h.strength = 0.2
+	}
+	h.prediction = "If the host loop is the limit, overlapping scheduling with execution (async scheduling) or a faster loop raises goodput at the same concurrency and the GPU's idle share between steps falls by at least half; adding GPU capacity alone leaves goodput flat."
+	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check vllm:iteration_tokens_total per step against the token budget."
+	return h
+}
+
+func ruleLaunchBound(v *view, o *Options) *hit {
+	util := v.judge(evidence.SigGPUUtil, ">=", launchUtilMin)
+	sm := v.judge(evidence.SigSMActive, "<", launchSMMax)
+	dram := v.judge(evidence.SigDRAMActive, "<", dramLowMax)
+	short := v.judge(evidence.SigTraceShortKernelShare, ">=", shortKernelMin)
+	graph := v.judge(evidence.SigTraceGraphLaunchShare, "<", graphShareMax)
+	dcgmHolds := util.present && sm.present && util.holds && sm.holds && (!dram.present || dram.holds)
+	traceHolds := short.present && short.holds && (!graph.present || graph.holds)
+	if !dcgmHolds && !traceHolds {
+		return nil
+	}
+	if dram.present && !dram.holds {
+		return nil // DRAM near its ceiling: the bandwidth rule speaks to it
+	}
+	h := &hit{
+		hypothesis: "Decode steps are made of many tiny kernels launched one by one (graph capture off or fallen back), so launch overhead and gaps between kernels, not math or bandwidth, set the step time.",
+		prediction: "If launch overhead is the limit, turning on CUDA graph capture for decode (or fixing the capture fallback) lifts SM active by at least 50% relative and lowers ITL p50 by at least 25% at the same batch size; DRAM active rises with it.",
+		nextProbe:  "Take a profiler trace of a few decode steps (torch.profiler or nsys): count kernels per step, their median duration, and cudaGraphLaunch vs cudaLaunchKernel calls.",
+		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E, dimTTFT}},
+		strength:   0.7,
+	}
+	switch {
+	case dcgmHolds && traceHolds:
+		h.confidence = 0.9
+	case dcgmHolds:
+		h.confidence = 0.7
+		h.missing = append(h.missing, missTrace)
+		h.confNote = "device counters only; kernel sizes not seen"
+	default:
+		h.confidence = 0.75
+		if !util.present {
+			h.missing = append(h.missing, missDCGM)
+			h.confNote = "trace only; device-wide SM/DRAM activity not seen"
+		}
+	}
+	if dcgmHolds {
+		h.items = append(h.items, sm, util)
+		if dram.present {
+			h.items = append(h.items, dram)
+		}
+		h.symptom = fmt.Sprintf("SMs active only %.0f%% of the time although a kernel was resident %.0f%% of it", sm.item.Value*100, util.item.Value*100)
+	}
+	if short.present {
+		h.items = append(h.items, short)
+	}
+	if graph.present {
+		h.items = append(h.items, graph)
+	}
+	if !dcgmHolds {
+		h.symptom = fmt.Sprintf("%.0f%% of kernel launches are short", short.item.Value*100)
+	}
+	if graph.present && graph.holds {
+		h.symptom += fmt.Sprintf("; only %.0f%% of launches go through CUDA graphs", graph.item.Value*100)
+	}
+	return h
+}
+
+// itlSymptom judges the user-facing decode symptom: ITL p99 over the contract bound when
+// one is known, else the share of tasks missing a per-request SLO.
+func itlSymptom(v *view, o *Options) (meas, bool) {
+	if b, ok := o.bound(evidence.SigITLP99); ok {
+		m := v.judge(evidence.SigITLP99, ">", b)
+		return m, m.present && m.holds
+	}
+	m := v.judge(evidence.SigSLOMissRate, ">=", sloMissMin)
+	return m, m.present && m.holds
+}
+
+func ruleBandwidthBound(v *view, o *Options) *hit {
+	dram := v.judge(evidence.SigDRAMActive, ">=", dramHighMin)
+	tensor := v.judge(evidence.SigTensorActive, "<", tensorLowMax)
+	if !dram.present || !dram.holds || (tensor.present && !tensor.holds) {
+		return nil
+	}
+	sym, over := itlSymptom(v, o)
+	if !over {
+		return nil // at its bandwidth ceiling but within the contract: that is headroom, not a finding
+	}
+	h := &hit{
+		symptom:    fmt.Sprintf("DRAM active %.0f%% of cycles while tensor pipes idle; ITL over its bound", dram.item.Value*100),
+		hypothesis: "Each decode step streams the weights and KV cache from HBM; the step time is bytes moved over bandwidth, so the math units wait for memory.",
+		items:      []meas{dram},
+		confidence: 0.85,
+		prediction: "If bandwidth sets the step time, halving the bytes per step (FP8/INT8 weights or KV cache) lowers ITL p50 by 30–50% with DRAM active still ≥70%; a larger batch raises tokens/s at nearly flat ITL until tensor active rises.",
+		nextProbe:  "Profile one decode step: achieved HBM bandwidth of the GEMV/attention kernels vs the device peak (nsys + ncu memory throughput).",
+		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}, when: []seriesCond{{evidence.SigDRAMActive, ">=", dramHighMin}}},
+		strength:   clamp01((dram.item.Value - dramHighMin) / (1 - dramHighMin)),
+	}
+	if tensor.present {
+		h.items = append(h.items, tensor)
+	} else {
+		h.confidence = 0.7
+		h.confNote = "tensor activity not reported"
+	}
+	h.items = append(h.items, sym)
+	if _, ok := o.bound(evidence.SigITLP99); !ok {
+		h.missing = append(h.missing, missSLO)
+	}
+	return h
+}
+
+func ruleComm(v *view, o *Options) *hit {
+	comm := v.judge(evidence.SigTraceCommPct, ">=", commPctMin)
+	ov := v.judge(evidence.SigTraceCommOverlapPct, "<", overlapMax)
+	cv := v.judge(evidence.SigReplicaImbalanceCV, ">=", replicaCVMin)
+	commHolds := comm.present && comm.holds && (!ov.present || ov.holds)
+	cvHolds := cv.present && cv.holds
+	if !commHolds && !cvHolds {
+		return nil
+	}
+	h := &hit{
+		nextProbe: "Trace all ranks for a few steps (nsys with NCCL ranges): all-reduce time per step, overlap with compute, and link bandwidth achieved vs the interconnect's peak.",
+		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E, dimTTFT}},
+	}
+	if commHolds {
+		h.items = append(h.items, comm)
+		if ov.present {
+			h.items = append(h.items, ov)
+		}
+		if nv := v.judge(evidence.SigNVLinkBytesPS, ">", 0); nv.present {
+			h.items = append(h.items, nv)
+		}
+		h.symptom = fmt.Sprintf("communication kernels take %.0f%% of GPU kernel time and are not hidden under compute", comm.item.Value)
+		h.hypothesis = "Tensor-parallel all-reduces sit on the critical path of every layer: the step waits for the interconnect, so more GPUs add communication faster than they remove compute."
+		h.prediction = fmt.Sprintf("If communication is exposed, halving the tensor-parallel degree (serving the freed GPUs as replicas) cuts communication share below %.0f%% and raises goodput per GPU; overlapping the all-reduce with compute lowers ITL p50 by about the exposed share.", commPctMin/2)
+		h.confidence = 0.85
+		h.strength = clamp01(comm.item.Value / 60)
+	} else {
+		h.items = append(h.items, cv)
+		h.symptom = fmt.Sprintf("replicas carry uneven load (CV of running requests %.2f)", cv.item.Value)
+		h.hypothesis = "The router sends work unevenly; the busiest replica sets the tail while others have room."
+		h.prediction = "If routing is the limit, least-loaded routing brings the replica load CV under 0.15 and warm p99 TTFT down by at least 20% at the same rate."
+		h.confidence = 0.65
+		h.missing = append(h.missing, missCommTr)
+		h.strength = clamp01(cv.item.Value)
+	}
+	return h
+}
+
+func ruleSpecNegative(v *view, o *Options) *hit {
+	acc := v.judge(evidence.SigSpecAcceptanceRate, "<", specAcceptMax)
+	ln := v.judge(evidence.SigSpecMeanAcceptLen, "<", specLenMax)
+	if !(acc.present && acc.holds) && !(ln.present && ln.holds) {
+		return nil
+	}
+	h := &hit{
+		hypothesis: "Speculative decoding spends k draft passes and a wider verification per step, but most draft tokens are rejected: acceptance × savings is below the draft cost, so each token costs more than without speculation.",
+		confidence: 0.8,
+		nextProbe:  "Run the same contract with speculation off (one canary): compare ITL p50 and vllm:spec_decode_num_accepted_tokens_total / num_draft_tokens_total by task type.",
+		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
+	}
+	parts := ""
+	if acc.present {
+		h.items = append(h.items, acc)
+		parts = fmt.Sprintf("draft acceptance %.0f%%", acc.item.Value*100)
+		h.strength = clamp01((specAcceptMax - acc.item.Value) / specAcceptMax)
+	}
+	if ln.present {
+		h.items = append(h.items, ln)
+		if parts != "" {
+			parts += ", "
+		}
+		parts += fmt.Sprintf("%.2f tokens per verification step", ln.item.Value)
+	}
+	if !(acc.present && acc.holds && ln.present && ln.holds) {
+		h.confidence = 0.65
+	}
+	h.symptom = "speculative decoding gains little: " + parts
+	if sym, over := itlSymptom(v, o); over {
+		h.items = append(h.items, sym)
+		h.confidence += 0.05
+	}
+	h.prediction = "If speculation is net-negative, disabling it (or using one draft token) lowers ITL p50 by at least 10% and raises output tokens/s at the same concurrency; raising acceptance above 70% (a better-matched draft) does the same."
+	return h
+}
+
+func ruleAppGap(v *view, o *Options) *hit {
+	var gap meas
+	haveGap := false
+	if c, ok := v.val(evidence.SigTTFTFromSentP50); ok {
+		if s, ok2 := v.val(evidence.SigServerTTFTP50); ok2 {
+			thr := math.Max(appGapMinMs, appGapShare*s)
+			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace)
+			haveGap = true
+		}
+	}
+	tpc := v.judge(evidence.SigTokensPerChunk, ">=", tokensPerChunkMin)
+	// A speculative engine legitimately sends several tokens per event.
+	if sl, ok := v.val(evidence.SigSpecMeanAcceptLen); ok && tpc.present && tpc.item.Value < 2*sl {
+		tpc.holds = false
+	}
+	if !(haveGap && gap.holds) && !(tpc.present && tpc.holds) {
+		return nil
+	}
+	h := &hit{
+		symptom:    "users wait longer than the server reports",
+		hypothesis: "Time is lost between the engine and the client: a buffering proxy, a large stream interval, or serialization coalesces tokens and delays the first one, while the engine's own timings look fine.",
+		prediction: "If the stream is buffered on the way, turning off proxy buffering (or setting the stream interval to 1) brings tokens per SSE event to ~1 and client TTFT p50 to within 20 ms of the server's, with server metrics unchanged.",
+		nextProbe:  "Timestamp the response at the gateway and the client (curl -N through and around the proxy); compare time to headers and chunk rhythm.",
+		impact:     impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}},
+		strength:   0.6,
+	}
+	if haveGap {
+		h.items = append(h.items, gap)
+	}
+	if tpc.present {
+		h.items = append(h.items, tpc)
+	}
+	if hd := v.judge(evidence.SigHeadersP50, ">", 0); hd.present {
+		h.items = append(h.items, hd)
+	}
+	switch {
+	case haveGap && gap.holds:
+		h.symptom = fmt.Sprintf("client TTFT p50 is %.0f ms longer than the server's", gap.item.Value)
+		h.confidence = 0.85
+		if tpc.present && tpc.holds {
+			h.symptom += fmt.Sprintf(", with %.1f tokens per SSE event", tpc.item.Value)
+			h.confidence = 0.9
+		}
+	default:
+		h.symptom = fmt.Sprintf("%.1f tokens arrive per SSE event: the stream is coalesced", tpc.item.Value)
+		h.confidence = 0.75
+		if !v.stages[evidence.StageServingCache] {
+			h.confidence = 0.55
+			h.missing = append(h.missing, missMetrics)
+			h.confNote = "server-side TTFT not seen: cannot show the server was fine"
+		}
+	}
+	return h
+}
+
+func ruleColdStart(v *view, o *Options) *hit {
+	r := v.judge(evidence.SigColdWarmTTFTRatio, ">=", coldRatioMin)
+	if !r.present || !r.holds {
+		return nil
+	}
+	h := &hit{
+		symptom:    fmt.Sprintf("the first requests wait %.1f× longer for their first token than warm ones", r.item.Value),
+		hypothesis: "The first steps compile kernels and capture graphs (torch.compile, CUDA graph capture, autotuning) on the request path, so early requests pay the warm-up.",
+		items:      []meas{r},
+		confidence: 0.7,
+		prediction: "If warm-up work sits on the request path, running it before admitting traffic (a warm-up request set, or cached compile artifacts) brings the cold/warm TTFT ratio under 1.5; a second run against the same process shows no cold penalty.",
+		nextProbe:  "Trace the first requests after start (torch.compile logs with TORCH_LOGS=recompiles, or a trace with compile regions), and rerun against the warm process.",
+		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
+		strength:   clamp01((r.item.Value - coldRatioMin) / 10),
+	}
+	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present {
+		h.items = append(h.items, c)
+		if c.holds {
+			h.confidence = 0.85
+		}
+	}
+	return h
+}
+
+func clamp01(x float64) float64 { return math.Max(0, math.Min(1, x)) }

@@ -1,0 +1,112 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// view is what a rule sees: headline signal values by name, and which stages held any
+// evidence. The whole run is one view; each half of the warm window is another, whose
+// values were re-derived from that half's records and series (derived marks which).
+type view struct {
+	sig     map[string]evidence.Signal
+	stages  map[int]bool // stage number -> has at least one signal
+	derived map[string]bool
+	half    string // "", "first half", "second half"
+}
+
+// newView indexes the headline signals of an evidence package (unlabelled; warm phase
+// preferred, as evidence.Signal does).
+func newView(ev *evidence.Evidence) *view {
+	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}}
+	for _, st := range ev.Stages {
+		for _, s := range st.Signals {
+			v.stages[st.Stage] = true
+			if len(s.Labels) > 0 || (s.Phase != "" && s.Phase != evidence.PhaseWarm) {
+				continue
+			}
+			if old, ok := v.sig[s.Name]; ok && old.Phase == evidence.PhaseWarm && s.Phase != evidence.PhaseWarm {
+				continue
+			}
+			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				continue
+			}
+			v.sig[s.Name] = s
+		}
+	}
+	return v
+}
+
+// has reports whether the signal is present.
+func (v *view) has(name string) bool { _, ok := v.sig[name]; return ok }
+
+// val returns a signal's value.
+func (v *view) val(name string) (float64, bool) {
+	s, ok := v.sig[name]
+	return s.Value, ok
+}
+
+// hasSource reports whether any present signal's source starts with prefix (e.g. "dcgm").
+func (v *view) hasSource(prefix string) bool {
+	for _, s := range v.sig {
+		if len(s.Source) >= len(prefix) && s.Source[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// meas is one signal judged against one threshold.
+type meas struct {
+	item    evidence.EvidenceItem
+	present bool
+	holds   bool
+}
+
+// judge compares a signal to a threshold with op (">", ">=", "<", "<=").
+func (v *view) judge(name, op string, thr float64) meas {
+	s, ok := v.sig[name]
+	if !ok {
+		return meas{item: evidence.EvidenceItem{Signal: name, Op: op, Threshold: thr}}
+	}
+	return meas{
+		item: evidence.EvidenceItem{
+			Signal: name, Value: s.Value, Op: op, Threshold: thr, Unit: s.Unit,
+			Source: s.Source, Stage: s.Stage, Phase: s.Phase,
+		},
+		present: true,
+		holds:   compare(s.Value, op, thr),
+	}
+}
+
+// compare applies op.
+func compare(x float64, op string, thr float64) bool {
+	switch op {
+	case ">":
+		return x > thr
+	case ">=":
+		return x >= thr
+	case "<":
+		return x < thr
+	case "<=":
+		return x <= thr
+	}
+	panic(fmt.Sprintf("diagnose: unknown op %q", op)) // programming error in a rule table
+}
+
+// derivedItem makes an evidence item for a value computed here from two signals (a ratio
+// or a difference), so the finding shows what it was judged on.
+func derivedItem(name string, value float64, op string, thr float64, unit, source string, stage int) meas {
+	return meas{
+		item: evidence.EvidenceItem{Signal: name, Value: value, Op: op, Threshold: thr, Unit: unit,
+			Source: source, Stage: stage, Phase: evidence.PhaseWarm},
+		present: true,
+		holds:   compare(value, op, thr),
+	}
+}
+
+// relTime converts an absolute time to seconds since the run start.
+func relTime(start, t time.Time) float64 { return t.Sub(start).Seconds() }
