@@ -191,7 +191,7 @@ func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interva
 		cnt := 0
 		mx = math.Inf(-1)
 		for i, t := range ser.T {
-			if t < w.a || t > w.b || i >= len(ser.V) || math.IsNaN(ser.V[i]) {
+			if t <= w.a || t > w.b || i >= len(ser.V) || math.IsNaN(ser.V[i]) {
 				continue
 			}
 			sum += ser.V[i]

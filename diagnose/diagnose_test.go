@@ -1,0 +1,440 @@
+package diagnose
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// sig is a compact signal for hand-built evidence: stage and source follow the name's prefix.
+type sig struct {
+	name string
+	v    float64
+}
+
+func stageOf(name string) (int, string) {
+	switch {
+	case strings.HasPrefix(name, "client."):
+		return evidence.StageRequestTrace, "client"
+	case strings.HasPrefix(name, "engine."):
+		return evidence.StageServingCache, "vllm /metrics"
+	case strings.HasPrefix(name, "gpu."):
+		return evidence.StageGPUExecution, "dcgm"
+	case strings.HasPrefix(name, "trace.comm"), strings.HasPrefix(name, "dist."):
+		return evidence.StageDistributed, "kineto:t.json"
+	case name == evidence.SigTraceIdlePct || name == evidence.SigTraceHostWaitShare:
+		return evidence.StageGPUExecution, "kineto:t.json"
+	}
+	return evidence.StageKernelOperator, "kineto:t.json"
+}
+
+// build makes evidence with the signals; engine and gpu signals also get a flat series over
+// the warm window so the halves can re-derive them.
+func build(sigs ...sig) *evidence.Evidence {
+	ev := evidence.New()
+	ev.Run.StartedAt = t0
+	ev.Run.Phases = []evidence.Phase{{Name: "warm", StartS: 0, EndS: 60}}
+	for _, s := range sigs {
+		st, src := stageOf(s.name)
+		ev.Add(evidence.Signal{Name: s.name, Value: s.v, Stage: st, Source: src, Phase: evidence.PhaseWarm})
+		if st == evidence.StageServingCache || (st == evidence.StageGPUExecution && src == "dcgm") {
+			ser := evidence.Series{Name: s.name, Source: src}
+			for t := 1.0; t <= 60; t++ {
+				ser.T = append(ser.T, t)
+				ser.V = append(ser.V, s.v)
+			}
+			stg := ev.Stage(st)
+			stg.Series = append(stg.Series, ser)
+		}
+	}
+	return ev
+}
+
+// without removes every signal and series of the given stages (a source not collected).
+func without(ev *evidence.Evidence, stages ...int) *evidence.Evidence {
+	for _, n := range stages {
+		st := ev.Stage(n)
+		st.Signals, st.Series, st.Status = []evidence.Signal{}, nil, evidence.StatusMissing
+	}
+	return ev
+}
+
+// recs makes n warm tasks spread over 60 s: TTFT 100 ms, 20 one-token chunks 20 ms apart,
+// accepted. f adjusts each.
+func recs(n int, f func(i int, t float64, r *record.Record)) []record.Record {
+	out := make([]record.Record, n)
+	for i := range out {
+		t := 60 * float64(i) / float64(n)
+		r := record.Record{Seq: i, Task: "chat", Phase: record.PhaseWarm, PromptTokens: 200, OutputTokens: 20,
+			Attempts: 1, Status: record.StatusOK, Accepted: true}
+		r.ScheduledAt = t0.Add(time.Duration(t * float64(time.Second)))
+		r.SentAt = r.ScheduledAt
+		if f != nil {
+			f(i, t, &r) // may change prompt, ttft (via FirstTokenAt), acceptance
+		}
+		if r.FirstTokenAt.IsZero() {
+			r.FirstTokenAt = r.SentAt.Add(100 * time.Millisecond)
+		}
+		r.HeadersAt = r.SentAt.Add(5 * time.Millisecond)
+		ftUS := r.FirstTokenAt.Sub(r.SentAt).Microseconds()
+		for k := 0; k < 20; k++ {
+			r.ChunkUS = append(r.ChunkUS, ftUS+int64(k)*20000)
+			r.ChunkTokens = append(r.ChunkTokens, 1)
+		}
+		r.LastTokenAt = r.SentAt.Add(time.Duration(r.ChunkUS[19]) * time.Microsecond)
+		r.DoneAt = r.LastTokenAt.Add(time.Millisecond)
+		out[i] = r
+	}
+	return out
+}
+
+// rejectEvery marks every k-th task rejected for reason.
+func rejectEvery(k int, reason string) func(int, float64, *record.Record) {
+	return func(i int, _ float64, r *record.Record) {
+		if i%k == 0 {
+			r.Accepted = false
+			r.Reasons = []string{reason}
+		}
+	}
+}
+
+var slo = map[string]float64{evidence.SigTTFTP99: 500, evidence.SigITLP99: 50, evidence.SigE2EP99: 5000}
+
+func TestRules(t *testing.T) {
+	healthyClient := []sig{{evidence.SigTTFTP50, 90}, {evidence.SigTTFTP99, 200}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
+		{evidence.SigAcceptanceRate, 1}, {evidence.SigTTFTFromSentP50, 90}, {evidence.SigTokensPerChunk, 1}}
+	with := func(extra ...sig) []sig { return append(append([]sig{}, healthyClient...), extra...) }
+	tests := []struct {
+		name      string
+		ev        *evidence.Evidence
+		recs      []record.Record
+		wantLayer evidence.Layer // "" = no owner
+		wantTop   string         // top finding id, "" = none
+	}{
+		{"healthy", build(with(sig{evidence.SigKVUsageMax, 0.4}, sig{evidence.SigKVUsageMean, 0.3}, sig{evidence.SigWaitingMean, 0},
+			sig{evidence.SigServerTTFTP50, 85}, sig{evidence.SigDRAMActive, 0.3}, sig{evidence.SigSMActive, 0.5}, sig{evidence.SigGPUUtil, 0.6})...),
+			recs(200, nil), "", ""},
+		{"kv-thrash", build(with(sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigKVUsageMean, 0.97}, sig{evidence.SigPreemptionRate, 2},
+			sig{evidence.SigWaitingMean, 12}, sig{evidence.SigRunningMean, 40})...),
+			recs(200, rejectEvery(4, "slo ttft max")), evidence.LayerMemory, "kv-thrash"},
+		{"scheduler-bound (dcgm)", build(with(sig{evidence.SigWaitingMean, 20}, sig{evidence.SigKVUsageMax, 0.3}, sig{evidence.SigPreemptionRate, 0},
+			sig{evidence.SigGPUUtil, 0.45}, sig{evidence.SigSMActive, 0.3})...),
+			recs(200, rejectEvery(3, "slo ttft p99")), evidence.LayerScheduling, "scheduler-bound"},
+		{"scheduler-bound (trace)", build(with(sig{evidence.SigWaitingMean, 20}, sig{evidence.SigKVUsageMax, 0.3},
+			sig{evidence.SigTraceIdlePct, 45}, sig{evidence.SigTraceHostWaitShare, 0.8})...),
+			recs(200, rejectEvery(3, "slo ttft p99")), evidence.LayerScheduling, "scheduler-bound"},
+		{"launch-bound", build(with(sig{evidence.SigGPUUtil, 0.95}, sig{evidence.SigSMActive, 0.25}, sig{evidence.SigDRAMActive, 0.2},
+			sig{evidence.SigTraceShortKernelShare, 0.8}, sig{evidence.SigTraceGraphLaunchShare, 0})...),
+			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerKernel, "launch-bound"},
+		{"bandwidth-bound", build(with(sig{evidence.SigDRAMActive, 0.85}, sig{evidence.SigTensorActive, 0.1}, sig{evidence.SigSMActive, 0.9},
+			sig{evidence.SigGPUUtil, 0.98}, sig{evidence.SigITLP99, 80})...),
+			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerHardware, "bandwidth-bound"},
+		{"exposed communication", build(with(sig{evidence.SigTraceCommPct, 35}, sig{evidence.SigTraceCommOverlapPct, 10}, sig{evidence.SigNVLinkBytesPS, 2e11})...),
+			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerParallelism, "exposed-communication"},
+		{"speculative net-negative", build(with(sig{evidence.SigSpecAcceptanceRate, 0.2}, sig{evidence.SigSpecMeanAcceptLen, 1.3})...),
+			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerSpeculative, "speculative-negative"},
+		{"application buffering", build(with(sig{evidence.SigServerTTFTP50, 40}, sig{evidence.SigTTFTFromSentP50, 400}, sig{evidence.SigTokensPerChunk, 8})...),
+			recs(200, rejectEvery(4, "slo ttft p99")), evidence.LayerApplication, "client-server-gap"},
+		{"cold start", build(with(sig{evidence.SigColdWarmTTFTRatio, 8})...),
+			recs(200, nil), evidence.LayerKernel, "cold-start"},
+	}
+	// Prefill HOL needs records whose short prompts really wait behind long ones.
+	hol := recs(300, func(i int, t float64, r *record.Record) {
+		if i%10 == 0 {
+			r.PromptTokens = 6000
+			r.FirstTokenAt = r.SentAt.Add(900 * time.Millisecond)
+			return
+		}
+		if i%10 <= 4 { // sent while the long prompt (every 2 s, 0.9 s prefill) is in flight
+			r.FirstTokenAt = r.SentAt.Add(700 * time.Millisecond)
+			r.Accepted, r.Reasons = false, []string{"slo ttft p99"}
+		}
+	})
+	tests = append(tests, struct {
+		name      string
+		ev        *evidence.Evidence
+		recs      []record.Record
+		wantLayer evidence.Layer
+		wantTop   string
+	}{"prefill head-of-line", build(with(sig{evidence.SigHOLTTFTRatio, 7}, sig{evidence.SigServerPrefillP99, 900})...), hol, evidence.LayerScheduling, "prefill-hol"})
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := Diagnose(tc.ev, tc.recs, Options{SLO: slo, Resamples: 100})
+			top := ""
+			if len(ev.Findings) > 0 {
+				top = ev.Findings[0].ID
+			}
+			if top != tc.wantTop {
+				t.Fatalf("top finding %q, want %q (verdict %q)", top, tc.wantTop, ev.Verdict)
+			}
+			got := evidence.Layer("")
+			if ev.OwnerLayer != nil {
+				got = *ev.OwnerLayer
+			}
+			if got != tc.wantLayer {
+				t.Fatalf("owner layer %q, want %q; verdict %q; findings %+v", got, tc.wantLayer, ev.Verdict, ev.Findings)
+			}
+			if ev.Verdict == "" {
+				t.Fatal("empty verdict")
+			}
+			for _, f := range ev.Findings {
+				checkFinding(t, f)
+			}
+			if tc.wantLayer == "" {
+				for _, f := range ev.Findings {
+					if f.Severity != evidence.SeverityInfo {
+						t.Errorf("healthy run has finding %s at %s", f.ID, f.Severity)
+					}
+				}
+				if len(ev.Headroom) == 0 || !strings.Contains(ev.Verdict, "headroom") {
+					t.Errorf("healthy verdict must state headroom: %q %+v", ev.Verdict, ev.Headroom)
+				}
+				return
+			}
+			if !ev.StopConditions[evidence.StopOwnerLayer].Met {
+				t.Errorf("owner_layer_identified not met: %+v", ev.StopConditions)
+			}
+			if !ev.StopConditions[evidence.StopRollbackDefined].Met {
+				t.Errorf("rollback not defined: %+v", ev.StopConditions[evidence.StopRollbackDefined])
+			}
+		})
+	}
+}
+
+// checkFinding enforces the shape every finding must have.
+func checkFinding(t *testing.T, f evidence.Finding) {
+	t.Helper()
+	if f.ID == "" || f.Layer == "" || f.Symptom == "" || f.Hypothesis == "" || f.Prediction == "" || f.NextProbe == "" {
+		t.Errorf("finding %s incomplete: %+v", f.ID, f)
+	}
+	if len(f.Evidence) == 0 {
+		t.Errorf("finding %s cites no evidence", f.ID)
+	}
+	for _, e := range f.Evidence {
+		if e.Signal == "" || e.Op == "" || e.Source == "" || e.Stage == 0 {
+			t.Errorf("finding %s evidence item incomplete: %+v", f.ID, e)
+		}
+	}
+	if f.Confidence <= 0 || f.Confidence > 1 {
+		t.Errorf("finding %s confidence %v", f.ID, f.Confidence)
+	}
+	if f.Reproduced == nil || f.Reproduced.Reason == "" {
+		t.Errorf("finding %s has no reproduction reason", f.ID)
+	}
+}
+
+// TestMissingSourcesNeverConfidentlyWrong removes each source in turn from every layer's
+// evidence: the owner layer is either still right or unset, and no finding on another layer
+// reaches the owner confidence.
+func TestMissingSourcesNeverConfidentlyWrong(t *testing.T) {
+	base := []sig{{evidence.SigTTFTP50, 90}, {evidence.SigTTFTP99, 900}, {evidence.SigITLP50, 30}, {evidence.SigITLP99, 90},
+		{evidence.SigAcceptanceRate, 0.7}, {evidence.SigSLOMissRate, 0.3}, {evidence.SigTTFTFromSentP50, 90}, {evidence.SigTokensPerChunk, 1}}
+	cases := []struct {
+		layer evidence.Layer
+		sigs  []sig
+	}{
+		{evidence.LayerMemory, []sig{{evidence.SigKVUsageMax, 1}, {evidence.SigKVUsageMean, 0.97}, {evidence.SigPreemptionRate, 2}, {evidence.SigWaitingMean, 12},
+			{evidence.SigGPUUtil, 0.9}, {evidence.SigSMActive, 0.7}, {evidence.SigDRAMActive, 0.6}}},
+		{evidence.LayerScheduling, []sig{{evidence.SigWaitingMean, 20}, {evidence.SigKVUsageMax, 0.3}, {evidence.SigPreemptionRate, 0},
+			{evidence.SigGPUUtil, 0.45}, {evidence.SigSMActive, 0.3}, {evidence.SigDRAMActive, 0.2}}},
+		{evidence.LayerKernel, []sig{{evidence.SigGPUUtil, 0.95}, {evidence.SigSMActive, 0.25}, {evidence.SigDRAMActive, 0.2}, {evidence.SigWaitingMean, 4},
+			{evidence.SigKVUsageMax, 0.5}, {evidence.SigTraceShortKernelShare, 0.8}, {evidence.SigTraceGraphLaunchShare, 0}}},
+		{evidence.LayerHardware, []sig{{evidence.SigDRAMActive, 0.85}, {evidence.SigTensorActive, 0.1}, {evidence.SigSMActive, 0.9}, {evidence.SigGPUUtil, 0.98},
+			{evidence.SigWaitingMean, 6}, {evidence.SigKVUsageMax, 0.6}}},
+		{evidence.LayerParallelism, []sig{{evidence.SigTraceCommPct, 35}, {evidence.SigTraceCommOverlapPct, 10}, {evidence.SigGPUUtil, 0.9}, {evidence.SigSMActive, 0.6}}},
+		{evidence.LayerSpeculative, []sig{{evidence.SigSpecAcceptanceRate, 0.2}, {evidence.SigSpecMeanAcceptLen, 1.3}, {evidence.SigKVUsageMax, 0.5}}},
+		{evidence.LayerApplication, []sig{{evidence.SigServerTTFTP50, 40}, {evidence.SigKVUsageMax, 0.3}}},
+	}
+	rs := recs(200, rejectEvery(3, "slo itl p99"))
+	for _, c := range cases {
+		sigs := append(append([]sig{}, base...), c.sigs...)
+		if c.layer == evidence.LayerApplication {
+			sigs = append(sigs, sig{evidence.SigTTFTFromSentP50, 400}, sig{evidence.SigTokensPerChunk, 8})
+		}
+		for _, drop := range [][]int{nil, {2}, {3}, {4}, {2, 3}, {2, 3, 4}, {2, 3, 4, 5}} {
+			ev := Diagnose(without(build(sigs...), drop...), rs, Options{SLO: slo, Resamples: 50})
+			if ev.OwnerLayer != nil && *ev.OwnerLayer != c.layer {
+				t.Errorf("%s without stages %v: confident wrong layer %s (%s)", c.layer, drop, *ev.OwnerLayer, ev.Verdict)
+			}
+			for _, f := range ev.Findings {
+				if f.Layer != c.layer && f.Confidence >= ownerMinConfidence && f.Severity != evidence.SeverityInfo {
+					t.Errorf("%s without stages %v: finding %s on %s at confidence %.2f", c.layer, drop, f.ID, f.Layer, f.Confidence)
+				}
+			}
+			if drop == nil && (ev.OwnerLayer == nil || *ev.OwnerLayer != c.layer) {
+				t.Errorf("%s with every source: owner %v, verdict %q", c.layer, ev.OwnerLayer, ev.Verdict)
+			}
+			if len(drop) > 0 && len(ev.Missing) == 0 {
+				t.Errorf("%s without stages %v: nothing reported missing", c.layer, drop)
+			}
+		}
+	}
+}
+
+// TestMissingDCGMSaysWhatWouldSettleIt: a queue with room in the cache and no device view is
+// a low-confidence scheduling suspicion that names DCGM.
+func TestMissingDCGMSaysWhatWouldSettleIt(t *testing.T) {
+	ev := Diagnose(build(sig{evidence.SigWaitingMean, 20}, sig{evidence.SigKVUsageMax, 0.3}, sig{evidence.SigAcceptanceRate, 0.7}),
+		recs(100, rejectEvery(3, "slo ttft p99")), Options{})
+	if ev.OwnerLayer != nil {
+		t.Fatalf("owner %s without device evidence", *ev.OwnerLayer)
+	}
+	if len(ev.Findings) == 0 || ev.Findings[0].Confidence >= ownerMinConfidence {
+		t.Fatalf("want a low-confidence finding, got %+v", ev.Findings)
+	}
+	if !strings.Contains(strings.Join(ev.Findings[0].Missing, " "), "--dcgm") {
+		t.Errorf("missing does not name --dcgm: %v", ev.Findings[0].Missing)
+	}
+}
+
+func TestReproducedNeedsBothHalves(t *testing.T) {
+	mk := func(secondHalf float64) *evidence.Evidence {
+		ev := build(sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigPreemptionRate, 1}, sig{evidence.SigAcceptanceRate, 0.8})
+		st := ev.Stage(evidence.StageServingCache)
+		for i := range st.Series {
+			for k, tt := range st.Series[i].T {
+				if tt > 30 {
+					st.Series[i].V[k] *= secondHalf // preemptions stop and the cache drains
+				}
+			}
+		}
+		return ev
+	}
+	rs := recs(200, rejectEvery(4, "slo e2e max"))
+	both := Diagnose(mk(1), rs, Options{})
+	if c := both.StopConditions[evidence.StopReproduced]; !c.Met {
+		t.Errorf("steady symptom not reproduced: %s", c.Reason)
+	}
+	first := Diagnose(mk(0), rs, Options{})
+	c := first.StopConditions[evidence.StopReproduced]
+	if c.Met || !strings.Contains(c.Reason, "second half") {
+		t.Errorf("symptom in the first half only reproduced: %+v", c)
+	}
+	// Impact counts only the rejected tasks overlapping the preempting window.
+	im := first.Findings[0].AcceptanceImpact
+	if im.Rejected != 50 || im.Explained < 20 || im.Explained > 30 {
+		t.Errorf("impact %+v: want ~half of 50 rejections explained", im)
+	}
+}
+
+func TestAcceptanceImpactByDimensionAndTask(t *testing.T) {
+	rs := recs(100, func(i int, _ float64, r *record.Record) {
+		switch i % 4 {
+		case 0:
+			r.Accepted, r.Reasons, r.Task = false, []string{"slo itl p99"}, "long"
+		case 1:
+			r.Accepted, r.Reasons = false, []string{"check regex"}
+		}
+	})
+	ev := build(sig{evidence.SigSpecAcceptanceRate, 0.2}, sig{evidence.SigSpecMeanAcceptLen, 1.2})
+	ev = Diagnose(ev, rs, Options{})
+	im := ev.Findings[0].AcceptanceImpact
+	if im.Rejected != 50 || im.Explained != 25 || math.Abs(im.Share-0.5) > 1e-9 {
+		t.Fatalf("impact %+v", im)
+	}
+	if im.ByTaskType["long"].Explained != 25 || im.ByTaskType["chat"].Explained != 0 || im.ByTaskType["chat"].Rejected != 25 {
+		t.Errorf("by task %+v", im.ByTaskType)
+	}
+}
+
+func TestRollbackTriggersDeterministic(t *testing.T) {
+	rs := recs(300, func(i int, _ float64, r *record.Record) {
+		r.FirstTokenAt = r.SentAt.Add(time.Duration(50+i%97) * time.Millisecond)
+	})
+	a := Diagnose(build(), rs, Options{Seed: 7, Resamples: 200})
+	b := Diagnose(build(), rs, Options{Seed: 7, Resamples: 200})
+	if len(a.Rollback.Triggers) != 4 {
+		t.Fatalf("triggers %+v", a.Rollback.Triggers)
+	}
+	for i, tr := range a.Rollback.Triggers {
+		if tr != b.Rollback.Triggers[i] {
+			t.Errorf("same seed, different trigger: %+v vs %+v", tr, b.Rollback.Triggers[i])
+		}
+	}
+	tt := a.Rollback.Triggers[0]
+	if tt.Signal != evidence.SigTTFTP99 || tt.Op != ">" || tt.Bound < 146 || tt.Bound > 146*1.2 {
+		t.Errorf("TTFT trigger %+v: want just above the p99 of 50..146 ms", tt)
+	}
+	if !a.StopConditions[evidence.StopRollbackDefined].Met {
+		t.Error("rollback not defined")
+	}
+	few := Diagnose(build(), recs(10, nil), Options{})
+	if few.StopConditions[evidence.StopRollbackDefined].Met {
+		t.Error("rollback defined from 10 tasks")
+	}
+}
+
+func TestWeightedQuantileMatchesPlainQuantile(t *testing.T) {
+	per := [][]float64{{5, 1}, {3}, {}, {9, 7, 2}}
+	c := newClustered(per)
+	w := []int{1, 1, 1, 1}
+	if got := c.weightedQuantile(w, 0.5); got != 3 {
+		t.Errorf("median %v, want 3", got)
+	}
+	w = []int{0, 0, 0, 2} // only the last task, twice
+	if got := c.weightedQuantile(w, 1); got != 9 {
+		t.Errorf("max %v, want 9", got)
+	}
+	if got := c.weightedQuantile([]int{0, 0, 0, 0}, 0.5); got != 0 {
+		t.Errorf("empty %v", got)
+	}
+}
+
+func TestDownsample(t *testing.T) {
+	var ts, vs []float64
+	for i := 1; i <= 1000; i++ {
+		ts = append(ts, float64(i))
+		vs = append(vs, float64(i%10))
+	}
+	ot, ov := downsample(ts, vs, 100)
+	if len(ot) != 100 || len(ov) != 100 {
+		t.Fatalf("len %d", len(ot))
+	}
+	if ot[99] != 1000 || ov[0] != 4.5 {
+		t.Errorf("last t %v first v %v", ot[99], ov[0])
+	}
+	st, sv := downsample(ts[:10], vs[:10], 100)
+	if len(st) != 10 || len(sv) != 10 {
+		t.Error("short series changed")
+	}
+}
+
+// TestNoUtilizationAsExplanation scans every string literal of the rule and verdict code:
+// "busy" never appears, and "utiliz" only next to a dimension that explains it.
+func TestNoUtilizationAsExplanation(t *testing.T) {
+	fs := token.NewFileSet()
+	explaining := regexp.MustCompile(`(?i)(sm active|dram|tensor|idle|gap|occupancy|bandwidth)`)
+	for _, file := range []string{"rules.go", "diagnose.go"} {
+		f, err := parser.ParseFile(fs, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, _ := strconv.Unquote(lit.Value)
+			low := strings.ToLower(s)
+			if strings.Contains(low, "busy") {
+				t.Errorf("%s: %q says busy", fs.Position(lit.Pos()), s)
+			}
+			if strings.Contains(low, "utiliz") && !explaining.MatchString(s) {
+				t.Errorf("%s: %q uses utilization without the dimension that explains it", fs.Position(lit.Pos()), s)
+			}
+			return true
+		})
+	}
+}
