@@ -52,7 +52,8 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	if d.visits > nodeBudget {
 		if !d.over {
 			d.over = true
-			d.errf(n, "", "document too large (over %d nodes after alias expansion)", nodeBudget)
+			// Past the error cap too: this is the one error that explains the rest.
+			d.errs = append(d.errs, &FieldError{File: d.file, Line: n.Line, Msg: fmt.Sprintf("document too large (over %d nodes after alias expansion)", nodeBudget)})
 		}
 		return nil
 	}

@@ -243,6 +243,7 @@ func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 		}
 	default:
 		m.errf("process", "unknown arrival process %q (want %s)", a.Process, processes)
+		return // its other keys would only add noise
 	}
 	m.finish()
 }
