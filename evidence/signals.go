@@ -63,11 +63,19 @@ const (
 	SigServerPrefillP50   = "engine.prefill_p50_ms"
 	SigServerPrefillP99   = "engine.prefill_p99_ms"
 	SigServerDecodeP50    = "engine.decode_p50_ms"
+	SigServerDecodeP99    = "engine.decode_p99_ms" // added by scrape
 	SigIterationTokensAvg = "engine.iteration_tokens_mean"
 	SigSpecAcceptanceRate = "engine.spec_acceptance_rate" // accepted / draft tokens
 	SigSpecMeanAcceptLen  = "engine.spec_mean_accepted_len"
 	SigEngineStepLagMs    = "engine.step_lag_ms" // pel sim only: its own loop falling behind
 	SigScrapeGaps         = "engine.scrape_gaps" // failed or late samples over the window
+
+	// Stage 4 time series (evidence.Series names, added by scrape): one point per sample.
+	// Rates and DCGM ratios over time reuse their signal names (engine.preemptions_per_s,
+	// engine.generation_tokens_per_s, gpu.*_ratio).
+	SeriesWaiting = "engine.requests_waiting" // count
+	SeriesRunning = "engine.requests_running" // count
+	SeriesKVUsage = "engine.kv_usage"         // ratio
 
 	// Stage 2: GPU execution & memory (source "dcgm", or a trace).
 	SigGPUUtil       = "gpu.util_ratio" // DCGM_FI_DEV_GPU_UTIL / 100: "a kernel was running", not work done

@@ -1,0 +1,223 @@
+package scrape
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Kinds of endpoint.
+const (
+	KindEngine = "engine"
+	KindDCGM   = "dcgm"
+)
+
+// Origins of a sample.
+const (
+	OriginScrape     = "scrape"     // pel fetched the endpoint itself
+	OriginPrometheus = "prometheus" // converted from a Prometheus query_range result
+)
+
+// Sample is one line of metrics.jsonl: one attempt to read one endpoint at one instant.
+// A failed attempt is kept (OK false, Err set) so gaps stay visible after the fact.
+type Sample struct {
+	T        time.Time `json:"t"`                // when the request was sent (Prometheus: the query step)
+	Endpoint string    `json:"ep"`               // URL scraped, or "prom:<instance>" for the Prometheus path
+	Kind     string    `json:"kind"`             // engine | dcgm
+	Origin   string    `json:"origin,omitempty"` // scrape | prometheus
+	OK       bool      `json:"ok"`
+	Err      string    `json:"err,omitempty"`
+	DurMs    float64   `json:"dur_ms,omitempty"` // request duration (scrape origin only)
+	Families []Family  `json:"fam,omitempty"`
+}
+
+// Family is one parsed metric family. Counter families are stored under their exposed
+// sample name (with "_total"), whatever the exposition format, so that text and
+// OpenMetrics pages of the same engine read the same.
+type Family struct {
+	Name    string   `json:"n"`
+	Type    string   `json:"y"` // counter | gauge | histogram | summary | untyped
+	Metrics []Metric `json:"m"`
+}
+
+// Metric is one labelled series of a family. Scalar types carry V; histograms carry LE
+// (finite upper bounds, ascending), B (cumulative counts per bound), C (count, i.e. the
+// +Inf bucket) and S (sum); summaries carry Q/QV (quantile, value), C and S.
+type Metric struct {
+	Labels map[string]string `json:"l,omitempty"`
+	V      *Num              `json:"v,omitempty"`
+	C      *Num              `json:"c,omitempty"`
+	S      *Num              `json:"s,omitempty"`
+	LE     []Num             `json:"le,omitempty"`
+	B      []Num             `json:"b,omitempty"`
+	Q      []Num             `json:"q,omitempty"`
+	QV     []Num             `json:"qv,omitempty"`
+}
+
+// Num is a float64 whose JSON form also carries NaN and ±Inf (as the strings "NaN",
+// "+Inf", "-Inf"), which /metrics pages may legitimately contain.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("number %q: %w", s, err)
+		}
+		*n = Num(f)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("number %s: %w", b, err)
+	}
+	*n = Num(f)
+	return nil
+}
+
+func numPtr(f float64) *Num { n := Num(f); return &n }
+
+// Writer appends samples to metrics.jsonl. It is safe for concurrent use: every
+// endpoint goroutine writes whole lines under one lock, so lines never interleave.
+type Writer struct {
+	f   *os.File
+	w   *bufio.Writer
+	err error
+}
+
+// CreateWriter creates (or truncates) path with mode 0600.
+func CreateWriter(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// Write appends one sample and flushes it, so a crash loses at most the line in flight.
+// Callers serialise calls (the Collector holds a mutex).
+func (w *Writer) Write(s *Sample) error {
+	if w.err != nil {
+		return w.err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := w.w.Write(b); err != nil {
+		w.err = err
+		return err
+	}
+	if err := w.w.Flush(); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Close flushes and closes the file.
+func (w *Writer) Close() error {
+	ferr := w.w.Flush()
+	cerr := w.f.Close()
+	if w.err != nil {
+		return w.err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return cerr
+}
+
+// ReadSamples reads metrics.jsonl. A malformed line is an error naming the file and
+// line; a truncated last line (a crash mid-write) is skipped.
+func ReadSamples(path string) ([]Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out, err := DecodeSamples(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	return out, nil
+}
+
+// lineError is a decode error at a line of metrics.jsonl.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("%d: %v", e.line, e.err) }
+func (e *lineError) Unwrap() error { return e.err }
+
+// DecodeSamples reads JSONL samples from r (see ReadSamples).
+func DecodeSamples(r io.Reader) ([]Sample, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var out []Sample
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			complete := b[len(b)-1] == '\n'
+			trimmed := trimSpace(b)
+			if len(trimmed) > 0 {
+				var s Sample
+				if jerr := json.Unmarshal(trimmed, &s); jerr != nil {
+					if !complete && errors.Is(err, io.EOF) {
+						break // torn last line: the writer died mid-line
+					}
+					return out, &lineError{line, jerr}
+				}
+				if s.Endpoint == "" || s.T.IsZero() {
+					return out, &lineError{line, errors.New(`sample without "t" or "ep"`)}
+				}
+				out = append(out, s)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
