@@ -1,0 +1,327 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/workload"
+)
+
+// DefaultGrace is how long in-flight tasks may run on after the run is stopped.
+const DefaultGrace = 5 * time.Second
+
+// Doer performs one attempt of a request (Client implements it; tests use fakes).
+type Doer interface {
+	Body(r *workload.Request) ([]byte, error)
+	Do(taskCtx context.Context, r *workload.Request, body []byte, rec *record.Record, traceparent string) (output string, chars int)
+}
+
+// RetryPolicy says whether and when a failed attempt is tried again.
+type RetryPolicy struct {
+	MaxAttempts int                                      // total attempts per task; < 1 means 1
+	ShouldRetry func(status string, httpStatus int) bool // nil: never
+	Backoff     func(attempt int) time.Duration          // wait after attempt n (from 1) failed; nil: none
+}
+
+// DriverConfig configures a Driver.
+type DriverConfig struct {
+	Clock Clock
+	Doer  Doer
+	Retry RetryPolicy
+	// MaxInFlight caps tasks in flight (0: unbounded, the open-loop default). A task that
+	// waits for a slot records the wait as ClientQueueUS.
+	MaxInFlight int
+	// Grace is how long in-flight tasks may finish after ctx is cancelled (0: DefaultGrace,
+	// negative: none); then they are cancelled and recorded as StatusCancelled.
+	Grace time.Duration
+	// Warmup labels tasks sent before it as phase cold (closed loop, and open-loop requests
+	// that carry no phase).
+	Warmup time.Duration
+	// Duration stops arrivals at start+Duration (0: the schedule alone decides). Closed loop
+	// needs it, since its schedule ignores time.
+	Duration time.Duration
+	// Judge decides acceptance (sets Accepted and Reasons); nil accepts every completed task.
+	Judge    func(rec *record.Record, output string)
+	KeepText bool
+	// Sink receives every finished record (e.g. record.Writer.Write); called concurrently.
+	Sink func(rec *record.Record) error
+	// OnRecord is called after Sink, concurrently (progress displays).
+	OnRecord func(rec *record.Record)
+}
+
+// Driver runs a schedule. Its counters may be read while it runs.
+type Driver struct {
+	cfg      DriverConfig
+	sem      chan struct{}
+	inFlight atomic.Int64
+	sent     atomic.Int64
+	done     atomic.Int64
+	failed   atomic.Int64
+	accepted atomic.Int64
+	queued   atomic.Int64
+
+	sinkMu  sync.Mutex
+	sinkErr error
+}
+
+// Progress is a snapshot of a running driver.
+type Progress struct {
+	Sent, Done, InFlight, Failed, Accepted int64
+	Queued                                 int64 // waiting for a max_in_flight slot
+}
+
+// Result describes a finished run.
+type Result struct {
+	Start, End  time.Time
+	Records     int  // records handed to the sink
+	Interrupted bool // ctx was cancelled before the schedule ended
+	SinkErr     error
+}
+
+// NewDriver returns a driver; Clock defaults to RealClock.
+func NewDriver(cfg DriverConfig) *Driver {
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Retry.MaxAttempts < 1 {
+		cfg.Retry.MaxAttempts = 1
+	}
+	d := &Driver{cfg: cfg}
+	if cfg.MaxInFlight > 0 {
+		d.sem = make(chan struct{}, cfg.MaxInFlight)
+	}
+	return d
+}
+
+// Progress returns the current counters.
+func (d *Driver) Progress() Progress {
+	return Progress{Sent: d.sent.Load(), Done: d.done.Load(), InFlight: d.inFlight.Load(), Failed: d.failed.Load(), Accepted: d.accepted.Load(), Queued: d.queued.Load()}
+}
+
+// Run drives sched until it is exhausted (or Duration passes) and every task has ended, or
+// until ctx is cancelled: then arrivals stop at once, in-flight tasks get Grace to finish and
+// are cancelled after it. Every task whose scheduled time came gets exactly one record.
+func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
+	taskCtx, cancelTasks := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelTasks()
+	clk := d.cfg.Clock
+	start := clk.Now()
+	var wg sync.WaitGroup
+	var records atomic.Int64
+	launch := func(req workload.Request, at time.Time) {
+		d.task(taskCtx, req, at)
+		records.Add(1)
+	}
+	if n := sched.Closed(); n > 0 {
+		var mu sync.Mutex
+		for w := 0; w < n; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					mu.Lock()
+					req, ok := sched.Next()
+					mu.Unlock()
+					if !ok {
+						return
+					}
+					now := clk.Now()
+					el := now.Sub(start)
+					if d.cfg.Duration > 0 && el >= d.cfg.Duration {
+						return
+					}
+					req.At = el
+					req.Phase = d.phase(req.Phase, el, true)
+					launch(req, now) // closed loop: due the moment a worker is free
+				}
+			}()
+		}
+	} else {
+		for {
+			req, ok := sched.Next()
+			if !ok || (d.cfg.Duration > 0 && req.At >= d.cfg.Duration) {
+				break
+			}
+			at := start.Add(req.At)
+			if clk.SleepUntil(ctx, at) != nil {
+				break // stopped: this request was never due, so it gets no record
+			}
+			req.Phase = d.phase(req.Phase, req.At, false)
+			wg.Add(1)
+			go func() { defer wg.Done(); launch(req, at) }()
+		}
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+	interrupted := false
+	select {
+	case <-allDone:
+	case <-ctx.Done():
+		interrupted = true
+		gctx, gcancel := context.WithCancel(context.Background())
+		if d.cfg.Grace > 0 {
+			deadline := clk.Now().Add(d.cfg.Grace)
+			go func() {
+				if clk.SleepUntil(gctx, deadline) == nil {
+					cancelTasks()
+				}
+			}()
+		} else {
+			cancelTasks()
+		}
+		<-allDone
+		gcancel()
+	}
+	if ctx.Err() != nil {
+		interrupted = true
+	}
+	d.sinkMu.Lock()
+	serr := d.sinkErr
+	d.sinkMu.Unlock()
+	return Result{Start: start, End: clk.Now(), Records: int(records.Load()), Interrupted: interrupted, SinkErr: serr}
+}
+
+func (d *Driver) phase(p string, at time.Duration, closed bool) string {
+	if p != "" && !closed {
+		return p
+	}
+	if at < d.cfg.Warmup {
+		return record.PhaseCold
+	}
+	return record.PhaseWarm
+}
+
+func (d *Driver) task(ctx context.Context, req workload.Request, at time.Time) {
+	clk := d.cfg.Clock
+	var trace [16]byte
+	binary.LittleEndian.PutUint64(trace[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(trace[8:], rand.Uint64())
+	rec := &record.Record{Seq: req.Seq, ID: hex.EncodeToString(trace[:]), Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	if d.sem != nil {
+		select {
+		case d.sem <- struct{}{}:
+		default:
+			w := clk.Now()
+			d.queued.Add(1)
+			select {
+			case d.sem <- struct{}{}:
+				d.queued.Add(-1)
+				rec.ClientQueueUS = clk.Now().Sub(w).Microseconds()
+				if ctx.Err() != nil { // the slot came free because the run was stopping
+					<-d.sem
+					d.cancelQueued(rec, &req)
+					return
+				}
+			case <-ctx.Done():
+				d.queued.Add(-1)
+				rec.ClientQueueUS = clk.Now().Sub(w).Microseconds()
+				d.cancelQueued(rec, &req)
+				return
+			}
+		}
+	}
+	// The slot is freed right after DoneAt, before the record is judged and counted done, so
+	// a waiting task starts as soon as the slot is free (and fake-clock tests see no gap).
+	release := func() {
+		if d.sem != nil {
+			<-d.sem
+		}
+	}
+	var output string
+	var chars int
+	body, err := d.cfg.Doer.Body(&req)
+	if err != nil {
+		rec.Status, rec.Error = record.StatusConnError, "cannot encode request: "+err.Error()
+		rec.DoneAt = clk.Now()
+		release()
+		d.finish(rec, &req, "", 0)
+		return
+	}
+	rec.InFlight = int(d.inFlight.Add(1) - 1)
+	d.sent.Add(1)
+	pol := d.cfg.Retry
+	for attempt := 1; ; attempt++ {
+		rec.Attempts = attempt
+		var span [8]byte
+		binary.LittleEndian.PutUint64(span[:], rand.Uint64())
+		output, chars = d.cfg.Doer.Do(ctx, &req, body, rec, Traceparent(trace, span))
+		if attempt == 1 {
+			rec.FirstSentAt = rec.SentAt
+		}
+		if rec.Status == record.StatusOK || rec.Status == record.StatusCancelled {
+			break
+		}
+		if attempt >= pol.MaxAttempts || pol.ShouldRetry == nil || !pol.ShouldRetry(rec.Status, rec.HTTPStatus) {
+			break
+		}
+		var wait time.Duration
+		if pol.Backoff != nil {
+			wait = pol.Backoff(attempt)
+		}
+		if clk.SleepUntil(ctx, clk.Now().Add(wait)) != nil {
+			rec.Status, rec.Error = record.StatusCancelled, "run stopped during retry backoff; last attempt: "+rec.Error
+			break
+		}
+	}
+	rec.DoneAt = clk.Now()
+	d.inFlight.Add(-1)
+	release()
+	d.finish(rec, &req, output, chars)
+}
+
+func (d *Driver) cancelQueued(rec *record.Record, req *workload.Request) {
+	rec.Status = record.StatusCancelled
+	rec.Error = "run stopped while the task waited for a client-side concurrency slot (max_in_flight)"
+	rec.DoneAt = d.cfg.Clock.Now()
+	d.finish(rec, req, "", 0)
+}
+
+// finish judges the task, applies the privacy rule, and hands the record on.
+func (d *Driver) finish(rec *record.Record, req *workload.Request, output string, chars int) {
+	if d.cfg.Judge != nil {
+		d.cfg.Judge(rec, output)
+	} else {
+		rec.Accepted = rec.OK()
+		if !rec.Accepted {
+			rec.Reasons = append(rec.Reasons, "error: "+rec.Status)
+		}
+	}
+	p := PromptText(req)
+	sum := sha256.Sum256([]byte(p))
+	rec.PromptHash = hex.EncodeToString(sum[:])
+	rec.PromptChars = utf8.RuneCountInString(p)
+	rec.OutputChars = chars
+	if d.cfg.KeepText {
+		rec.Prompt, rec.Output = p, output
+	}
+	d.done.Add(1)
+	if rec.Failed() {
+		d.failed.Add(1)
+	}
+	if rec.Accepted {
+		d.accepted.Add(1)
+	}
+	if d.cfg.Sink != nil {
+		if err := d.cfg.Sink(rec); err != nil {
+			d.sinkMu.Lock()
+			if d.sinkErr == nil {
+				d.sinkErr = err
+			}
+			d.sinkMu.Unlock()
+		}
+	}
+	if d.cfg.OnRecord != nil {
+		d.cfg.OnRecord(rec)
+	}
+}

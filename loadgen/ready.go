@@ -1,0 +1,92 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ErrNotReady marks a target that is unreachable or not an OpenAI-compatible server.
+var ErrNotReady = errors.New("target not ready")
+
+// Readiness is what the pre-load check learned.
+type Readiness struct {
+	Via    string   // "/v1/models" or "/health"
+	Models []string // ids from /v1/models, in the server's order
+}
+
+// CheckReady asks GET /v1/models (an OpenAI server lists its models there) and falls back
+// to GET /health (vLLM, SGLang and TGI serve it) when the first is missing. It fails, with
+// an error wrapping ErrNotReady, when the target cannot be reached, answers with something
+// that is not an OpenAI API (an HTML page, a JSON without "data"), or refuses the key.
+func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*Readiness, error) {
+	if hc == nil {
+		hc = &http.Client{Transport: NewTransport()}
+	}
+	base := BaseURL(target)
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("%w: target %q must start with http:// or https://", ErrNotReady, target)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	get := func(path string) (int, string, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return 0, "", nil, err
+		}
+		if apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, "", nil, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, resp.Header.Get("Content-Type"), b, nil
+	}
+	code, ct, body, err := get("/v1/models")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not reachable: %s", ErrNotReady, base, connMessage(err))
+	}
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return nil, fmt.Errorf("%w: %s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", ErrNotReady, base, code)
+	case code == http.StatusOK:
+		var list struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &list) != nil || list.Data == nil {
+			return nil, fmt.Errorf("%w: %s is not an OpenAI-compatible server: GET /v1/models returned %s", ErrNotReady, base, describe(ct, body))
+		}
+		r := &Readiness{Via: "/v1/models"}
+		for _, d := range list.Data {
+			r.Models = append(r.Models, d.ID)
+		}
+		return r, nil
+	}
+	hcode, hct, hbody, herr := get("/health")
+	if herr == nil && hcode == http.StatusOK && !looksHTML(hbody) && !strings.Contains(hct, "html") {
+		return &Readiness{Via: "/health"}, nil
+	}
+	hdesc := "no answer"
+	if herr == nil {
+		hdesc = fmt.Sprintf("HTTP %d (%s)", hcode, describe(hct, hbody))
+	}
+	return nil, fmt.Errorf("%w: %s is not an OpenAI-compatible server: GET /v1/models returned HTTP %d (%s), GET /health returned %s",
+		ErrNotReady, base, code, describe(ct, body), hdesc)
+}
+
+func describe(ct string, b []byte) string {
+	if len(b) == 0 {
+		return "an empty body"
+	}
+	return ErrorMessage(ct, b)
+}
