@@ -176,13 +176,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	}
 	gaugePair(qWaiting, evidence.SigWaitingMean, evidence.SigWaitingMax, "count", "")
 	gaugePair(qRunning, evidence.SigRunningMean, evidence.SigRunningMax, "count", "")
-	kvNote := ""
-	for _, r := range rs {
-		if r.ep.percentKV {
-			kvNote = "reported as a percent by " + r.ep.id + "; divided by 100"
-		}
-	}
-	gaugePair(qKVUsage, evidence.SigKVUsageMean, evidence.SigKVUsageMax, "ratio", kvNote)
+	gaugePair(qKVUsage, evidence.SigKVUsageMean, evidence.SigKVUsageMax, "ratio", percentNote(rs, qKVUsage))
 
 	sumRate := func(q string) (inc, rate float64, ok bool) {
 		for _, r := range rs {
@@ -213,7 +207,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 		add(evidence.SigPrefixHitRate, "ratio", hits/queries, "prefix-cache hits / queries over the window")
 	default:
 		if m, ok := meanGauge(rs, qPrefixHitGauge, w); ok {
-			add(evidence.SigPrefixHitRate, "ratio", m, "engine-reported hit-rate gauge, averaged over the window")
+			add(evidence.SigPrefixHitRate, "ratio", m, strings.TrimSpace("engine-reported hit-rate gauge, averaged over the window "+percentNote(rs, qPrefixHitGauge)))
 		}
 	}
 
@@ -261,7 +255,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	if okA && okT && draftTok > 0 {
 		add(evidence.SigSpecAcceptanceRate, "ratio", acc/draftTok, "accepted / draft tokens over the window")
 	} else if m, ok := meanGauge(rs, qSpecRateGauge, w); ok {
-		add(evidence.SigSpecAcceptanceRate, "ratio", m, "engine-reported gauge, averaged over the window")
+		add(evidence.SigSpecAcceptanceRate, "ratio", m, strings.TrimSpace("engine-reported gauge, averaged over the window "+percentNote(rs, qSpecRateGauge)))
 	}
 	if okA && okD && drafts > 0 {
 		add(evidence.SigSpecMeanAcceptLen, "tokens", 1+acc/drafts, "1 + accepted tokens / drafts (counts the bonus token, as vLLM does)")
@@ -271,6 +265,22 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	gaps, note := st.gaps(KindEngine, w)
 	add(evidence.SigScrapeGaps, "count", float64(gaps), note)
 	return out
+}
+
+// percentNote says which endpoints reported a ratio as a percent.
+func percentNote(rs []*replica, q string) string {
+	seen := map[string]bool{}
+	var eps []string
+	for _, r := range rs {
+		if r.ep.percent[q] && !seen[r.ep.id] {
+			seen[r.ep.id] = true
+			eps = append(eps, r.ep.id)
+		}
+	}
+	if len(eps) == 0 {
+		return ""
+	}
+	return "(reported as a percent by " + strings.Join(eps, ", ") + "; divided by 100)"
 }
 
 func meanGauge(rs []*replica, q string, w window) (float64, bool) {

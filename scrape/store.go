@@ -23,22 +23,22 @@ type failure struct {
 }
 
 type epData struct {
-	id        string
-	host      string // host:port, for labels
-	kind      string
-	origin    string
-	ad        *Adapter
-	attempts  []float64
-	failures  []failure
-	okT       []float64
-	start     float64 // first ok sample
-	end       float64 // last ok sample
-	interval  float64 // median spacing of attempts
-	chosen    map[string][]string
-	replicas  map[string]*replica
-	order     []string
-	resets    []string
-	percentKV bool
+	id       string
+	host     string // host:port, for labels
+	kind     string
+	origin   string
+	ad       *Adapter
+	attempts []float64
+	failures []failure
+	okT      []float64
+	start    float64 // first ok sample
+	end      float64 // last ok sample
+	interval float64 // median spacing of attempts
+	chosen   map[string][]string
+	replicas map[string]*replica
+	order    []string
+	resets   []string
+	percent  map[string]bool // ratio quantities this endpoint reports as 0..100
 }
 
 type replica struct {
@@ -385,19 +385,24 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 		}
 		prevT = t
 	}
-	// Engines that report KV usage as a percent (0..100) rather than a ratio.
-	for _, r := range ep.replicas {
-		if g := r.gauges[qKVUsage]; g != nil {
-			for _, v := range g.v {
-				if v > 1.0+1e-9 {
-					ep.percentKV = true
+	// Some engines report a "ratio" as a percent (SGLang's early cache_hit_rate: 10.61).
+	// A value above 1 on the endpoint means percent for the whole series.
+	ep.percent = map[string]bool{}
+	for _, q := range []string{qKVUsage, qPrefixHitGauge, qSpecRateGauge} {
+		for _, r := range ep.replicas {
+			if g := r.gauges[q]; g != nil {
+				for _, v := range g.v {
+					if v > 1.0+1e-9 {
+						ep.percent[q] = true
+					}
 				}
 			}
 		}
-	}
-	if ep.percentKV {
+		if !ep.percent[q] {
+			continue
+		}
 		for _, r := range ep.replicas {
-			if g := r.gauges[qKVUsage]; g != nil {
+			if g := r.gauges[q]; g != nil {
 				for i := range g.v {
 					g.v[i] /= 100
 				}

@@ -1,0 +1,66 @@
+package scrape
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestFixtures: every real /metrics capture either parses, and its normalized reading
+// is pinned by a golden file, or fails with an error naming the file and line.
+func TestFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/fixtures/*.prom")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".prom")
+		t.Run(name, func(t *testing.T) {
+			var got bytes.Buffer
+			fams, err := ParseFile(f)
+			if err != nil {
+				got.WriteString("error: " + err.Error() + "\n")
+			} else {
+				kind := KindEngine
+				if strings.HasPrefix(name, "dcgm") {
+					kind = KindDCGM
+				}
+				snap, err := Snapshot(fams, kind, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.WriteString(snap)
+			}
+			golden := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./scrape -run TestFixtures -update)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s differs from golden:\n--- got\n%s--- want\n%s", name, got.String(), want)
+			}
+		})
+	}
+}
+
+// TestFixtureErrorNamesFileAndLine: the DCGM README sample has literal "..." lines.
+func TestFixtureErrorNamesFileAndLine(t *testing.T) {
+	_, err := ParseFile("testdata/fixtures/dcgm-exporter-readme.prom")
+	if err == nil {
+		t.Fatal("dcgm-exporter-readme.prom parsed; it has literal ... lines")
+	}
+	if !strings.HasPrefix(err.Error(), "dcgm-exporter-readme.prom:7: ") {
+		t.Errorf("error %q does not name file and line 7", err)
+	}
+}

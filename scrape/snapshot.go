@@ -1,0 +1,96 @@
+package scrape
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Snapshot renders what the adapters read from one page, before any windowing: the
+// detected engine, then per replica every normalized quantity found — gauges as their
+// value, counters as their running total, histograms as count, mean and the p50/p99 of
+// everything observed since the process started (bucket-interpolated). It is what
+// `pel` would extract from that page, and what the golden tests pin.
+func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
+	if kind == "" {
+		kind = KindEngine
+	}
+	s := Sample{T: time.Unix(0, 0).UTC(), Endpoint: "page", Kind: kind, OK: true, Families: fams}
+	st, err := build([]Sample{s}, s.T, engineOverride)
+	if err != nil {
+		return "", err
+	}
+	ep := st.endpoints[0]
+	var b strings.Builder
+	if ep.ad == nil {
+		fmt.Fprintf(&b, "engine: none recognised (%d families)\n", len(fams))
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, "engine: %s (%s)\n", ep.ad.Engine, ep.kind)
+	var qs []string
+	for q, f := range ep.chosen {
+		qs = append(qs, q+" <- "+strings.Join(f, " + "))
+	}
+	sort.Strings(qs)
+	for _, q := range qs {
+		fmt.Fprintf(&b, "  uses %s\n", q)
+	}
+	for q := range ep.percent {
+		if ep.percent[q] {
+			fmt.Fprintf(&b, "  %s reported as percent: divided by 100\n", q)
+		}
+	}
+	for _, k := range ep.order {
+		r := ep.replicas[k]
+		fmt.Fprintf(&b, "replica %q\n", r.label)
+		var lines []string
+		for q, g := range r.gauges {
+			lines = append(lines, fmt.Sprintf("  %-20s gauge   %g", q, round(g.v[len(g.v)-1])))
+		}
+		for q, m := range r.counters {
+			total := 0.0
+			for _, c := range m {
+				total += c.c[len(c.c)-1]
+			}
+			lines = append(lines, fmt.Sprintf("  %-20s counter %g", q, round(total)))
+		}
+		for q, m := range r.hists {
+			var d *hdelta
+			skipped := 0
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				h := m[k]
+				last := len(h.t) - 1
+				x := &hdelta{le: h.le, b: h.b[last], cnt: h.cnt[last], sum: h.sum[last]}
+				if d == nil {
+					d = x.clone()
+				} else if !d.merge(x) {
+					skipped++
+				}
+			}
+			line := fmt.Sprintf("  %-20s hist    n=%g", q, round(d.cnt))
+			if d.cnt > 0 {
+				line += fmt.Sprintf(" mean=%g", round(d.sum/d.cnt))
+				for _, p := range []float64{0.5, 0.99} {
+					if v, lo, hi, ok := d.quantile(p); ok {
+						line += fmt.Sprintf(" p%g=%g in (%g,%g]", p*100, round(v), lo, hi)
+					}
+				}
+			}
+			if skipped > 0 {
+				line += fmt.Sprintf(" (%d series with other bounds left out)", skipped)
+			}
+			lines = append(lines, line)
+		}
+		sort.Strings(lines)
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String(), nil
+}
