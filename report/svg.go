@@ -1,0 +1,212 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// Chart geometry (SVG user units). Charts scale to their container through viewBox.
+const (
+	chartW  = 640
+	chartH  = 220
+	padL    = 56
+	padR    = 12
+	padT    = 26
+	padB    = 36
+	plotW   = chartW - padL - padR
+	plotH   = chartH - padT - padB
+	maxTick = 5
+)
+
+// palette is colour-blind safe (Okabe–Ito).
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"}
+
+// phaseFill shades phases behind time charts.
+var phaseFill = map[string]string{"cold": "#fde2c8", "warm": "#e3f1e3", "canary": "#e2e6fb"}
+
+// line is one series to draw.
+type line struct {
+	name string
+	t, v []float64
+}
+
+// niceStep picks a 1-2-5 step giving at most maxTick ticks over span.
+func niceStep(span float64) float64 {
+	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) {
+		return 1
+	}
+	raw := span / maxTick
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+type svgBuf struct{ strings.Builder }
+
+func (b *svgBuf) f(format string, a ...any) { fmt.Fprintf(&b.Builder, format, a...) }
+
+func (b *svgBuf) open(title string) {
+	b.f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, html.EscapeString(title))
+	b.f(`<text class="title" x="%d" y="16">%s</text>`, padL, html.EscapeString(title))
+}
+
+// yAxis draws horizontal grid lines and labels for [0, ymax]; it returns the y scale.
+func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
+	step := niceStep(ymax)
+	top := math.Ceil(ymax/step) * step
+	if top <= 0 {
+		top = 1
+	}
+	sy := func(v float64) float64 { return padT + plotH - v/top*plotH }
+	for v := 0.0; v <= top+step/2; v += step {
+		y := sy(v)
+		b.f(`<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, padL+plotW, y, y)
+		b.f(`<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y+3, num(v))
+	}
+	b.f(`<text class="unit" x="4" y="%d">%s</text>`, padT-8, html.EscapeString(unit))
+	return sy
+}
+
+func (b *svgBuf) legend(names []string) {
+	x := padL
+	for i, n := range names {
+		c := palette[i%len(palette)]
+		b.f(`<rect x="%d" y="%d" width="10" height="10" fill="%s"/>`, x, chartH-12, c)
+		b.f(`<text class="legend" x="%d" y="%d">%s</text>`, x+13, chartH-3, html.EscapeString(n))
+		x += 20 + 7*len(n)
+	}
+}
+
+// timeChart draws lines over time with the run's phases shaded; every line shares the y axis.
+func timeChart(title, unit string, lines []line, phases []evidence.Phase) template.HTML {
+	var b svgBuf
+	b.open(title)
+	t0, t1, ymax := math.Inf(1), math.Inf(-1), 0.0
+	for _, l := range lines {
+		for i := range l.t {
+			if i >= len(l.v) || math.IsNaN(l.v[i]) || math.IsInf(l.v[i], 0) {
+				continue
+			}
+			t0, t1 = math.Min(t0, l.t[i]), math.Max(t1, l.t[i])
+			ymax = math.Max(ymax, l.v[i])
+		}
+	}
+	for _, p := range phases {
+		t0, t1 = math.Min(t0, p.StartS), math.Max(t1, p.EndS)
+	}
+	if math.IsInf(t0, 0) {
+		b.f(`<text class="empty" x="%d" y="%d">no data</text></svg>`, padL, padT+plotH/2)
+		return template.HTML(b.String())
+	}
+	if t1 <= t0 {
+		t1 = t0 + 1
+	}
+	sx := func(t float64) float64 { return padL + (t-t0)/(t1-t0)*plotW }
+	for _, p := range phases {
+		fill := phaseFill[p.Name]
+		if fill == "" {
+			fill = "#eeeeee"
+		}
+		b.f(`<rect class="phase" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s phase</title></rect>`,
+			sx(p.StartS), padT, math.Max(0, sx(p.EndS)-sx(p.StartS)), plotH, fill, html.EscapeString(p.Name))
+		b.f(`<text class="phaselabel" x="%.1f" y="%d">%s</text>`, sx(p.StartS)+3, padT+10, html.EscapeString(p.Name))
+	}
+	sy := b.yAxis(ymax*1.05, unit)
+	step := niceStep(t1 - t0)
+	for t := math.Ceil(t0/step) * step; t <= t1; t += step {
+		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s s</text>`, sx(t), padT+plotH+14, num(t))
+	}
+	var names []string
+	for i, l := range lines {
+		names = append(names, l.name)
+		var pts []string
+		for k := range l.t {
+			if k >= len(l.v) || math.IsNaN(l.v[k]) || math.IsInf(l.v[k], 0) {
+				continue
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(l.t[k]), sy(l.v[k])))
+		}
+		b.f(`<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"><title>%s</title></polyline>`,
+			palette[i%len(palette)], strings.Join(pts, " "), html.EscapeString(l.name))
+	}
+	b.legend(names)
+	b.f(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// histChart draws a pre-computed histogram, one bar per bucket, labelled by upper bound.
+func histChart(title string, h evidence.Histogram) template.HTML {
+	var b svgBuf
+	b.open(title)
+	n := min(len(h.Bounds), len(h.Counts))
+	var ymax int64
+	for i := 0; i < n; i++ {
+		ymax = max(ymax, h.Counts[i])
+	}
+	if n == 0 || ymax == 0 {
+		b.f(`<text class="empty" x="%d" y="%d">no data</text></svg>`, padL, padT+plotH/2)
+		return template.HTML(b.String())
+	}
+	sy := b.yAxis(float64(ymax)*1.05, "tasks/tokens")
+	bw := float64(plotW) / float64(n)
+	every := int(math.Ceil(float64(n) / 8))
+	for i := 0; i < n; i++ {
+		x := padL + float64(i)*bw
+		y := sy(float64(h.Counts[i]))
+		b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>≤ %s %s: %d</title></rect>`,
+			x+0.5, y, math.Max(0.5, bw-1), padT+plotH-y, palette[0], num(h.Bounds[i]), html.EscapeString(h.Unit), h.Counts[i])
+		if i%every == 0 {
+			b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x+bw/2, padT+plotH+14, num(h.Bounds[i]))
+		}
+	}
+	b.f(`<text class="unit" x="%d" y="%d" text-anchor="end">≤ %s</text>`, padL+plotW, padT+plotH+28, html.EscapeString(h.Unit))
+	b.f(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// bar is one group of a grouped bar chart.
+type bar struct {
+	group string
+	vals  []float64
+}
+
+// groupedBars draws groups of bars (e.g. p50 and p99 per concurrency band).
+func groupedBars(title, unit string, series []string, groups []bar) template.HTML {
+	var b svgBuf
+	b.open(title)
+	ymax := 0.0
+	for _, g := range groups {
+		for _, v := range g.vals {
+			ymax = math.Max(ymax, v)
+		}
+	}
+	if len(groups) == 0 || ymax == 0 {
+		b.f(`<text class="empty" x="%d" y="%d">no data</text></svg>`, padL, padT+plotH/2)
+		return template.HTML(b.String())
+	}
+	sy := b.yAxis(ymax*1.05, unit)
+	gw := float64(plotW) / float64(len(groups))
+	bw := gw * 0.8 / float64(len(series))
+	for gi, g := range groups {
+		x0 := padL + float64(gi)*gw + gw*0.1
+		for si, v := range g.vals {
+			y := sy(v)
+			b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s %s</title></rect>`,
+				x0+float64(si)*bw, y, math.Max(0.5, bw-1), padT+plotH-y, palette[si%len(palette)],
+				html.EscapeString(g.group), html.EscapeString(series[si]), num(v), html.EscapeString(unit))
+		}
+		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x0+gw*0.4, padT+plotH+14, html.EscapeString(g.group))
+	}
+	b.legend(series)
+	b.f(`</svg>`)
+	return template.HTML(b.String())
+}
