@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/pel-ladder/pel/sim"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newSimCmd) }
+
+func newSimCmd(a *app) *cobra.Command {
+	var (
+		scenario, addr, dcgmAddr string
+		speed                    float64
+		seed                     uint64
+		list, showContract       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run the simulated LLM engine (OpenAI API, vLLM /metrics, DCGM page, Kineto traces)",
+		Long: `pel sim serves a simulated continuous-batching LLM engine (vLLM V1 as the reference) on
+loopback: /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics (vLLM names),
+/debug/trace?seconds=S (a Kineto trace of the virtual GPU) and, with --dcgm-addr, a
+DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
+
+  pel sim --list
+  pel sim --scenario kv-thrash --addr 127.0.0.1:8000 --dcgm-addr 127.0.0.1:9400
+  pel sim --scenario kv-thrash --contract     # print the workload contract that exposes it`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				for _, n := range sim.Scenarios() {
+					s, err := sim.LoadScenario(n)
+					if err != nil {
+						return failError(err)
+					}
+					fmt.Fprintf(a.stdout, "%-16s %-12s %s\n", n, s.OwnerLayer, firstLine(s.Description))
+				}
+				return nil
+			}
+			s, err := sim.LoadScenario(scenario)
+			if err != nil {
+				return usageError(err)
+			}
+			if showContract {
+				a.stdout.Write(s.Contract)
+				return nil
+			}
+			if err := checkLoopback(addr, "--addr"); err != nil {
+				return err
+			}
+			if dcgmAddr != "" {
+				if err := checkLoopback(dcgmAddr, "--dcgm-addr"); err != nil {
+					return err
+				}
+			}
+			srv, err := sim.NewServer(s, sim.Options{Speed: speed, Seed: seed})
+			if err != nil {
+				return usageError(err)
+			}
+			if err := srv.Start(addr, dcgmAddr); err != nil {
+				return failError(err)
+			}
+			defer srv.Close()
+			fmt.Fprintf(a.stderr, "pel sim: scenario %s (owner layer: %s) serving %s on %s (KV capacity %d tokens, speed %gx)\n",
+				s.Name, s.OwnerLayer, s.Engine.ServedModelName, srv.URL(), srv.KVCapacityTokens(), max(speed, 1e-9))
+			if d := srv.DCGMURL(); d != "" {
+				fmt.Fprintf(a.stderr, "pel sim: DCGM exporter page on %s/metrics\n", d)
+			}
+			<-a.ctx.Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenario, "scenario", "healthy", "embedded scenario name (see --list) or a scenario YAML file")
+	f.StringVar(&addr, "addr", "127.0.0.1:8000", "listen address for the OpenAI API and /metrics")
+	f.StringVar(&dcgmAddr, "dcgm-addr", "", "listen address for a DCGM-exporter page (off when empty)")
+	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (compresses all timing consistently)")
+	f.Uint64Var(&seed, "seed", 1, "random seed (speculative acceptance, EOS lengths)")
+	f.BoolVar(&list, "list", false, "list the embedded scenarios and their owner layers")
+	f.BoolVar(&showContract, "contract", false, "print the scenario's workload contract and exit")
+	return cmd
+}
+
+// checkLoopback refuses non-loopback binds: the sim has no authentication.
+func checkLoopback(addr, flag string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("%s %q: %v", flag, addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return usageErrorf("%s %q: pel sim binds loopback only (127.0.0.1, ::1 or localhost)", flag, addr)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, ".\n"); i > 0 {
+		return s[:i]
+	}
+	return s
+}

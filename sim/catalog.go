@@ -1,0 +1,158 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// GPU holds the published figures the roofline needs. Dense (non-sparse) BF16 tensor FLOP/s
+// are used, since LLM serving does not use 2:4 sparsity.
+type GPU struct {
+	Name       string  // catalog key, e.g. "h100-sxm"
+	ModelName  string  // what nvidia-smi / DCGM report (modelName label)
+	MemBytes   float64 // HBM / GDDR capacity in bytes
+	MemBW      float64 // memory bandwidth, bytes/s
+	PeakFLOPS  float64 // dense BF16 tensor-core FLOP/s
+	SMs        int
+	LinkBW     float64 // GPU-to-GPU bandwidth per direction, bytes/s (NVLink, or PCIe without it)
+	LinkNVLink bool    // false: peers talk over PCIe
+	ComputeCap [2]int
+}
+
+// gpus is the GPU catalog. Figures are from NVIDIA's datasheets:
+//   - H100 SXM5 80GB: 3.35 TB/s HBM3, 989 TFLOPS dense BF16 (1,979 with sparsity), 132 SMs,
+//     NVLink 4 900 GB/s bidirectional (450 GB/s per direction). "NVIDIA H100 Tensor Core GPU
+//     Datasheet" (nvidia.com/en-us/data-center/h100), SM count from the Hopper whitepaper.
+//   - H200 SXM 141GB: 4.8 TB/s HBM3e, 989 TFLOPS dense BF16, NVLink 900 GB/s. "NVIDIA H200
+//     Tensor Core GPU Datasheet" (nvidia.com/en-us/data-center/h200).
+//   - A100 SXM4 80GB: 2,039 GB/s HBM2e, 312 TFLOPS dense BF16, 108 SMs, NVLink 3 600 GB/s
+//     bidirectional. "NVIDIA A100 Tensor Core GPU Datasheet" and the Ampere whitepaper.
+//   - L4 24GB: 300 GB/s GDDR6, 121 TFLOPS dense BF16 (242 with sparsity), 58 SMs, PCIe Gen4
+//     x16 (64 GB/s bidirectional), no NVLink. "NVIDIA L4 Tensor Core GPU Datasheet".
+var gpus = map[string]GPU{
+	"h100-sxm": {Name: "h100-sxm", ModelName: "NVIDIA H100 80GB HBM3", MemBytes: 80e9, MemBW: 3.35e12,
+		PeakFLOPS: 989e12, SMs: 132, LinkBW: 450e9, LinkNVLink: true, ComputeCap: [2]int{9, 0}},
+	"h200": {Name: "h200", ModelName: "NVIDIA H200", MemBytes: 141e9, MemBW: 4.8e12,
+		PeakFLOPS: 989e12, SMs: 132, LinkBW: 450e9, LinkNVLink: true, ComputeCap: [2]int{9, 0}},
+	"a100-80gb": {Name: "a100-80gb", ModelName: "NVIDIA A100-SXM4-80GB", MemBytes: 80e9, MemBW: 2.039e12,
+		PeakFLOPS: 312e12, SMs: 108, LinkBW: 300e9, LinkNVLink: true, ComputeCap: [2]int{8, 0}},
+	"l4": {Name: "l4", ModelName: "NVIDIA L4", MemBytes: 24e9, MemBW: 300e9,
+		PeakFLOPS: 121e12, SMs: 58, LinkBW: 32e9, LinkNVLink: false, ComputeCap: [2]int{8, 9}},
+}
+
+// Model holds a decoder-only transformer's shape, from its Hugging Face config.json.
+type Model struct {
+	Name         string  // catalog key and default served model name
+	HFName       string  // Hugging Face repository
+	Params       float64 // total parameters
+	Layers       int
+	Hidden       int
+	Heads        int
+	KVHeads      int
+	HeadDim      int
+	Intermediate int
+	Vocab        int
+	TiedEmbed    bool
+	DTypeBytes   float64 // 2 for bf16
+	MaxModelLen  int     // max_position_embeddings
+}
+
+// models is the model catalog; shapes come from each repository's config.json and parameter
+// counts from its model card:
+//   - meta-llama/Meta-Llama-3-8B: 32 layers, hidden 4096, 32 heads, 8 KV heads, FFN 14336,
+//     vocab 128256, 8.03B parameters, context 8192.
+//   - meta-llama/Meta-Llama-3-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672,
+//     vocab 128256, 70.6B parameters.
+//   - Qwen/Qwen2.5-7B: 28 layers, hidden 3584, 28 heads, 4 KV heads, FFN 18944, vocab 152064,
+//     7.62B parameters, context 32768.
+//   - Qwen/Qwen2.5-0.5B: 24 layers, hidden 896, 14 heads, 2 KV heads, head dim 64, FFN 4864,
+//     vocab 151936, tied embeddings, 0.49B parameters.
+//   - tiny: a made-up 4-layer model for fast tests (parameters computed from its shape).
+var models = map[string]Model{
+	"llama-3-8b": {Name: "llama-3-8b", HFName: "meta-llama/Meta-Llama-3-8B", Params: 8.03e9, Layers: 32,
+		Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256,
+		DTypeBytes: 2, MaxModelLen: 8192},
+	"llama-3-70b": {Name: "llama-3-70b", HFName: "meta-llama/Meta-Llama-3-70B", Params: 70.6e9, Layers: 80,
+		Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256,
+		DTypeBytes: 2, MaxModelLen: 8192},
+	"qwen2.5-7b": {Name: "qwen2.5-7b", HFName: "Qwen/Qwen2.5-7B", Params: 7.62e9, Layers: 28,
+		Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064,
+		DTypeBytes: 2, MaxModelLen: 32768},
+	"qwen2.5-0.5b": {Name: "qwen2.5-0.5b", HFName: "Qwen/Qwen2.5-0.5B", Params: 0.49e9, Layers: 24,
+		Hidden: 896, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936, TiedEmbed: true,
+		DTypeBytes: 2, MaxModelLen: 32768},
+	"tiny": func() Model {
+		m := Model{Name: "tiny", HFName: "pel/tiny-test-model", Layers: 4, Hidden: 256, Heads: 4, KVHeads: 2,
+			HeadDim: 64, Intermediate: 1024, Vocab: 32000, DTypeBytes: 2, MaxModelLen: 4096}
+		m.Params = m.layerParams()*float64(m.Layers) + 2*float64(m.Vocab*m.Hidden)
+		return m
+	}(),
+}
+
+// LookupGPU returns a catalog GPU by key (case-insensitive).
+func LookupGPU(name string) (GPU, error) {
+	g, ok := gpus[strings.ToLower(name)]
+	if !ok {
+		return GPU{}, fmt.Errorf("unknown gpu %q (known: %s)", name, strings.Join(GPUNames(), ", "))
+	}
+	return g, nil
+}
+
+// LookupModel returns a catalog model by key (case-insensitive).
+func LookupModel(name string) (Model, error) {
+	m, ok := models[strings.ToLower(name)]
+	if !ok {
+		return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(ModelNames(), ", "))
+	}
+	return m, nil
+}
+
+// GPUNames lists the GPU catalog keys, sorted.
+func GPUNames() []string { return sortedKeys(gpus) }
+
+// ModelNames lists the model catalog keys, sorted.
+func ModelNames() []string { return sortedKeys(models) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Per-layer matmul weight counts; they split the layer's weight traffic among its GEMMs.
+func (m Model) qkvParams() float64 {
+	return float64(m.Hidden) * float64((m.Heads+2*m.KVHeads)*m.HeadDim)
+}
+func (m Model) oParams() float64      { return float64(m.Heads*m.HeadDim) * float64(m.Hidden) }
+func (m Model) gateUpParams() float64 { return 2 * float64(m.Hidden) * float64(m.Intermediate) }
+func (m Model) downParams() float64   { return float64(m.Intermediate) * float64(m.Hidden) }
+func (m Model) layerParams() float64 {
+	return m.qkvParams() + m.oParams() + m.gateUpParams() + m.downParams()
+}
+
+// embedParams is the input embedding table: a lookup reads only the rows it needs, so it is
+// excluded from the per-step weight traffic (the LM head is read in full).
+func (m Model) embedParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+
+// lmHeadParams is the output projection (the tied embedding when TiedEmbed).
+func (m Model) lmHeadParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+
+// StreamedParams are the parameters a forward pass reads from memory once per step: all of
+// them except the input embedding table (unless it is tied to the LM head, then it is read
+// there anyway).
+func (m Model) StreamedParams() float64 {
+	if m.TiedEmbed {
+		return m.Params
+	}
+	return m.Params - m.embedParams()
+}
+
+// KVBytesPerToken is the K and V cache of one token over all layers:
+// 2 × layers × KV heads × head dim × dtype bytes (128 KiB for Llama-3-8B in bf16).
+func (m Model) KVBytesPerToken() float64 {
+	return 2 * float64(m.Layers*m.KVHeads*m.HeadDim) * m.DTypeBytes
+}
