@@ -1,0 +1,135 @@
+package browser
+
+import (
+	"context"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromium finds a Chromium binary: $PEL_CHROMIUM, then the usual names.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PEL_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium found: install it (Debian: apt-get install -y chromium) or set PEL_CHROMIUM to run the HTML report browser test")
+	return ""
+}
+
+// flags are the headless, offline, throwaway-profile flags every invocation uses.
+func flags(t *testing.T) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0", "--window-size=1200,2000"}
+}
+
+func fileURL(t *testing.T, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "file://" + abs
+}
+
+// load opens a local file headless with no network and returns the rendered DOM and the
+// browser's log (console messages land there with --enable-logging=stderr).
+func load(t *testing.T, bin, path string) (dom, log string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // a hung browser, not a threshold
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(flags(t), "--dump-dom", fileURL(t, path))...)
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium --dump-dom %s: %v\n%s", path, err, stderr.String())
+	}
+	return out.String(), stderr.String()
+}
+
+// screenshot renders the page to a PNG and returns its size in bytes.
+func screenshot(t *testing.T, bin, path string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	cmd := exec.CommandContext(ctx, bin, append(flags(t), "--screenshot="+shot, fileURL(t, path))...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium --screenshot %s: %v\n%s", path, err, stderr.String())
+	}
+	st, err := os.Stat(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	return st.Size()
+}
+
+// consoleErrors picks the console messages and page errors out of Chromium's log.
+var consoleLine = regexp.MustCompile(`(?m)^.*(CONSOLE|Uncaught|Failed to load resource|net::ERR_).*$`)
+
+func consoleErrors(log string) []string { return consoleLine.FindAllString(log, -1) }
+
+var verdictRe = regexp.MustCompile(`(?s)<p id="verdict"[^>]*>(.*?)</p>`)
+
+func TestReportRendersInChromium(t *testing.T) {
+	bin := chromium(t)
+	pages, _ := filepath.Glob("../../report/testdata/*.html")
+	if len(pages) == 0 {
+		t.Fatal("no report pages under report/testdata")
+	}
+	for _, p := range pages {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := verdictRe.FindSubmatch(src)
+			if m == nil {
+				t.Fatal("page has no verdict element")
+			}
+			verdict := html.UnescapeString(string(m[1]))
+			dom, log := load(t, bin, p)
+			if errs := consoleErrors(log); len(errs) > 0 {
+				t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+			}
+			dm := verdictRe.FindStringSubmatch(dom)
+			if dm == nil || html.UnescapeString(dm[1]) != verdict {
+				t.Errorf("rendered DOM does not show the verdict %q", verdict)
+			}
+			if !strings.Contains(dom, "<svg") {
+				t.Error("no SVG chart in the rendered DOM")
+			}
+			// A laid-out page with charts compresses to far more than a blank one (~5 KB).
+			if n := screenshot(t, bin, p); n < 20_000 {
+				t.Errorf("screenshot is %d bytes: the page looks blank", n)
+			}
+		})
+	}
+}
+
+// TestConsoleErrorsAreCaught is the control: a page that logs an error must be flagged, so
+// the check above can fail.
+func TestConsoleErrorsAreCaught(t *testing.T) {
+	bin := chromium(t)
+	p := filepath.Join(t.TempDir(), "bad.html")
+	page := `<!DOCTYPE html><html><body><p id="verdict">x</p><script>console.error("pel-control-error"); undefinedFn();</script></body></html>`
+	if err := os.WriteFile(p, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, log := load(t, bin, p)
+	if len(consoleErrors(log)) == 0 {
+		t.Fatalf("a page with console errors passed the check; log:\n%s", log)
+	}
+}
