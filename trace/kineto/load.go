@@ -60,12 +60,15 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 				op.Kind = timeline.OpSync
 			}
 			if ev.Stream < 0 {
-				// Event Sync / Context Sync: on the device, not on a stream
+				// no stream at all: HTA keeps such events out of every per-stream figure
 				if op.Kind == timeline.OpSync {
 					rk.DeviceSyncs = append(rk.DeviceSyncs, op)
 				}
 				return nil
 			}
+			// CUPTI writes "no stream" as uint32 −1 (4294967295, e.g. Context Sync): HTA sees a
+			// stream id ≠ −1 and counts the record as a GPU event; so does pel (int32 −1 here,
+			// printed back as 4294967295).
 			rk.GPU = append(rk.GPU, op)
 		case CatRuntime, CatDriver:
 			id := names.ID(ev.Name)

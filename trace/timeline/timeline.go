@@ -49,14 +49,14 @@ type Op struct {
 
 // Call flags: what a host API call does.
 const (
-	CallLaunch      uint16 = 1 << iota // launches one kernel
-	CallGraph                          // launches a CUDA/HIP graph
-	CallMemcpy                         // copies memory
-	CallMemset                         // sets memory
-	CallAsync                          // the copy/set is asynchronous (…Async)
-	CallSync                           // blocks the host until the device or a stream/event is done
-	CallHTALaunch                      // in HTA's runtime launch-event list (queue length)
-	CallHTALaunchStat                  // in HTA's cuda_kernel_launch_stats list
+	CallLaunch        uint16 = 1 << iota // launches one kernel
+	CallGraph                            // launches a CUDA/HIP graph
+	CallMemcpy                           // copies memory
+	CallMemset                           // sets memory
+	CallAsync                            // the copy/set is asynchronous (…Async)
+	CallSync                             // blocks the host until the device or a stream/event is done
+	CallHTALaunch                        // in HTA's runtime launch-event list (queue length)
+	CallHTALaunchStat                    // in HTA's cuda_kernel_launch_stats list
 )
 
 // Call is one host-side runtime or driver API call. Times are nanoseconds.

@@ -1,0 +1,706 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pel-ladder/pel/trace/kineto"
+	"github.com/pel-ladder/pel/trace/nsys"
+	"github.com/pel-ladder/pel/trace/timeline"
+)
+
+// sqliteMagic starts every SQLite 3 database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Analyze reads a Kineto JSON(.gz) trace or an Nsight Systems SQLite export (told apart by
+// their first bytes, not the file name) and computes every analysis. Errors name the file.
+func Analyze(path string, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	head = head[:n]
+	base := filepath.Base(path)
+	var tl *timeline.Timeline
+	var format string
+	if bytes.Equal(head, sqliteMagic) {
+		format = "nsys"
+		f.Close()
+		tl, err = nsys.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a readable Nsight Systems export: %w", path, err)
+		}
+	} else {
+		format = "kineto"
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		tl, _, err = kineto.Load(f, kineto.LoadOptions{HTATime: !opts.ExactTime})
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a readable PyTorch profiler (Kineto) trace: %w", path, err)
+		}
+	}
+	r := AnalyzeTimeline(tl, opts)
+	r.Source = format + ":" + base
+	r.Findings = Findings(r)
+	return r, nil
+}
+
+// AnalyzeTimeline computes every analysis on an already loaded timeline (Findings and Source
+// are left to the caller).
+func AnalyzeTimeline(tl *timeline.Timeline, opts Options) *Result {
+	opts = opts.withDefaults()
+	r := &Result{Format: tl.Format, Options: opts, Notes: tl.Notes, Ranks: []RankResult{}}
+	for _, rk := range tl.Ranks {
+		r.Ranks = append(r.Ranks, analyzeRank(tl.Names, rk, opts))
+	}
+	sort.SliceStable(r.Ranks, func(i, j int) bool { return r.Ranks[i].Rank < r.Ranks[j].Rank })
+	return r
+}
+
+func us(ns int64) float64 { return float64(ns) / 1000 }
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+func pct(part, whole int64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return round(100*float64(part)/float64(whole), 2)
+}
+
+// kernelType is HTA's classification (hta/utils/utils.py get_kernel_type): "ncclKernel" in
+// the name → communication, "Memcpy" or "Memset" → memory, everything else → computation.
+// pel also counts NCCL ≥ 2.19's "ncclDevKernel" names as communication.
+func kernelType(name string) int {
+	switch {
+	case strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel"):
+		return typeComm
+	case strings.Contains(name, "Memcpy") || strings.Contains(name, "Memset"):
+		return typeMemory
+	}
+	return typeComp
+}
+
+// Bits follow HTA's _get_gpu_kernel_type_time order: COMPUTATION, COMMUNICATION, MEMORY.
+const (
+	typeComp   = 1
+	typeComm   = 2
+	typeMemory = 4
+)
+
+var typeNames = []struct {
+	bit  int
+	name string
+}{{typeComp, "computation"}, {typeComm, "communication"}, {typeMemory, "memory"}}
+
+func typeName(t int) string {
+	for _, tn := range typeNames {
+		if t == tn.bit {
+			return tn.name
+		}
+	}
+	return "other"
+}
+
+type interval struct{ s, e int64 }
+
+// merge is hta/utils/utils.py merge_kernel_intervals: sort by start; an interval starting
+// after the running maximum end opens a new group. Input is sorted in place.
+func merge(iv []interval) []interval {
+	sort.Slice(iv, func(i, j int) bool { return iv[i].s < iv[j].s })
+	out := iv[:0:0]
+	for _, x := range iv {
+		if n := len(out); n > 0 && x.s <= out[n-1].e {
+			if x.e > out[n-1].e {
+				out[n-1].e = x.e
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func total(iv []interval) int64 {
+	var t int64
+	for _, x := range iv {
+		t += x.e - x.s
+	}
+	return t
+}
+
+// overlapTime is the time covered by both merged sets a and b.
+func overlapTime(a, b []interval) int64 {
+	var t int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		s := max(a[i].s, b[j].s)
+		e := min(a[i].e, b[j].e)
+		if e > s {
+			t += e - s
+		}
+		if a[i].e < b[j].e {
+			i++
+		} else {
+			j++
+		}
+	}
+	return t
+}
+
+// quantile is pandas' default linear-interpolation quantile of sorted values.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	pos := q * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
+}
+
+func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options) RankResult {
+	res := RankResult{Rank: rk.Rank, Device: rk.Device, IdleByStream: []StreamIdle{}, KernelTypes: []KernelType{},
+		TopKernels: []KernelStat{}, QueueLength: []QueueStat{}}
+	res.HostEvents = HostEventStats{CPUOps: rk.CPUOps, Annotations: rk.Annotations, APICalls: len(rk.Calls)}
+	gpu, devSyncs, calls, steps, compile, dropped := filterLastStep(names, rk, opts)
+	res.DroppedLastStep = dropped != ""
+	res.GPUEvents = len(gpu)
+
+	// correlation id → host call (HTA's index_correlation join, hta/common/trace.py
+	// transform_correlation_to_index; the last call with an id wins, as in its merge)
+	callByCorr := make(map[int64]int32, len(calls))
+	for i, c := range calls {
+		if c.Corr >= 0 {
+			callByCorr[c.Corr] = int32(i)
+		}
+	}
+
+	temporalAndTypes(names, gpu, &res)
+	idleByStream(gpu, calls, callByCorr, opts, &res)
+	kernelBreakdown(names, gpu, opts, &res)
+	launchStats(gpu, calls, callByCorr, opts, &res)
+	queueLength(gpu, calls, callByCorr, &res)
+	syncStats(names, gpu, devSyncs, calls, &res)
+	memoryOps(gpu, calls, callByCorr, &res)
+	for _, c := range calls {
+		switch {
+		case c.Flags&timeline.CallGraph != 0:
+			res.Graphs.GraphLaunches++
+		case c.Flags&timeline.CallLaunch != 0:
+			res.Graphs.KernelLaunches++
+		}
+	}
+	if n := res.Graphs.GraphLaunches + res.Graphs.KernelLaunches; n > 0 {
+		res.Graphs.GraphShare = round(float64(res.Graphs.GraphLaunches)/float64(n), 4)
+	}
+	res.Compile.Regions = len(compile)
+	var cu int64
+	for _, s := range compile {
+		cu += s.End - s.Start
+	}
+	res.Compile.RegionUs = us(cu)
+	res.Steps = stepStats(names, gpu, calls, callByCorr, steps, dropped)
+	return res
+}
+
+// filterLastStep is HTA's _filter_irrelevant_gpu_kernels (hta/common/trace.py): with two or
+// more ProfilerStep names, host events from the last step's start on are dropped, and GPU
+// events survive only if the host call with their correlation id survives. With
+// KeepLastStep, host events up to the end of the last step are kept instead.
+func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options) (gpu, devSyncs []timeline.Op, calls []timeline.Call, steps, compile []timeline.Span, dropped string) {
+	gpu, devSyncs, calls, steps, compile = rk.GPU, rk.DeviceSyncs, rk.Calls, rk.Steps, rk.Compile
+	distinct := map[uint32]bool{}
+	for _, s := range rk.Steps {
+		distinct[s.Name] = true
+	}
+	if len(distinct) < 2 || !rk.HasCPU {
+		return
+	}
+	last := rk.Steps[0]
+	var lastEnd int64 = math.MinInt64
+	for _, s := range rk.Steps {
+		if s.Start > last.Start {
+			last = s
+		}
+		lastEnd = max(lastEnd, s.End)
+	}
+	keep := func(ts int64) bool {
+		if opts.KeepLastStep {
+			return ts <= lastEnd
+		}
+		return ts < last.Start
+	}
+	corr := map[int64]bool{}
+	calls = nil
+	for _, c := range rk.Calls {
+		if keep(c.Start) {
+			calls = append(calls, c)
+			if c.Corr >= 0 {
+				corr[c.Corr] = true
+			}
+		}
+	}
+	gpu = nil
+	for _, op := range rk.GPU {
+		// GPU events without a correlation id count as host events in HTA's filter
+		if (op.Corr >= 0 && corr[op.Corr]) || (op.Corr < 0 && keep(op.Start)) {
+			gpu = append(gpu, op)
+		}
+	}
+	devSyncs = nil
+	for _, op := range rk.DeviceSyncs {
+		if op.Corr >= 0 && corr[op.Corr] {
+			devSyncs = append(devSyncs, op)
+		}
+	}
+	steps = nil
+	for _, s := range rk.Steps {
+		if keep(s.Start) {
+			steps = append(steps, s)
+		}
+	}
+	compile = nil
+	for _, s := range rk.Compile {
+		if keep(s.Start) {
+			compile = append(compile, s)
+		}
+	}
+	if !opts.KeepLastStep {
+		dropped = names.Name(last.Name)
+	}
+	return
+}
+
+// temporalAndTypes computes the temporal breakdown (breakdown_analysis.py
+// get_temporal_breakdown), kernel-type times with overlaps (_get_gpu_kernel_type_time, with
+// memory kernels included) and the communication/computation overlap
+// (hta/analyzers/communication_analysis.py get_comm_comp_overlap).
+func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult) {
+	if len(gpu) == 0 {
+		return
+	}
+	all := make([]interval, 0, len(gpu))
+	byType := map[int][]interval{}
+	typeCache := map[uint32]int{}
+	for _, op := range gpu {
+		iv := interval{op.Start, op.End}
+		all = append(all, iv)
+		t, ok := typeCache[op.Name]
+		if !ok {
+			t = kernelType(names.Name(op.Name))
+			typeCache[op.Name] = t
+		}
+		byType[t] = append(byType[t], iv)
+	}
+	m := merge(all)
+	kernelTime := m[len(m)-1].e - m[0].s
+	idle := kernelTime - total(m)
+	comp := merge(byType[typeComp])
+	comm := merge(byType[typeComm])
+	mem := merge(byType[typeMemory])
+	compute := total(comp)
+	non := kernelTime - compute - idle
+	res.Temporal = &Temporal{
+		KernelTimeUs: us(kernelTime), IdleUs: us(idle), ComputeUs: us(compute), NonComputeUs: us(non),
+		IdlePct: pct(idle, kernelTime), ComputePct: pct(compute, kernelTime), NonComputePct: pct(non, kernelTime),
+		kernelTimeNanos: kernelTime,
+	}
+	if len(comm) > 0 {
+		commT := total(comm)
+		v := 0.0
+		if commT > 0 {
+			v = round(100*float64(overlapTime(comm, comp))/float64(commT), 2)
+		}
+		res.CommCompOverlapPct = &v
+		res.CommPct = pct(commT, kernelTime)
+	}
+	res.MemoryKernelPct = pct(total(mem), kernelTime)
+
+	// sweep over the merged sets of each type, labelling each stretch by the set of
+	// types running (HTA: "COMPUTATION overlapping COMMUNICATION")
+	type edge struct {
+		t int64
+		d int
+	}
+	var edges []edge
+	for _, tn := range typeNames {
+		for _, iv := range map[int][]interval{typeComp: comp, typeComm: comm, typeMemory: mem}[tn.bit] {
+			edges = append(edges, edge{iv.s, tn.bit}, edge{iv.e, -tn.bit})
+		}
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
+	times := map[int]int64{}
+	running := 0
+	for i, e := range edges {
+		running += e.d
+		if running > 0 && i+1 < len(edges) {
+			times[running] += edges[i+1].t - e.t
+		}
+	}
+	var sum int64
+	for _, v := range times {
+		sum += v
+	}
+	for mask, v := range times {
+		var parts []string
+		for _, tn := range typeNames {
+			if mask&tn.bit != 0 {
+				parts = append(parts, tn.name)
+			}
+		}
+		p := 0.0
+		if sum > 0 {
+			p = round(100*float64(v)/float64(sum), 1)
+		}
+		res.KernelTypes = append(res.KernelTypes, KernelType{Type: strings.Join(parts, " overlapping "), TimeUs: us(v), Pct: p})
+	}
+	sort.Slice(res.KernelTypes, func(i, j int) bool {
+		a, b := res.KernelTypes[i], res.KernelTypes[j]
+		if a.TimeUs != b.TimeUs {
+			return a.TimeUs > b.TimeUs
+		}
+		return a.Type < b.Type
+	})
+}
+
+// byStream groups GPU operations by stream, each sorted by start.
+func byStream(gpu []timeline.Op) (map[int32][]timeline.Op, []int32) {
+	m := map[int32][]timeline.Op{}
+	for _, op := range gpu {
+		m[op.Stream] = append(m[op.Stream], op)
+	}
+	keys := make([]int32, 0, len(m))
+	for k, ops := range m {
+		keys = append(keys, k)
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Start < ops[j].Start })
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return m, keys
+}
+
+// idleByStream is breakdown_analysis.py _analyze_idle_time_for_stream: each gap between
+// consecutive operations on a stream is host_wait when the launching call started after the
+// previous operation ended, else kernel_wait when shorter than the threshold, else other.
+func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
+	streams, keys := byStream(gpu)
+	thr := opts.KernelWaitUs * 1000
+	for _, k := range keys {
+		ops := streams[k]
+		var host, kern, other int64
+		for i := 1; i < len(ops); i++ {
+			prevEnd := ops[i-1].End
+			gap := ops[i].Start - prevEnd
+			ci, ok := callByCorr[ops[i].Corr]
+			switch {
+			case ops[i].Corr >= 0 && ok && calls[ci].Start > prevEnd:
+				host += gap
+			case float64(gap) < thr:
+				kern += gap
+			default:
+				other += gap
+			}
+		}
+		res.IdleByStream = append(res.IdleByStream, StreamIdle{Stream: streamID(k), HostWaitUs: us(host), KernelWaitUs: us(kern), OtherUs: us(other)})
+	}
+}
+
+func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res *RankResult) {
+	type agg struct {
+		n             int
+		sum, min, max int64
+	}
+	by := map[uint32]*agg{}
+	var durs []float64
+	var kernelTotal, attn int64
+	for _, op := range gpu {
+		if op.Kind == timeline.OpSync {
+			continue
+		}
+		d := op.End - op.Start
+		a := by[op.Name]
+		if a == nil {
+			a = &agg{min: d, max: d}
+			by[op.Name] = a
+		}
+		a.n++
+		a.sum += d
+		a.min, a.max = min(a.min, d), max(a.max, d)
+		if op.Kind == timeline.OpKernel {
+			durs = append(durs, float64(d)/1000)
+			kernelTotal += d
+		}
+	}
+	for id, a := range by {
+		name := names.Name(id)
+		if isAttention(name) {
+			attn += a.sum
+		}
+		if strings.HasPrefix(name, "triton_") {
+			res.Compile.TritonKernels += a.n
+		}
+		res.TopKernels = append(res.TopKernels, KernelStat{Name: name, Type: typeName(kernelType(name)), Count: a.n,
+			TotalUs: us(a.sum), MeanUs: round(us(a.sum)/float64(a.n), 3), MinUs: us(a.min), MaxUs: us(a.max)})
+	}
+	sort.Slice(res.TopKernels, func(i, j int) bool {
+		a, b := res.TopKernels[i], res.TopKernels[j]
+		if a.TotalUs != b.TotalUs {
+			return a.TotalUs > b.TotalUs
+		}
+		return a.Name < b.Name
+	})
+	if len(res.TopKernels) > opts.TopKernels {
+		res.TopKernels = res.TopKernels[:opts.TopKernels]
+	}
+	sort.Float64s(durs)
+	res.KernelDurP50Us = round(quantile(durs, 0.5), 3)
+	if kernelTotal > 0 {
+		res.AttentionPct = pct(attn, kernelTotal)
+	}
+}
+
+// isAttention recognises attention kernels: FlashAttention (flash_fwd_*, flash::), xFormers /
+// CUTLASS fmha, vLLM paged_attention, and other *attention*/*attn* kernels.
+func isAttention(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "flash") || strings.Contains(l, "fmha") || strings.Contains(l, "attention") ||
+		strings.Contains(l, "attn")
+}
+
+// launchStats follows cuda_kernel_analysis.py cuda_kernel_launch_stats, see the package
+// documentation for the two deliberate differences (launch-API list, launch-delay formula).
+func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
+	var delays, cpuD, gpuD []float64
+	var htaSum float64
+	ls := &res.Launch
+	for _, op := range gpu {
+		if op.Corr < 0 || op.Kind == timeline.OpSync {
+			continue
+		}
+		ci, ok := callByCorr[op.Corr]
+		if !ok {
+			continue
+		}
+		c := calls[ci]
+		if c.Flags&(timeline.CallLaunch|timeline.CallHTALaunchStat) == 0 &&
+			!(c.Flags&timeline.CallAsync != 0 && c.Flags&(timeline.CallMemcpy|timeline.CallMemset) != 0) {
+			continue
+		}
+		cpu := float64(c.End-c.Start) / 1000
+		g := float64(op.End-op.Start) / 1000
+		delay := float64(op.Start-c.End) / 1000
+		ls.Count++
+		if cpu <= opts.RuntimeCutoffUs && g < cpu {
+			ls.ShortKernels++
+		}
+		if cpu > opts.RuntimeCutoffUs {
+			ls.RuntimeOutliers++
+		}
+		if delay > opts.LaunchDelayCutoffUs {
+			ls.LaunchDelayOutliers++
+		}
+		delays = append(delays, delay)
+		cpuD = append(cpuD, cpu)
+		gpuD = append(gpuD, g)
+		htaSum += float64(op.Start-c.Start+(c.End-c.Start)) / 1000
+	}
+	if ls.Count == 0 {
+		return
+	}
+	ls.ShortKernelShare = round(float64(ls.ShortKernels)/float64(ls.Count), 4)
+	var sum float64
+	for _, d := range delays {
+		sum += d
+	}
+	ls.LaunchDelayMeanUs = round(sum/float64(len(delays)), 3)
+	ls.HTAFormulaDelayMeanU = round(htaSum/float64(len(delays)), 3)
+	sort.Float64s(delays)
+	sort.Float64s(cpuD)
+	sort.Float64s(gpuD)
+	ls.LaunchDelayP50Us = round(quantile(delays, 0.5), 3)
+	ls.CPUDurationP50Us = round(quantile(cpuD, 0.5), 3)
+	ls.GPUDurationP50Us = round(quantile(gpuD, 0.5), 3)
+}
+
+// queueLength is trace_counters.py _get_queue_length_time_series_for_rank summarised as in
+// get_queue_length_summary: +1 when a launch call in HTA's runtime-launch list enqueues an
+// operation, −1 when that operation starts; mean and max over the change points.
+func queueLength(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, res *RankResult) {
+	type pt struct {
+		t int64
+		d int
+	}
+	per := map[int32][]pt{}
+	for _, op := range gpu {
+		if op.Corr < 0 {
+			continue
+		}
+		ci, ok := callByCorr[op.Corr]
+		if !ok || calls[ci].Flags&timeline.CallHTALaunch == 0 {
+			continue
+		}
+		per[op.Stream] = append(per[op.Stream], pt{calls[ci].Start, 1}, pt{op.Start, -1})
+	}
+	keys := make([]int32, 0, len(per))
+	for k := range per {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		pts := per[k]
+		sort.SliceStable(pts, func(i, j int) bool {
+			if pts[i].t != pts[j].t {
+				return pts[i].t < pts[j].t
+			}
+			return pts[i].d > pts[j].d
+		})
+		q, mx, sum := 0, 0, 0
+		for _, p := range pts {
+			q += p.d
+			sum += q
+			mx = max(mx, q)
+		}
+		res.QueueLength = append(res.QueueLength, QueueStat{Stream: streamID(k), Mean: round(float64(sum)/float64(len(pts)), 3), Max: mx})
+	}
+}
+
+func syncStats(names *timeline.Names, gpu, devSyncs []timeline.Op, calls []timeline.Call, res *RankResult) {
+	s := &res.Sync
+	var iv []interval
+	by := map[uint32]*NameTime{}
+	for _, c := range calls {
+		if c.Flags&timeline.CallSync == 0 {
+			continue
+		}
+		s.HostSyncCalls++
+		if c.Flags&timeline.CallMemcpy != 0 {
+			s.BlockingMemcpys++
+		}
+		iv = append(iv, interval{c.Start, c.End})
+		nt := by[c.Name]
+		if nt == nil {
+			nt = &NameTime{Name: timeline.CanonicalAPI(names.Name(c.Name))}
+			by[c.Name] = nt
+		}
+		nt.Count++
+		nt.TotalUs += us(c.End - c.Start)
+	}
+	hs := total(merge(iv))
+	s.HostSyncUs = us(hs)
+	if res.Temporal != nil {
+		s.SyncWaitPct = pct(hs, res.Temporal.kernelTimeNanos)
+	}
+	var g int64
+	for _, op := range gpu {
+		if op.Kind == timeline.OpSync {
+			s.GPUSyncEvents++
+			g += op.End - op.Start
+		}
+	}
+	for _, op := range devSyncs {
+		s.GPUSyncEvents++
+		g += op.End - op.Start
+	}
+	s.GPUSyncUs = us(g)
+	s.TopSyncAPIs = []NameTime{}
+	for _, nt := range by {
+		nt.TotalUs = round(nt.TotalUs, 3)
+		s.TopSyncAPIs = append(s.TopSyncAPIs, *nt)
+	}
+	sort.Slice(s.TopSyncAPIs, func(i, j int) bool {
+		a, b := s.TopSyncAPIs[i], s.TopSyncAPIs[j]
+		if a.TotalUs != b.TotalUs {
+			return a.TotalUs > b.TotalUs
+		}
+		return a.Name < b.Name
+	})
+	if len(s.TopSyncAPIs) > 5 {
+		s.TopSyncAPIs = s.TopSyncAPIs[:5]
+	}
+}
+
+// memoryOps applies nsys analyze's memory rules: cuda_memcpy_async (an async copy API on
+// pageable memory, which the driver performs synchronously), cuda_memcpy_sync and
+// cuda_memset_sync (synchronous API calls).
+func memoryOps(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, res *RankResult) {
+	m := &res.MemoryOps
+	for _, op := range gpu {
+		if op.Kind != timeline.OpMemcpy || op.Flags&timeline.OpPageable == 0 {
+			continue
+		}
+		m.PageableCopies++
+		if ci, ok := callByCorr[op.Corr]; ok && op.Corr >= 0 && calls[ci].Flags&timeline.CallAsync != 0 {
+			m.PageableAsyncCopies++
+		}
+	}
+	for _, c := range calls {
+		if c.Flags&timeline.CallSync == 0 {
+			continue
+		}
+		if c.Flags&timeline.CallMemcpy != 0 {
+			m.SyncMemcpyCalls++
+		}
+		if c.Flags&timeline.CallMemset != 0 {
+			m.SyncMemsetCalls++
+		}
+	}
+}
+
+// stepStats gives per-ProfilerStep host durations and the GPU work launched inside each step
+// (HTA assigns GPU events to the iteration of their launching call: trace.py add_iteration).
+func stepStats(names *timeline.Names, gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, steps []timeline.Span, dropped string) *StepStats {
+	if len(steps) == 0 {
+		return nil
+	}
+	sorted := append([]timeline.Span(nil), steps...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	st := &StepStats{Count: len(sorted), Dropped: dropped}
+	ivs := make([][]interval, len(sorted))
+	counts := make([]int, len(sorted))
+	for _, op := range gpu {
+		ci, ok := callByCorr[op.Corr]
+		if op.Corr < 0 || !ok {
+			continue
+		}
+		t := calls[ci].Start
+		i := sort.Search(len(sorted), func(i int) bool { return sorted[i].Start > t }) - 1
+		if i < 0 || t >= sorted[i].End {
+			continue
+		}
+		ivs[i] = append(ivs[i], interval{op.Start, op.End})
+		counts[i]++
+	}
+	var durs []float64
+	var sum float64
+	for i, s := range sorted {
+		d := us(s.End - s.Start)
+		durs = append(durs, d)
+		sum += d
+		st.Steps = append(st.Steps, StepRow{Name: names.Name(s.Name), DurUs: d, Kernels: counts[i], GPUBusyUs: us(total(merge(ivs[i])))})
+	}
+	sort.Float64s(durs)
+	st.P50Ms = round(quantile(durs, 0.5)/1000, 3)
+	st.MeanMs = round(sum/float64(len(durs))/1000, 3)
+	return st
+}
+
+// streamID prints a stream as the trace wrote it: CUPTI's "no stream" is uint32 −1.
+func streamID(s int32) int64 { return int64(uint32(s)) }

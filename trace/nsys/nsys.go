@@ -1,0 +1,390 @@
+package nsys
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+
+	"github.com/pel-ladder/pel/trace/timeline"
+)
+
+// Load reads the export at path (opened read-only).
+func Load(path string) (*timeline.Timeline, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	// file:///abs/path?mode=ro: never writes (no journal, no WAL) to the user's export
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tables, err := tableSet(db)
+	if err != nil {
+		return nil, err
+	}
+	if !tables["StringIds"] || (!tables["CUPTI_ACTIVITY_KIND_KERNEL"] && !tables["CUPTI_ACTIVITY_KIND_RUNTIME"]) {
+		return nil, fmt.Errorf("no StringIds or CUPTI_ACTIVITY_KIND_KERNEL/RUNTIME tables: not an Nsight Systems export with CUDA trace")
+	}
+	l := &loader{db: db, tables: tables, names: timeline.NewNames(), ranks: map[int64]*timeline.Rank{},
+		pidIdx: map[int64]int64{}, corrDev: map[int64]int64{}, pidDev: map[int64]map[int64]int{}}
+	if err := l.strings(); err != nil {
+		return nil, fmt.Errorf("StringIds: %w", err)
+	}
+	for _, step := range []struct {
+		table string
+		fn    func() error
+	}{
+		{"TARGET_INFO_GPU", l.gpus},
+		{"CUPTI_ACTIVITY_KIND_KERNEL", l.kernels},
+		{"CUPTI_ACTIVITY_KIND_MEMCPY", l.memcpys},
+		{"CUPTI_ACTIVITY_KIND_MEMSET", l.memsets},
+		{"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", l.syncs},
+		{"CUPTI_ACTIVITY_KIND_RUNTIME", l.runtime},
+	} {
+		if !tables[step.table] {
+			continue
+		}
+		if err := step.fn(); err != nil {
+			return nil, fmt.Errorf("%s: %w", step.table, err)
+		}
+	}
+	tl := &timeline.Timeline{Format: "nsys", Names: l.names}
+	for _, r := range l.ranks {
+		tl.Ranks = append(tl.Ranks, r)
+	}
+	sort.Slice(tl.Ranks, func(i, j int) bool { return tl.Ranks[i].Rank < tl.Ranks[j].Rank })
+	if len(tl.Ranks) == 0 {
+		tl.Notes = append(tl.Notes, "no GPU activity in the export")
+	}
+	return tl, nil
+}
+
+type loader struct {
+	db      *sql.DB
+	tables  map[string]bool
+	str     map[int64]string
+	names   *timeline.Names
+	ranks   map[int64]*timeline.Rank
+	devName map[int64]string
+	pidIdx  map[int64]int64
+	corrDev map[int64]int64         // unique correlation → device
+	pidDev  map[int64]map[int64]int // process → device → operations
+	enums   map[string]map[int64]string
+}
+
+func tableSet(db *sql.DB) (map[string]bool, error) {
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		m[n] = true
+	}
+	return m, rows.Err()
+}
+
+func (l *loader) strings() error {
+	l.str = map[int64]string{}
+	rows, err := l.db.Query(`SELECT id, value FROM StringIds`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var v sql.NullString
+		if err := rows.Scan(&id, &v); err != nil {
+			return err
+		}
+		l.str[id] = v.String
+	}
+	return rows.Err()
+}
+
+// enum reads an ENUM_* table (id → name) when the export has it.
+func (l *loader) enum(table string) map[int64]string {
+	if l.enums == nil {
+		l.enums = map[string]map[int64]string{}
+	}
+	if m, ok := l.enums[table]; ok {
+		return m
+	}
+	m := map[int64]string{}
+	l.enums[table] = m
+	if !l.tables[table] {
+		return m
+	}
+	rows, err := l.db.Query(`SELECT id, name FROM ` + table)
+	if err != nil {
+		return m
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var n string
+		if rows.Scan(&id, &n) == nil {
+			m[id] = n
+		}
+	}
+	return m
+}
+
+func (l *loader) gpus() error {
+	l.devName = map[int64]string{}
+	rows, err := l.db.Query(`SELECT id, name FROM TARGET_INFO_GPU`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var n sql.NullString
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		l.devName[id] = n.String
+	}
+	return rows.Err()
+}
+
+func (l *loader) rank(dev int64) *timeline.Rank {
+	r := l.ranks[dev]
+	if r == nil {
+		r = &timeline.Rank{Rank: int(dev), Device: l.devName[dev]}
+		l.ranks[dev] = r
+	}
+	return r
+}
+
+// corrKey makes a correlation id unique across processes: CUPTI numbers them per process.
+func (l *loader) corrKey(globalID, corr int64) int64 {
+	pid := globalID >> 24 // globalTid/globalPid: bits 24+ identify the process
+	idx, ok := l.pidIdx[pid]
+	if !ok {
+		idx = int64(len(l.pidIdx))
+		l.pidIdx[pid] = idx
+	}
+	return idx<<40 | (corr & (1<<40 - 1))
+}
+
+func (l *loader) addOp(dev, pid int64, op timeline.Op) {
+	r := l.rank(dev)
+	r.GPU = append(r.GPU, op)
+	l.corrDev[op.Corr] = dev
+	p := pid >> 24
+	if l.pidDev[p] == nil {
+		l.pidDev[p] = map[int64]int{}
+	}
+	l.pidDev[p][dev]++
+}
+
+func (l *loader) kernels() error {
+	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var start, end, dev, stream, corr, pid int64
+		var dn, sn sql.NullInt64
+		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &dn, &sn); err != nil {
+			return err
+		}
+		name := l.str[dn.Int64]
+		if !dn.Valid || name == "" {
+			name = l.str[sn.Int64]
+		}
+		l.addOp(dev, pid, timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Name: l.names.IDString(name),
+			Stream: int32(stream), Kind: timeline.OpKernel})
+	}
+	return rows.Err()
+}
+
+var copyKindShort = map[string]string{"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "PTOP": "PtoP",
+	"HTOA": "HtoA", "ATOH": "AtoH", "ATOA": "AtoA", "ATOD": "AtoD", "DTOA": "DtoA"}
+
+// memName builds Kineto's spelling ("Memcpy HtoD (Pageable -> Device)") so that HTA's
+// name-based classification and the pageable check apply unchanged.
+func memName(oper, src, dst string) string {
+	k := oper
+	if i := strings.LastIndex(oper, "KIND_"); i >= 0 {
+		k = oper[i+5:]
+	}
+	if s, ok := copyKindShort[k]; ok {
+		k = s
+	}
+	label := func(s string) string {
+		if i := strings.LastIndex(s, "KIND_"); i >= 0 {
+			s = s[i+5:]
+		}
+		if s == "" {
+			return "Unknown"
+		}
+		return strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
+	}
+	return fmt.Sprintf("Memcpy %s (%s -> %s)", k, label(src), label(dst))
+}
+
+func (l *loader) memcpys() error {
+	oper := l.enum("ENUM_CUDA_MEMCPY_OPER")
+	kinds := l.enum("ENUM_CUDA_MEM_KIND")
+	pageable := int64(-1)
+	for id, n := range kinds {
+		if strings.HasSuffix(n, "PAGEABLE") {
+			pageable = id
+		}
+	}
+	if len(kinds) == 0 {
+		pageable = 0 // CUDA_MEMOPR_MEMORY_KIND_PAGEABLE in every schema version seen
+	}
+	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var start, end, dev, stream, corr, pid int64
+		var ck, sk, dk sql.NullInt64
+		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &ck, &sk, &dk); err != nil {
+			return err
+		}
+		op := timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpMemcpy,
+			Name: l.names.IDString(memName(oper[ck.Int64], kinds[sk.Int64], kinds[dk.Int64]))}
+		if (sk.Valid && sk.Int64 == pageable) || (dk.Valid && dk.Int64 == pageable) {
+			op.Flags |= timeline.OpPageable
+		}
+		l.addOp(dev, pid, op)
+	}
+	return rows.Err()
+}
+
+func (l *loader) memsets() error {
+	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	name := l.names.IDString("Memset (Device)")
+	for rows.Next() {
+		var start, end, dev, stream, corr, pid int64
+		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid); err != nil {
+			return err
+		}
+		l.addOp(dev, pid, timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpMemset, Name: name})
+	}
+	return rows.Err()
+}
+
+func (l *loader) syncs() error {
+	types := l.enum("ENUM_CUPTI_SYNC_TYPE")
+	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var start, end, dev, stream, corr, pid int64
+		var st sql.NullInt64
+		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &st); err != nil {
+			return err
+		}
+		n := types[st.Int64]
+		if i := strings.LastIndex(n, "TYPE_"); i >= 0 {
+			n = n[i+5:]
+		}
+		// Kineto's spelling: "Stream Sync", "Event Sync", "Context Sync"
+		n = strings.ReplaceAll(strings.Title(strings.ToLower(strings.ReplaceAll(n, "_", " "))), "Synchronize", "Sync") //nolint:staticcheck // ASCII enum names
+		if n == "" {
+			n = "Sync"
+		}
+		op := timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpSync, Name: l.names.IDString(n)}
+		r := l.rank(dev)
+		if stream < 0 {
+			r.DeviceSyncs = append(r.DeviceSyncs, op)
+			continue
+		}
+		// noStream (uint32 −1) becomes int32 −1, the same record Kineto writes as
+		// "stream": 4294967295 and HTA counts among the GPU events
+		r.GPU = append(r.GPU, op)
+	}
+	return rows.Err()
+}
+
+func (l *loader) runtime() error {
+	rows, err := l.db.Query(`SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	flags := map[int64]uint16{}
+	ids := map[int64]uint32{}
+	type pending struct {
+		c   timeline.Call
+		pid int64
+	}
+	var unmatched []pending
+	for rows.Next() {
+		var start, end, tid, corr, nameID int64
+		if err := rows.Scan(&start, &end, &tid, &corr, &nameID); err != nil {
+			return err
+		}
+		id, ok := ids[nameID]
+		if !ok {
+			canon := timeline.CanonicalAPI(l.str[nameID])
+			id = l.names.IDString(canon)
+			ids[nameID] = id
+			flags[nameID] = timeline.ClassifyCall(canon)
+		}
+		c := timeline.Call{Start: start, End: end, Corr: l.corrKey(tid, corr), Name: id, Flags: flags[nameID]}
+		if dev, ok := l.corrDev[c.Corr]; ok {
+			r := l.rank(dev)
+			r.Calls = append(r.Calls, c)
+			noteCPU(r, start)
+			continue
+		}
+		unmatched = append(unmatched, pending{c, tid >> 24})
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// calls with no GPU work (synchronization, allocation) go to the process's busiest device
+	for _, p := range unmatched {
+		dev, best := int64(-1), -1
+		for d, n := range l.pidDev[p.pid] {
+			if n > best || (n == best && d < dev) {
+				dev, best = d, n
+			}
+		}
+		if dev < 0 {
+			continue
+		}
+		r := l.rank(dev)
+		r.Calls = append(r.Calls, p.c)
+		noteCPU(r, p.c.Start)
+	}
+	for _, r := range l.ranks {
+		sort.SliceStable(r.Calls, func(i, j int) bool { return r.Calls[i].Start < r.Calls[j].Start })
+	}
+	return nil
+}
+
+func noteCPU(r *timeline.Rank, start int64) {
+	if !r.HasCPU || start < r.MinCPUStart {
+		r.MinCPUStart, r.HasCPU = start, true
+	}
+}
