@@ -1,0 +1,123 @@
+package stats
+
+import (
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// maxTrackableUS bounds recorded latencies (one hour, in µs); larger values are clamped.
+const maxTrackableUS = int64(time.Hour / time.Microsecond)
+
+// Dist accumulates a latency distribution in microseconds: an HDR histogram for
+// percentiles, an exact sum and max.
+type Dist struct {
+	h   *hdr.Histogram
+	n   int
+	sum float64
+	max int64
+}
+
+// NewDist returns an empty distribution.
+func NewDist() *Dist { return &Dist{h: hdr.New(1, maxTrackableUS, 3)} }
+
+// Add records one duration (negative values count as 0).
+func (d *Dist) Add(v time.Duration) { d.AddUS(v.Microseconds()) }
+
+// AddUS records one value in µs.
+func (d *Dist) AddUS(us int64) {
+	if us < 0 {
+		us = 0
+	}
+	if us > maxTrackableUS {
+		us = maxTrackableUS
+	}
+	_ = d.h.RecordValue(us)
+	d.n++
+	d.sum += float64(us)
+	d.max = max(d.max, us)
+}
+
+// N is the number of values.
+func (d *Dist) N() int { return d.n }
+
+// QuantileMs returns the q-th percentile (q in 0..100, HDR convention) in milliseconds.
+func (d *Dist) QuantileMs(q float64) float64 {
+	if d.n == 0 {
+		return 0
+	}
+	return float64(d.h.ValueAtQuantile(q)) / 1000
+}
+
+// MeanMs is the exact mean in milliseconds.
+func (d *Dist) MeanMs() float64 {
+	if d.n == 0 {
+		return 0
+	}
+	return d.sum / float64(d.n) / 1000
+}
+
+// Quantiles summarises the distribution in milliseconds (rounded to the µs).
+func (d *Dist) Quantiles() evidence.Quantiles {
+	if d.n == 0 {
+		return evidence.Quantiles{}
+	}
+	return evidence.Quantiles{
+		N:    d.n,
+		P50:  round3(d.QuantileMs(50)),
+		P95:  round3(d.QuantileMs(95)),
+		P99:  round3(d.QuantileMs(99)),
+		Mean: round3(d.MeanMs()),
+		Max:  round3(float64(d.max) / 1000),
+	}
+}
+
+// Histogram renders the distribution on 1-2-5 bucket bounds (ms) for charts.
+func (d *Dist) Histogram() evidence.Histogram {
+	out := evidence.Histogram{Unit: "ms"}
+	if d.n == 0 {
+		return out
+	}
+	maxMs := float64(d.max) / 1000
+	var bounds []float64
+	for dec := 0.01; ; dec *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			bounds = append(bounds, round3(m*dec))
+		}
+		if dec*5 >= maxMs {
+			break
+		}
+	}
+	counts := make([]int64, len(bounds))
+	for _, b := range d.h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		v := float64(b.From) / 1000
+		i := 0
+		for i < len(bounds)-1 && v > bounds[i] {
+			i++
+		}
+		counts[i] += b.Count
+	}
+	// Trim empty leading buckets (keep one for context).
+	lo := 0
+	for lo < len(counts)-1 && counts[lo] == 0 && counts[lo+1] == 0 {
+		lo++
+	}
+	out.Bounds, out.Counts = bounds[lo:], counts[lo:]
+	return out
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// ratio is a/b, 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

@@ -1,0 +1,96 @@
+package stats
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// Series names (client-side time series, one point per 1 s window; t is the window start in
+// seconds since the run start).
+const (
+	SeriesCompletions = "client.completions_per_s" // tasks completed (status ok) in the window
+	SeriesGoodput     = "client.goodput_per_s"     // accepted tasks that ended in the window
+	SeriesTTFTP50     = "client.ttft_p50_ms"       // of completed tasks ending in the window
+	SeriesITLP50      = "client.itl_p50_ms"        // of their tokens
+	SeriesInFlight    = "client.in_flight"         // time-weighted mean in the window
+)
+
+// series builds the per-second series over [start, end]. Windows with no completed task
+// have no TTFT/ITL point (the chart shows a gap, not a zero).
+func series(rs []*record.Record, start, end time.Time) []evidence.Series {
+	n := int(math.Ceil(end.Sub(start).Seconds()))
+	if n <= 0 {
+		return nil
+	}
+	comp := make([]float64, n)
+	good := make([]float64, n)
+	busy := make([]float64, n) // seconds in flight summed over tasks
+	ttfts := make([][]float64, n)
+	itls := make([][]float64, n)
+	idx := func(t time.Time) int {
+		i := int(t.Sub(start) / time.Second)
+		return min(max(i, 0), n-1)
+	}
+	for _, r := range rs {
+		if r.DoneAt.IsZero() {
+			continue
+		}
+		k := idx(r.DoneAt)
+		if r.OK() {
+			comp[k]++
+			if v, ok := r.TTFT(); ok {
+				ttfts[k] = append(ttfts[k], float64(v.Microseconds())/1000)
+			}
+			r.ITLs(func(d time.Duration) { itls[k] = append(itls[k], float64(d.Microseconds())/1000) })
+		}
+		if r.Accepted {
+			good[k]++
+		}
+		s := r.FirstSentAt
+		if s.IsZero() {
+			s = r.SentAt
+		}
+		if s.IsZero() || !r.DoneAt.After(s) {
+			continue
+		}
+		for w := idx(s); w <= k; w++ {
+			ws := start.Add(time.Duration(w) * time.Second)
+			a, b := maxTime(s, ws), minTime(r.DoneAt, ws.Add(time.Second))
+			if b.After(a) {
+				busy[w] += b.Sub(a).Seconds()
+			}
+		}
+	}
+	mk := func(name, unit string) evidence.Series {
+		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
+	}
+	sc, sg, st, si, sf := mk(SeriesCompletions, "1/s"), mk(SeriesGoodput, "1/s"), mk(SeriesTTFTP50, "ms"), mk(SeriesITLP50, "ms"), mk(SeriesInFlight, "count")
+	for k := 0; k < n; k++ {
+		t := float64(k)
+		// The last window may be partial: rates are per second of the part inside the run.
+		span := math.Min(1, end.Sub(start).Seconds()-t)
+		if span <= 0 {
+			span = 1
+		}
+		sc.T, sc.V = append(sc.T, t), append(sc.V, round6(comp[k]/span))
+		sg.T, sg.V = append(sg.T, t), append(sg.V, round6(good[k]/span))
+		sf.T, sf.V = append(sf.T, t), append(sf.V, round6(busy[k]/span))
+		if len(ttfts[k]) > 0 {
+			st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
+		}
+		if len(itls[k]) > 0 {
+			si.T, si.V = append(si.T, t), append(si.V, median(itls[k]))
+		}
+	}
+	return []evidence.Series{sc, sg, st, si, sf}
+}
+
+// median is the lower median (nearest rank), exact.
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	return round6(v[(len(v)-1)/2])
+}

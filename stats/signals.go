@@ -1,0 +1,354 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// signals fills res.Signals: the headline (phase warm, unlabelled) values, per-task-type
+// variants (Labels{"task": name}), and the derived ratios.
+func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Record, head []*record.Record, headPhase string, hw window, byTask map[string][]*record.Record, opt Options) {
+	win := &evidence.Window{StartS: secs(hw.start.Sub(res.Start)), EndS: secs(hw.end.Sub(res.Start))}
+	add := func(name string, v float64, unit string, labels map[string]string, note string) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		res.Signals = append(res.Signals, evidence.Signal{
+			Name: name, Value: round6(v), Unit: unit, Stage: evidence.StageRequestTrace,
+			Source: Source, Phase: headPhase, Window: win, Labels: labels, Note: note,
+		})
+	}
+	few := func(n int) string {
+		if n < opt.MinSamples {
+			return fmt.Sprintf("few samples (%d)", n)
+		}
+		return ""
+	}
+	perSet := func(rs []*record.Record, labels map[string]string) {
+		s := Summarize(rs, hw.dur(), 0)
+		l := s.Latency
+		add(evidence.SigTTFTP50, l.TTFTms.P50, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTP95, l.TTFTms.P95, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTP99, l.TTFTms.P99, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTFromSentP50, l.TTFTFromSentMs.P50, "ms", labels, few(l.TTFTFromSentMs.N))
+		add(evidence.SigITLP50, l.ITLms.P50, "ms", labels, few(l.ITLms.N))
+		add(evidence.SigITLP99, l.ITLms.P99, "ms", labels, few(l.ITLms.N))
+		add(evidence.SigTPOTP50, l.TPOTms.P50, "ms", labels, few(l.TPOTms.N))
+		add(evidence.SigE2EP50, l.E2Ems.P50, "ms", labels, few(l.E2Ems.N))
+		add(evidence.SigE2EP99, l.E2Ems.P99, "ms", labels, few(l.E2Ems.N))
+		add(evidence.SigAcceptanceRate, s.AcceptanceRate, "ratio", labels, few(s.Requests))
+		add(evidence.SigErrorRate, s.ErrorRate, "ratio", labels, few(s.Requests))
+		add(evidence.SigRetryRate, s.RetryRate, "ratio", labels, few(s.Requests))
+		add(evidence.SigGoodput, s.GoodputRPS, "1/s", labels, few(s.Requests))
+		add(evidence.SigThroughput, s.ThroughputRPS, "1/s", labels, few(s.Requests))
+		add(evidence.SigOutputTokensRate, s.OutputTokensPerS, "tokens/s", labels, few(s.Requests))
+		if opt.SLOFor != nil {
+			done, missed := 0, 0
+			for _, r := range rs {
+				if !r.OK() {
+					continue
+				}
+				done++
+				if len(MissedSLO(r, opt.SLOFor(r.Task))) > 0 {
+					missed++
+				}
+			}
+			if done > 0 {
+				add(evidence.SigSLOMissRate, float64(missed)/float64(done), "ratio", labels, few(done))
+			}
+		}
+	}
+	perSet(head, nil)
+	for _, name := range sortedKeys(byTask) {
+		perSet(byTask[name], map[string]string{"task": name})
+	}
+
+	// Wire-level figures of the headline phase.
+	headers, gaps := NewDist(), NewDist()
+	var chunks, chunkTokens int
+	var queue = NewDist()
+	queued := false
+	for _, r := range head {
+		if r.ClientQueueUS > 0 {
+			queued = true
+		}
+		if r.Attempts > 0 {
+			queue.AddUS(r.ClientQueueUS)
+		}
+		if !r.OK() {
+			continue
+		}
+		if v, ok := r.TimeToHeaders(); ok {
+			headers.Add(v)
+		}
+		r.ChunkGaps(gaps.Add)
+		chunks += len(r.ChunkTokens)
+		for _, k := range r.ChunkTokens {
+			chunkTokens += k
+		}
+	}
+	if headers.N() > 0 {
+		add(evidence.SigHeadersP50, headers.QuantileMs(50), "ms", nil, few(headers.N()))
+	}
+	if gaps.N() > 0 {
+		add(evidence.SigChunkGapP50, gaps.QuantileMs(50), "ms", nil, few(gaps.N()))
+	}
+	if chunks > 0 {
+		add(evidence.SigTokensPerChunk, float64(chunkTokens)/float64(chunks), "tokens", nil, few(chunks))
+	}
+	lag := NewDist()
+	for _, r := range head {
+		if v, ok := r.ScheduleLag(); ok {
+			lag.Add(v)
+		}
+	}
+	if lag.N() > 0 {
+		add(evidence.SigScheduleLagP99, lag.QuantileMs(99), "ms", nil, few(lag.N()))
+	}
+	if queued {
+		add(evidence.SigClientQueueP99, queue.QuantileMs(99), "ms", nil, few(queue.N()))
+	}
+	if d := hw.dur(); d > 0 {
+		add(evidence.SigInFlightMean, busyTime(head, hw.start, hw.end).Seconds()/d.Seconds(), "count", nil, "")
+	}
+
+	// Cold vs warm TTFT.
+	cold, warm := ttftDist(byPhase[record.PhaseCold]), ttftDist(byPhase[record.PhaseWarm])
+	if cold.N() > 0 && warm.N() > 0 && warm.QuantileMs(50) > 0 {
+		add(evidence.SigColdWarmTTFTRatio, cold.QuantileMs(50)/warm.QuantileMs(50), "ratio", nil,
+			joinNote(few(min(cold.N(), warm.N())), fmt.Sprintf("cold p50 %.1f ms over %d tasks, warm p50 %.1f ms over %d", cold.QuantileMs(50), cold.N(), warm.QuantileMs(50), warm.N())))
+	}
+
+	// Goodput scaling across concurrency bands.
+	if sc, ok := BandScaling(head, opt.MinSamples); ok {
+		add(evidence.SigBandScaling, sc.Ratio, "ratio", nil, sc.Note)
+		if sc.Knee > 0 {
+			add(evidence.SigKneeBand, sc.Knee, "count", nil, sc.KneeNote)
+		}
+	} else if sc.Note != "" {
+		res.Notes = append(res.Notes, "band scaling not computed: "+sc.Note)
+	}
+
+	// Head-of-line blocking of short prompts by long ones.
+	if h, ok := HOL(head, 10); ok {
+		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
+	} else if h.Note != "" {
+		res.Notes = append(res.Notes, "hol_ttft_ratio not computed: "+h.Note)
+	}
+}
+
+func ttftDist(rs []*record.Record) *Dist {
+	d := NewDist()
+	for _, r := range rs {
+		if v, ok := r.TTFT(); ok && r.OK() {
+			d.Add(v)
+		}
+	}
+	return d
+}
+
+// busyTime is the sum over tasks of the time each was in flight (first send to done)
+// within [from, to]: divided by to−from it is the time-weighted mean in-flight count.
+func busyTime(rs []*record.Record, from, to time.Time) time.Duration {
+	var sum time.Duration
+	for _, r := range rs {
+		s := r.FirstSentAt
+		if s.IsZero() {
+			s = r.SentAt
+		}
+		if s.IsZero() || r.DoneAt.IsZero() {
+			continue
+		}
+		a, b := maxTime(s, from), minTime(r.DoneAt, to)
+		if b.After(a) {
+			sum += b.Sub(a)
+		}
+	}
+	return sum
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Scaling is the throughput-vs-concurrency reading of one run.
+type Scaling struct {
+	Ratio    float64 // (goodput gain) / (concurrency gain), lowest to highest eligible band
+	Knee     float64 // mean concurrency of the last band before scaling breaks (0: no knee)
+	Note     string
+	KneeNote string
+}
+
+// BandScaling compares goodput across concurrency bands. A band's goodput is estimated by
+// Little's law from its own tasks: X = c̄ · a / Ē, where c̄ is the mean concurrency at send
+// (in-flight + 1), a the band's acceptance rate and Ē its mean E2E in seconds (every task
+// that ended, failed ones too, since they held a slot). This holds for open and closed loop
+// alike and needs no time windows. Ratio = (X_hi / X_lo) / (c̄_hi / c̄_lo) between the lowest
+// and highest band with at least minN tasks: 1 is linear scaling, ~0 is flat. The knee is
+// the first band b whose step to the next gains less than half of linear
+// ((X_{b+1}/X_b) / (c̄_{b+1}/c̄_b) < 0.5); knee_in_flight is c̄_b. ok is false (with Note
+// saying why) with fewer than two eligible bands.
+func BandScaling(rs []*record.Record, minN int) (Scaling, bool) {
+	type band struct {
+		lo          int
+		n, acc      int
+		conc, e2eS  float64
+		e2eN        int
+		x, meanConc float64
+	}
+	m := map[int]*band{}
+	for _, r := range rs {
+		if r.Attempts == 0 || r.DoneAt.IsZero() {
+			continue
+		}
+		_, lo, _ := Band(r.InFlight)
+		b := m[lo]
+		if b == nil {
+			b = &band{lo: lo}
+			m[lo] = b
+		}
+		b.n++
+		if r.Accepted {
+			b.acc++
+		}
+		b.conc += float64(r.InFlight + 1)
+		if v, ok := r.E2E(); ok {
+			b.e2eS += v.Seconds()
+			b.e2eN++
+		}
+	}
+	var bs []*band
+	for _, b := range m {
+		if b.n >= minN && b.e2eN > 0 && b.e2eS > 0 {
+			b.meanConc = b.conc / float64(b.n)
+			b.x = b.meanConc * (float64(b.acc) / float64(b.n)) / (b.e2eS / float64(b.e2eN))
+			bs = append(bs, b)
+		}
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].lo < bs[j].lo })
+	if len(bs) < 2 {
+		return Scaling{Note: fmt.Sprintf("%d concurrency band(s) with at least %d tasks; need 2", len(bs), minN)}, false
+	}
+	lo, hi := bs[0], bs[len(bs)-1]
+	if lo.x == 0 {
+		return Scaling{Note: "no accepted tasks in the lowest band"}, false
+	}
+	sc := Scaling{Ratio: (hi.x / lo.x) / (hi.meanConc / lo.meanConc)}
+	sc.Note = fmt.Sprintf("Little's-law goodput %.2f/s at mean concurrency %.1f vs %.2f/s at %.1f", lo.x, lo.meanConc, hi.x, hi.meanConc)
+	for i := 0; i+1 < len(bs); i++ {
+		a, b := bs[i], bs[i+1]
+		if a.x == 0 {
+			continue
+		}
+		if step := (b.x / a.x) / (b.meanConc / a.meanConc); step < 0.5 {
+			sc.Knee = math.Round(a.meanConc*10) / 10
+			sc.KneeNote = fmt.Sprintf("going from mean concurrency %.1f to %.1f gained %.0f%% of linear", a.meanConc, b.meanConc, step*100)
+			break
+		}
+	}
+	return sc, true
+}
+
+// HOLReading is the head-of-line blocking comparison.
+type HOLReading struct {
+	Ratio float64
+	Note  string
+}
+
+// HOL compares the TTFT (from scheduled_at) p50 of short-prompt tasks sent while a
+// long-prompt task was waiting for its first token with those sent when none was. Short
+// tasks are the task type with the smallest median prompt; a long task is any task whose
+// prompt is at least 4× that median; "waiting" is from its first send to its first token
+// (or its end if it never got one). ok is false when either set has fewer than minN tasks.
+func HOL(rs []*record.Record, minN int) (HOLReading, bool) {
+	byTask := map[string][]int{}
+	for _, r := range rs {
+		if r.OK() {
+			byTask[r.Task] = append(byTask[r.Task], r.PromptTokens)
+		}
+	}
+	shortTask, shortMed := "", math.MaxInt
+	for _, name := range sortedKeys(byTask) {
+		ps := byTask[name]
+		sort.Ints(ps)
+		if med := ps[(len(ps)-1)/2]; med < shortMed {
+			shortTask, shortMed = name, med
+		}
+	}
+	if shortTask == "" {
+		return HOLReading{Note: "no completed tasks"}, false
+	}
+	type iv struct{ a, b time.Time }
+	var long []iv
+	for _, r := range rs {
+		if r.PromptTokens < 4*max(shortMed, 1) {
+			continue
+		}
+		s := r.FirstSentAt
+		if s.IsZero() {
+			s = r.SentAt
+		}
+		e := r.FirstTokenAt
+		if e.IsZero() {
+			e = r.DoneAt
+		}
+		if !s.IsZero() && e.After(s) {
+			long = append(long, iv{s, e})
+		}
+	}
+	if len(long) == 0 {
+		return HOLReading{Note: fmt.Sprintf("no task with a prompt ≥ 4× the %q median (%d tokens)", shortTask, shortMed)}, false
+	}
+	// Merge the waiting intervals, then look each short task's send up by binary search.
+	sort.Slice(long, func(i, j int) bool { return long[i].a.Before(long[j].a) })
+	merged := []iv{long[0]}
+	for _, x := range long[1:] {
+		last := &merged[len(merged)-1]
+		if !x.a.After(last.b) {
+			if x.b.After(last.b) {
+				last.b = x.b
+			}
+		} else {
+			merged = append(merged, x)
+		}
+	}
+	over, apart := NewDist(), NewDist()
+	for _, r := range rs {
+		if r.Task != shortTask || !r.OK() || r.PromptTokens >= 4*max(shortMed, 1) {
+			continue
+		}
+		ttft, ok := r.TTFT()
+		s := r.SentAt
+		if !ok || s.IsZero() {
+			continue
+		}
+		i := sort.Search(len(merged), func(i int) bool { return merged[i].b.After(s) })
+		if i < len(merged) && !merged[i].a.After(s) {
+			over.Add(ttft)
+		} else {
+			apart.Add(ttft)
+		}
+	}
+	if over.N() < minN || apart.N() < minN || apart.QuantileMs(50) == 0 {
+		return HOLReading{Note: fmt.Sprintf("%d short tasks overlapped a long prefill and %d did not; need %d of each", over.N(), apart.N(), minN)}, false
+	}
+	return HOLReading{
+		Ratio: over.QuantileMs(50) / apart.QuantileMs(50),
+		Note:  fmt.Sprintf("%q TTFT p50 %.1f ms over %d tasks sent while a prompt ≥ %d tokens waited, %.1f ms over %d others", shortTask, over.QuantileMs(50), over.N(), 4*shortMed, apart.QuantileMs(50), apart.N()),
+	}, true
+}

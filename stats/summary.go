@@ -1,0 +1,381 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// RequestSLO holds the per-request (max) bounds of one task type; zero means unbounded.
+type RequestSLO struct {
+	TTFT, ITL, TPOT, E2E time.Duration
+}
+
+// Options are the inputs the records do not carry.
+type Options struct {
+	// SLOFor returns the per-request bounds of a task type (for client.slo_miss_rate);
+	// nil means none.
+	SLOFor func(task string) RequestSLO
+	// CostPerHourUSD is the price of the accelerators per hour (price × count); 0: unknown,
+	// and cost per accepted task is null.
+	CostPerHourUSD float64
+	// Start is the run's start (times in signals and series are seconds since it); zero
+	// means the earliest scheduled_at.
+	Start time.Time
+	// MinSamples below which a statistic carries a "few samples" note (default 20).
+	MinSamples int
+}
+
+// Result is everything stage 1 contributes to the evidence.
+type Result struct {
+	Start, End time.Time
+	Workload   evidence.Workload
+	Phases     []evidence.Phase
+	Signals    []evidence.Signal
+	Series     []evidence.Series
+	Notes      []string
+}
+
+// Source is the signal source of every client-side figure.
+const Source = "client"
+
+// Compute summarises records. It never fails: an empty input gives an empty summary and a
+// note.
+func Compute(recs []record.Record, opt Options) *Result {
+	if opt.MinSamples <= 0 {
+		opt.MinSamples = 20
+	}
+	res := &Result{Start: opt.Start}
+	all := make([]*record.Record, len(recs))
+	for i := range recs {
+		all[i] = &recs[i]
+	}
+	if len(all) == 0 {
+		res.Notes = append(res.Notes, "no task records: nothing was measured")
+		return res
+	}
+	if res.Start.IsZero() {
+		res.Start = all[0].ScheduledAt
+		for _, r := range all {
+			if r.ScheduledAt.Before(res.Start) {
+				res.Start = r.ScheduledAt
+			}
+		}
+	}
+	for _, r := range all {
+		if r.DoneAt.After(res.End) {
+			res.End = r.DoneAt
+		}
+	}
+	byPhase := group(all, func(r *record.Record) string { return r.Phase })
+	phaseNames := sortedKeys(byPhase)
+	sort.SliceStable(phaseNames, func(i, j int) bool { return phaseRank(phaseNames[i]) < phaseRank(phaseNames[j]) })
+	windows := map[string]window{}
+	for _, p := range phaseNames {
+		w := windowOf(byPhase[p])
+		windows[p] = w
+		res.Phases = append(res.Phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(res.Start)), EndS: secs(w.end.Sub(res.Start))})
+	}
+	head := byPhase[record.PhaseWarm]
+	headPhase := record.PhaseWarm
+	if len(head) == 0 {
+		head, headPhase = all, ""
+		res.Notes = append(res.Notes, "no warm-phase tasks: the headline summary covers all tasks")
+	}
+	hw := windowOf(head)
+	if headPhase != "" {
+		hw = windows[headPhase]
+	}
+	w := &res.Workload
+	w.Summary = Summarize(head, hw.dur(), opt.CostPerHourUSD)
+	w.TokenSource = tokenSource(head)
+	w.ByPhase = map[string]evidence.Summary{}
+	for _, p := range phaseNames {
+		w.ByPhase[p] = Summarize(byPhase[p], windows[p].dur(), opt.CostPerHourUSD)
+	}
+	byTask := group(head, func(r *record.Record) string { return r.Task })
+	w.ByTaskType = map[string]evidence.Summary{}
+	for name, rs := range byTask {
+		w.ByTaskType[name] = Summarize(rs, hw.dur(), opt.CostPerHourUSD)
+	}
+	w.ByBand = bandSummaries(head, hw.dur(), opt.CostPerHourUSD)
+	w.Histograms = histograms(head)
+	if n := countSent(head); n < len(head) {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n))
+	}
+	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
+	if completed < opt.MinSamples {
+		res.Notes = append(res.Notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
+	} else if completed < 100 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
+	}
+	res.signals(all, byPhase, head, headPhase, hw, byTask, opt)
+	res.Series = series(all, res.Start, res.End)
+	return res
+}
+
+// Apply writes the result into ev: the workload block, the run phases, stage 1 (collected)
+// with its signals, series and notes.
+func (r *Result) Apply(ev *evidence.Evidence) {
+	ev.Workload = r.Workload
+	ev.Run.Phases = r.Phases
+	if ev.Run.Phases == nil {
+		ev.Run.Phases = []evidence.Phase{}
+	}
+	st := ev.Stage(evidence.StageRequestTrace)
+	st.Status = evidence.StatusCollected
+	st.Sources = []string{Source}
+	st.Signals = append(st.Signals[:0], r.Signals...)
+	st.Series = r.Series
+	st.Notes = r.Notes
+}
+
+type window struct{ start, end time.Time }
+
+func (w window) dur() time.Duration { return w.end.Sub(w.start) }
+
+// windowOf is the measured window of a set of tasks: first scheduled_at to last done_at.
+func windowOf(rs []*record.Record) window {
+	var w window
+	for i, r := range rs {
+		if i == 0 || r.ScheduledAt.Before(w.start) {
+			w.start = r.ScheduledAt
+		}
+		end := r.DoneAt
+		if end.IsZero() {
+			end = r.ScheduledAt
+		}
+		if end.After(w.end) {
+			w.end = end
+		}
+	}
+	return w
+}
+
+func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
+
+func phaseRank(p string) int {
+	switch p {
+	case record.PhaseCold:
+		return 0
+	case record.PhaseWarm:
+		return 1
+	case record.PhaseCanary:
+		return 2
+	}
+	return 3
+}
+
+func group(rs []*record.Record, key func(*record.Record) string) map[string][]*record.Record {
+	m := map[string][]*record.Record{}
+	for _, r := range rs {
+		k := key(r)
+		m[k] = append(m[k], r)
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func countSent(rs []*record.Record) int {
+	n := 0
+	for _, r := range rs {
+		if r.Attempts > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func tokenSource(rs []*record.Record) string {
+	src := ""
+	for _, r := range rs {
+		if !r.OK() || r.TokenSource == "" {
+			continue
+		}
+		if src == "" {
+			src = r.TokenSource
+		} else if src != r.TokenSource {
+			return "mixed"
+		}
+	}
+	return src
+}
+
+// Summarize is the summary of one set of tasks measured over a window of length win
+// (rates are per second of win). Every task is in the denominators; latency distributions
+// are over completed (status ok) tasks, schedule lag and client queue over sent ones.
+func Summarize(rs []*record.Record, win time.Duration, costPerHourUSD float64) evidence.Summary {
+	s := evidence.Summary{Requests: len(rs)}
+	ttft, fromSent, itl, tpot, e2e, lag := NewDist(), NewDist(), NewDist(), NewDist(), NewDist(), NewDist()
+	var retried, outTok int
+	for _, r := range rs {
+		if r.Accepted {
+			s.Accepted++
+		} else {
+			if s.RejectReasons == nil {
+				s.RejectReasons = map[string]int{}
+			}
+			if len(r.Reasons) == 0 {
+				s.RejectReasons["(no reason given)"]++
+			}
+			for _, why := range r.Reasons {
+				s.RejectReasons[why]++
+			}
+		}
+		switch {
+		case r.Status == record.StatusCancelled:
+			s.Cancelled++
+		case r.Failed():
+			s.Failed++
+		}
+		if r.Attempts > 1 {
+			retried++
+		}
+		if v, ok := r.ScheduleLag(); ok {
+			lag.Add(v)
+		}
+		if !r.OK() {
+			continue
+		}
+		outTok += r.OutputTokens
+		if v, ok := r.TTFT(); ok {
+			ttft.Add(v)
+		}
+		if v, ok := r.TTFTFromSent(); ok {
+			fromSent.Add(v)
+		}
+		r.ITLs(itl.Add)
+		if v, ok := r.TPOT(); ok {
+			tpot.Add(v)
+		}
+		if v, ok := r.E2E(); ok {
+			e2e.Add(v)
+		}
+	}
+	n := float64(s.Requests)
+	s.AcceptanceRate = round6(ratio(float64(s.Accepted), n))
+	s.ErrorRate = round6(ratio(float64(s.Failed), n))
+	s.RetryRate = round6(ratio(float64(retried), n))
+	ws := win.Seconds()
+	if ws > 0 {
+		s.GoodputRPS = round6(float64(s.Accepted) / ws)
+		s.ThroughputRPS = round6(float64(s.Requests-s.Failed-s.Cancelled) / ws)
+		s.OutputTokensPerS = round6(float64(outTok) / ws)
+	}
+	if costPerHourUSD > 0 && s.Accepted > 0 && ws > 0 {
+		c := round6(costPerHourUSD * win.Hours() / float64(s.Accepted))
+		s.CostPerAcceptedTask = &c
+	}
+	s.Latency = evidence.Latency{
+		TTFTms: ttft.Quantiles(), TTFTFromSentMs: fromSent.Quantiles(), ITLms: itl.Quantiles(),
+		TPOTms: tpot.Quantiles(), E2Ems: e2e.Quantiles(), ScheduleLagMs: lag.Quantiles(),
+	}
+	return s
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// Band returns the concurrency band of a task: concurrency at send c = in-flight + 1
+// (itself included), banded by powers of two: 1, 2-3, 4-7, 8-15, ...
+func Band(inFlight int) (name string, lo, hi int) {
+	c := max(inFlight+1, 1)
+	k := bits.Len(uint(c)) - 1
+	lo, hi = 1<<k, 1<<(k+1)-1
+	if lo == hi {
+		return fmt.Sprint(lo), lo, hi
+	}
+	return fmt.Sprintf("%d-%d", lo, hi), lo, hi
+}
+
+func bandSummaries(rs []*record.Record, win time.Duration, cost float64) []evidence.BandSummary {
+	m := map[int][]*record.Record{}
+	for _, r := range rs {
+		if r.Attempts == 0 {
+			continue // never sent: no concurrency at send
+		}
+		_, lo, _ := Band(r.InFlight)
+		m[lo] = append(m[lo], r)
+	}
+	var los []int
+	for lo := range m {
+		los = append(los, lo)
+	}
+	sort.Ints(los)
+	var out []evidence.BandSummary
+	for _, lo := range los {
+		name, lo, hi := Band(lo - 1)
+		out = append(out, evidence.BandSummary{Band: name, Lo: lo, Hi: hi, Summary: Summarize(m[lo], win, cost)})
+	}
+	return out
+}
+
+func histograms(rs []*record.Record) map[string]evidence.Histogram {
+	ttft, itl, e2e := NewDist(), NewDist(), NewDist()
+	for _, r := range rs {
+		if !r.OK() {
+			continue
+		}
+		if v, ok := r.TTFT(); ok {
+			ttft.Add(v)
+		}
+		r.ITLs(itl.Add)
+		if v, ok := r.E2E(); ok {
+			e2e.Add(v)
+		}
+	}
+	out := map[string]evidence.Histogram{}
+	for name, d := range map[string]*Dist{"ttft_ms": ttft, "itl_ms": itl, "e2e_ms": e2e} {
+		if d.N() > 0 {
+			out[name] = d.Histogram()
+		}
+	}
+	return out
+}
+
+// MissedSLO lists the per-request bounds a completed task exceeded ("ttft", "itl", "tpot",
+// "e2e"); ITL is judged on the task's worst token gap.
+func MissedSLO(r *record.Record, s RequestSLO) []string {
+	var out []string
+	if v, ok := r.TTFT(); ok && s.TTFT > 0 && v > s.TTFT {
+		out = append(out, "ttft")
+	}
+	if s.ITL > 0 {
+		var worst time.Duration
+		r.ITLs(func(d time.Duration) { worst = max(worst, d) })
+		if worst > s.ITL {
+			out = append(out, "itl")
+		}
+	}
+	if v, ok := r.TPOT(); ok && s.TPOT > 0 && v > s.TPOT {
+		out = append(out, "tpot")
+	}
+	if v, ok := r.E2E(); ok && s.E2E > 0 && v > s.E2E {
+		out = append(out, "e2e")
+	}
+	return out
+}
+
+// joinNote joins non-empty notes.
+func joinNote(parts ...string) string {
+	var ps []string
+	for _, p := range parts {
+		if p != "" {
+			ps = append(ps, p)
+		}
+	}
+	return strings.Join(ps, "; ")
+}
