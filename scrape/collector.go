@@ -184,6 +184,9 @@ func (c *Collector) sampleAll(ctx context.Context) {
 }
 
 func (c *Collector) write(s *Sample) {
+	if s == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w == nil || c.state == 2 {
@@ -194,15 +197,20 @@ func (c *Collector) write(s *Sample) {
 	}
 }
 
-// sample fetches and parses one page. Every outcome is a Sample; errors are kept in it.
-func (c *Collector) sample(ctx context.Context, ep endpointCfg) *Sample {
+// sample fetches and parses one page. Every outcome is a Sample with its error kept,
+// except a request cut short because sampling is stopping (nil: Stop takes the last
+// sample itself, and that cut is no gap of the endpoint).
+func (c *Collector) sample(parent context.Context, ep endpointCfg) *Sample {
 	start := time.Now()
 	s := &Sample{T: start, Endpoint: ep.url, Kind: ep.kind, Origin: OriginScrape}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
 	defer cancel()
 	fams, err := c.fetch(ctx, ep.url)
 	s.DurMs = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
+		if parent.Err() != nil {
+			return nil
+		}
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("timeout after %v", c.cfg.Timeout)
 		}
