@@ -16,7 +16,7 @@ const (
 	chartH  = 220
 	padL    = 56
 	padR    = 12
-	padT    = 26
+	padT    = 34
 	padB    = 36
 	plotW   = chartW - padL - padR
 	plotH   = chartH - padT - padB
@@ -56,7 +56,7 @@ func (b *svgBuf) f(format string, a ...any) { fmt.Fprintf(&b.Builder, format, a.
 
 func (b *svgBuf) open(title string) {
 	b.f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, html.EscapeString(title))
-	b.f(`<text class="title" x="%d" y="16">%s</text>`, padL, html.EscapeString(title))
+	b.f(`<text class="title" x="%d" y="14">%s</text>`, padL, html.EscapeString(title))
 }
 
 // yAxis draws horizontal grid lines and labels for [0, ymax]; it returns the y scale.
@@ -72,7 +72,7 @@ func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
 		b.f(`<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, padL+plotW, y, y)
 		b.f(`<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y+3, num(v))
 	}
-	b.f(`<text class="unit" x="4" y="%d">%s</text>`, padT-8, html.EscapeString(unit))
+	b.f(`<text class="unit" x="4" y="%d">%s</text>`, padT-6, html.EscapeString(unit))
 	return sy
 }
 
@@ -156,7 +156,7 @@ func histChart(title string, h evidence.Histogram) template.HTML {
 		b.f(`<text class="empty" x="%d" y="%d">no data</text></svg>`, padL, padT+plotH/2)
 		return template.HTML(b.String())
 	}
-	sy := b.yAxis(float64(ymax)*1.05, "tasks/tokens")
+	sy := b.yAxis(float64(ymax)*1.05, "count")
 	bw := float64(plotW) / float64(n)
 	every := int(math.Ceil(float64(n) / 8))
 	for i := 0; i < n; i++ {
