@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -436,5 +437,22 @@ func TestNoUtilizationAsExplanation(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+func TestSLOBounds(t *testing.T) {
+	got := SLOBounds(contract.SLO{
+		TTFT: contract.Bound{P99: 500 * time.Millisecond, Max: 2 * time.Second},
+		ITL:  contract.Bound{Max: 50 * time.Millisecond},
+		E2E:  contract.Bound{P50: time.Second},
+	})
+	want := map[string]float64{evidence.SigTTFTP99: 500, evidence.SigITLP99: 50, evidence.SigE2EP50: 1000}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
 	}
 }
