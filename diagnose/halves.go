@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // minHalfTasks: a half with fewer warm tasks than this cannot reproduce anything.
@@ -37,12 +38,10 @@ func quantile(xs []float64, q float64) float64 {
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // clientSignals re-derives the stage-1 values a rule may read from a set of records of one
-// phase. hol carries the long-prompt index of the whole phase (long prompts in the other
-// half still block short ones near the boundary).
-func clientSignals(recs []*record.Record, hol *holIndex) map[string]float64 {
+// phase.
+func clientSignals(recs []*record.Record) map[string]float64 {
 	var ttft, ttftSent, itl, e2e, hdr []float64
 	var chunks, tokens, missed, completed, accepted int
-	var holOn, holOff []float64
 	for _, r := range recs {
 		if r.Status == record.StatusCancelled {
 			continue
@@ -52,13 +51,6 @@ func clientSignals(recs []*record.Record, hol *holIndex) map[string]float64 {
 		}
 		if d, ok := r.TTFT(); ok {
 			ttft = append(ttft, ms(d))
-			if hol != nil && r.PromptTokens <= hol.shortMax && len(hol.long) > 0 {
-				if hol.blocked(r) {
-					holOn = append(holOn, ms(d))
-				} else {
-					holOff = append(holOff, ms(d))
-				}
-			}
 		}
 		if d, ok := r.TTFTFromSent(); ok {
 			ttftSent = append(ttftSent, ms(d))
@@ -105,10 +97,10 @@ func clientSignals(recs []*record.Record, hol *holIndex) map[string]float64 {
 	if n := len(recs); n > 0 {
 		out[evidence.SigAcceptanceRate] = float64(accepted) / float64(n)
 	}
-	if len(holOn) >= minHOLSamples && len(holOff) >= minHOLSamples {
-		if off := quantile(holOff, 0.5); off > 0 {
-			out[evidence.SigHOLTTFTRatio] = quantile(holOn, 0.5) / off
-		}
+	// Long prompts in the other half are in recs' phase too; stats.HOL sees only this half's,
+	// so a long prefill straddling the boundary counts on one side only.
+	if h, ok := stats.HOL(recs, minHOLSamples); ok {
+		out[evidence.SigHOLTTFTRatio] = h.Ratio
 	}
 	return out
 }
@@ -154,7 +146,7 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
 // halfView re-derives a view for the warm records scheduled in w and the series samples in
 // w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
 // over and not marked derived, so they never count as reproduction on their own.
-func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interval, name string, hol *holIndex) (*view, int) {
+func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interval, name string) (*view, int) {
 	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name}
 	for k, s := range full.sig {
 		h.sig[k] = s
@@ -170,7 +162,7 @@ func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interva
 	for _, n := range clientNames {
 		delete(h.sig, n)
 	}
-	for n, x := range clientSignals(sub, hol) {
+	for n, x := range clientSignals(sub) {
 		s, ok := full.sig[n]
 		if !ok {
 			s = evidence.Signal{Name: n, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseWarm}
@@ -225,13 +217,12 @@ func reproduce(ev *evidence.Evidence, recs []record.Record, full *view, r rule, 
 		return evidence.StopCondition{Reason: "a cold start happens once per server start: reproduce it with a second run against a fresh server"}
 	}
 	mid := (w.a + w.b) / 2
-	hol := newHOLIndex(recs, record.PhaseWarm)
 	var notes []string
 	for _, part := range []struct {
 		name string
 		w    interval
 	}{{"first half", interval{w.a, mid}}, {"second half", interval{mid, w.b + 1e-9}}} {
-		hv, n := halfView(ev, recs, full, part.w, part.name, hol)
+		hv, n := halfView(ev, recs, full, part.w, part.name)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
 		}

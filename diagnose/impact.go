@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -218,51 +219,59 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	return im
 }
 
-// holIndex finds, for a short prompt, whether a long prompt was being prefilled (sent, no
-// first token yet) while it waited for its own first token.
+// holIndex finds whether a short-prompt task was sent while a long prompt waited for its
+// first token. Definitions follow stats.HOL, which produces client.hol_ttft_ratio: short
+// tasks are the task type with the smallest median prompt; a long task has a prompt at least
+// holLongOverMed times that median; it waits from its first send to its first token.
 type holIndex struct {
-	shortMax int        // prompts at or under this many tokens are short
-	long     []interval // [sent, first token] of long prompts, in absolute seconds
+	shortTask string
+	longMin   int
+	long      []interval // absolute seconds
 }
 
-// Long prompts: at least the 90th percentile and at least four times the median prompt, so a
-// mix without a real long tail has no "long" prompts at all.
-const (
-	holLongQuantile = 0.90
-	holLongOverMed  = 4.0
-)
+const holLongOverMed = 4
 
 func newHOLIndex(recs []record.Record, phase string) *holIndex {
-	var lens []float64
+	byTask := map[string][]int{}
 	for i := range recs {
-		if recs[i].Phase == phase && recs[i].PromptTokens > 0 {
-			lens = append(lens, float64(recs[i].PromptTokens))
+		if recs[i].Phase == phase && recs[i].OK() {
+			byTask[recs[i].Task] = append(byTask[recs[i].Task], recs[i].PromptTokens)
 		}
 	}
 	h := &holIndex{}
-	if len(lens) == 0 {
+	shortMed := math.MaxInt
+	names := make([]string, 0, len(byTask))
+	for k := range byTask {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ps := byTask[k]
+		sort.Ints(ps)
+		if med := ps[(len(ps)-1)/2]; med < shortMed {
+			h.shortTask, shortMed = k, med
+		}
+	}
+	if h.shortTask == "" {
 		return h
 	}
-	sort.Float64s(lens)
-	med := quantileSorted(lens, 0.5)
-	longMin := quantileSorted(lens, holLongQuantile)
-	if longMin < holLongOverMed*med {
-		longMin = holLongOverMed * med
-	}
-	h.shortMax = int(med)
+	h.longMin = holLongOverMed * max(shortMed, 1)
 	for i := range recs {
 		r := &recs[i]
-		if float64(r.PromptTokens) < longMin || r.SentAt.IsZero() {
+		if r.PromptTokens < h.longMin {
 			continue
 		}
-		end := r.FirstTokenAt
-		if end.IsZero() {
-			end = r.DoneAt
+		s := r.FirstSentAt
+		if s.IsZero() {
+			s = r.SentAt
 		}
-		if end.IsZero() {
-			continue
+		e := r.FirstTokenAt
+		if e.IsZero() {
+			e = r.DoneAt
 		}
-		h.long = append(h.long, interval{unix(r.SentAt), unix(end)})
+		if !s.IsZero() && e.After(s) {
+			h.long = append(h.long, interval{unix(s), unix(e)})
+		}
 	}
 	return h
 }
@@ -270,15 +279,9 @@ func newHOLIndex(recs []record.Record, phase string) *holIndex {
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func (h *holIndex) blocked(r *record.Record) bool {
-	if r.PromptTokens > h.shortMax || len(h.long) == 0 {
+	if r.Task != h.shortTask || r.PromptTokens >= h.longMin || r.SentAt.IsZero() {
 		return false
 	}
-	end := r.FirstTokenAt
-	if end.IsZero() {
-		end = r.DoneAt
-	}
-	if end.IsZero() {
-		return false
-	}
-	return overlaps(interval{unix(r.ScheduledAt), unix(end)}, h.long)
+	s := unix(r.SentAt)
+	return overlaps(interval{s, s}, h.long)
 }
