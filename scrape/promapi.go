@@ -144,7 +144,8 @@ func (c *Collector) promCheck(ctx context.Context) error {
 // promLatest is the newest sample time Prometheus holds for the selected targets
 // ("up" included when the selector applies to it, so a dead target still advances).
 func (c *Collector) promLatest(ctx context.Context) (time.Time, error) {
-	q := "max(timestamp(" + promSelector("up|"+promNameRegex(), c.cfg.Selector) + "))"
+	// timestamp() drops __name__; copy it to a label first so series stay distinct.
+	q := `max(timestamp(label_replace(` + promSelector("up|"+promNameRegex(), c.cfg.Selector) + `, "pel_name", "$1", "__name__", "(.+)")))`
 	d, err := c.promGet(ctx, "/api/v1/query", url.Values{"query": {q}})
 	if err != nil {
 		return time.Time{}, err

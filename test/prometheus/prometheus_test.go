@@ -1,0 +1,281 @@
+// Package prometheus_test runs a real Prometheus server (Debian's `prometheus` package,
+// or the binary named by $PEL_PROMETHEUS) scraping a vLLM-V1-shaped target and a
+// DCGM-shaped target, and checks that pel's Prometheus path (query_range over the run
+// window) and its direct-scrape path give the same signals within the documented error.
+//
+// CI: apt-get update && apt-get install -y prometheus   (the test skips without it)
+package prometheus_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/scrape"
+	"github.com/pel-ladder/pel/scrape/scrapetest"
+)
+
+// interval is both Prometheus' scrape_interval and pel's sampling interval / step.
+const interval = 500 * time.Millisecond
+
+func prometheusBinary(t *testing.T) string {
+	if p := os.Getenv("PEL_PROMETHEUS"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus binary not found: install it (Debian: apt-get install -y prometheus) or set PEL_PROMETHEUS; " +
+			"this test compares pel's Prometheus query_range path with direct scraping")
+	}
+	return p
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// target serves h on loopback and counts requests that did not come from Prometheus.
+type target struct {
+	url    string
+	direct atomic.Int64
+}
+
+func serve(t *testing.T, h http.Handler) *target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &target{url: "http://" + ln.Addr().String() + "/metrics"}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.UserAgent(), "Prometheus/") {
+			tg.direct.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return tg
+}
+
+func hostPort(u string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+}
+
+// poll calls cond every step, at most n times.
+func poll(t *testing.T, n int, step time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(step)
+	}
+	t.Fatalf("gave up waiting for %s", what)
+}
+
+func TestPrometheusPathMatchesDirect(t *testing.T) {
+	bin := prometheusBinary(t)
+	if testing.Short() {
+		t.Skip("starts a Prometheus server (about 10 s)")
+	}
+	// The engine's pages are a function of wall time since it started, so Prometheus and
+	// pel, scraping at different instants, read one history.
+	began := time.Now()
+	sc := scrapetest.KVThrash()
+	sc.KVStart, sc.KVSlope = 0.80, 0.01
+	eng := &scrapetest.Engine{S: sc, Clock: func() float64 { return time.Since(began).Seconds() }}
+	dcgm := scrapetest.DCGM{GPUs: 2, Util: 97, SMActive: 0.45, SMOccupancy: 0.21, TensorActive: 0.12, DRAMActive: 0.83, FBUsedMiB: 71000}
+	engT := serve(t, eng)
+	dcgmT := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, dcgm.Page())
+	}))
+
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: %s
+  scrape_timeout: 400ms
+  evaluation_interval: 10s
+scrape_configs:
+  - job_name: pel-target
+    static_configs:
+      - targets: ['%s', '%s']
+`, interval, hostPort(engT.url), hostPort(dcgmT.url))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	promURL := "http://" + promAddr
+	poll(t, 300, 50*time.Millisecond, "prometheus /-/ready", func() bool {
+		resp, err := http.Get(promURL + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	// Both targets scraped at least twice, so the pre-load step has data.
+	poll(t, 300, 50*time.Millisecond, "first scrapes", func() bool {
+		resp, err := http.Get(promURL + `/api/v1/query?query=count(count_over_time(up{job="pel-target"}[1m])>=2)`)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return strings.Contains(b.String(), `"2"]`)
+	})
+
+	direct, err := scrape.NewCollector(scrape.Config{Engine: []string{engT.url}, DCGM: []string{dcgmT.url}, Interval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaProm, err := scrape.NewCollector(scrape.Config{Prometheus: promURL, Selector: `job="pel-target"`, Interval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	startedAt := time.Now()
+	dDir, pDir := filepath.Join(dir, "direct"), filepath.Join(dir, "prom")
+	for _, d := range []string{dDir, pDir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := viaProm.Start(ctx, pDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Start(ctx, dDir); err != nil {
+		t.Fatal(err)
+	}
+	// 14 direct samples of the engine: about 6.5 s of "load".
+	poll(t, 400, interval/5, "direct samples", func() bool { return engT.direct.Load() >= 14 })
+	if err := direct.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runS := time.Since(startedAt).Seconds()
+	if err := viaProm.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The comparison window sits inside both paths' samples.
+	warm := evidence.Phase{Name: "warm", StartS: 1, EndS: runS - 1}
+	fillDir := func(c *scrape.Collector, d string) *evidence.Evidence {
+		ev := evidence.New()
+		ev.Run.StartedAt = startedAt
+		ev.Run.Phases = []evidence.Phase{warm}
+		if err := c.Fill(ev, d); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	evD, evP := fillDir(direct, dDir), fillDir(viaProm, pDir)
+	W := warm.EndS - warm.StartS
+	si := interval.Seconds()
+
+	headline := func(ev *evidence.Evidence) map[string]evidence.Signal {
+		out := map[string]evidence.Signal{}
+		for _, st := range ev.Stages {
+			for _, s := range st.Signals {
+				if s.Phase == "warm" && s.Labels == nil {
+					out[s.Name] = s
+				}
+			}
+		}
+		return out
+	}
+	hd, hp := headline(evD), headline(evP)
+	if len(hd) < 20 {
+		t.Fatalf("direct path: only %d signals", len(hd))
+	}
+	for name, d := range hd {
+		p, ok := hp[name]
+		if !ok {
+			t.Errorf("%s: direct %g, absent from the Prometheus path", name, d.Value)
+			continue
+		}
+		// Documented error of the Prometheus path: each query_range point may be up to one
+		// scrape interval old, so each window edge may shift by ≤ si.
+		var tol float64
+		switch {
+		case d.Unit == "1/s" || d.Unit == "tokens/s":
+			tol = math.Abs(d.Value) * 2 * si / W // rate × edge shifts / window
+		case d.Unit == "count" && name == evidence.SigPreemptions:
+			tol = math.Abs(d.Value) * 2 * si / W
+		case d.Unit == "ms":
+			// Bucket interpolation: both estimates lie in the bucket the note names; the
+			// histograms here fill with a fixed distribution, so edge shifts change no ratio.
+			if !strings.Contains(p.Note, noteBucket(d.Note)) {
+				t.Errorf("%s: buckets differ: direct %q, prometheus %q", name, d.Note, p.Note)
+			}
+			tol = math.Abs(d.Value) * 1e-3
+		case name == evidence.SigKVUsageMean || name == evidence.SigKVUsageMax:
+			tol = sc.KVSlope*si + 1e-9 // a ramp read up to one interval late
+		default:
+			tol = 1e-9 + math.Abs(d.Value)*1e-6 // constants: gauges, ratios, counts of replicas
+		}
+		if diff := math.Abs(d.Value - p.Value); diff > tol {
+			t.Errorf("%s: direct %g vs prometheus %g (|Δ| %g > %g)", name, d.Value, p.Value, diff, tol)
+		} else {
+			t.Logf("%-34s direct %-12g prometheus %-12g |Δ| %.3g (bound %.3g)", name, d.Value, p.Value, diff, tol)
+		}
+	}
+	for name := range hp {
+		if _, ok := hd[name]; !ok {
+			t.Errorf("%s only on the Prometheus path", name)
+		}
+	}
+	if s, ok := evP.Signal(evidence.SigKVUsageMean); !ok || s.Value < 0.8 {
+		t.Errorf("prometheus path kv usage %+v", s)
+	}
+	if s, ok := evP.Signal(evidence.SigPreemptionRate); !ok || s.Value <= 0 {
+		t.Errorf("prometheus path preemption rate %+v", s)
+	}
+	srcs := strings.Join(evP.Stage(evidence.StageServingCache).Sources, " ")
+	if !strings.Contains(srcs, "via Prometheus") {
+		t.Errorf("stage 4 sources %q", srcs)
+	}
+}
+
+// noteBucket extracts "[lo, hi] ms" from a quantile note.
+func noteBucket(note string) string {
+	i := strings.LastIndex(note, "[")
+	j := strings.LastIndex(note, "] ms")
+	if i < 0 || j < i {
+		return note
+	}
+	return note[i : j+4]
+}
