@@ -132,6 +132,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].score > found[j].score })
 
+	external := externalFindings(ev.Findings)
 	ev.Findings = []evidence.Finding{}
 	for _, x := range found {
 		ev.Findings = append(ev.Findings, x.f)
@@ -162,6 +163,9 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		}
 	}
 
+	// Stage-local findings (e.g. pel trace's) follow the ladder's own, as context.
+	ev.Findings = append(ev.Findings, external...)
+
 	ev.Headroom = headroom(full, o)
 	ev.Missing = missingSources(full)
 	triggers, _ := rollbackTriggers(recs, o)
@@ -173,6 +177,31 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	ev.Verdict = verdict(ev, owner, ownerWhy, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
+}
+
+// externalNote marks a finding a producer (trace analysis) added on its own.
+const externalNote = "stage-local finding from one source; the ladder's rules weigh its signals with every other stage, so it is informational here"
+
+// externalFindings keeps the findings not produced by this package's rules (a previous
+// Diagnose's are dropped, so diagnosing twice gives the same result), downgraded to info:
+// a single source's view never names the owner layer.
+func externalFindings(fs []evidence.Finding) []evidence.Finding {
+	ours := map[string]bool{}
+	for _, r := range rules {
+		ours[r.id] = true
+	}
+	var out []evidence.Finding
+	for _, f := range fs {
+		if ours[f.ID] {
+			continue
+		}
+		f.Severity = evidence.SeverityInfo
+		if !strings.Contains(f.ConfidenceNote, externalNote) {
+			f.ConfidenceNote = joinNote(f.ConfidenceNote, externalNote)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func sevRank(s string) float64 {

@@ -456,3 +456,22 @@ func TestSLOBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestExternalFindingsKeptAsInfoAndIdempotent(t *testing.T) {
+	ev := build(sig{evidence.SigSpecAcceptanceRate, 0.2}, sig{evidence.SigSpecMeanAcceptLen, 1.2})
+	ev.Findings = append(ev.Findings, evidence.Finding{ID: "trace.host_wait_idle", Layer: evidence.LayerApplication, Severity: evidence.SeverityCritical, Confidence: 0.9})
+	rs := recs(100, rejectEvery(4, "slo itl max 50ms"))
+	Diagnose(ev, rs, Options{})
+	first := len(ev.Findings)
+	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerSpeculative {
+		t.Fatalf("owner %v", ev.OwnerLayer)
+	}
+	last := ev.Findings[len(ev.Findings)-1]
+	if last.ID != "trace.host_wait_idle" || last.Severity != evidence.SeverityInfo {
+		t.Errorf("external finding %+v", last)
+	}
+	Diagnose(ev, rs, Options{})
+	if len(ev.Findings) != first {
+		t.Errorf("second diagnosis has %d findings, first %d", len(ev.Findings), first)
+	}
+}
