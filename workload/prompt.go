@@ -1,0 +1,134 @@
+package workload
+
+import (
+	"math/rand/v2"
+	"strings"
+)
+
+// Synthetic prompts are made of whole words from vocab, joined by single spaces. Each is a
+// common lowercase English word that byte-level BPE vocabularies (OpenAI cl100k/o200k,
+// Llama 3's 128k tiktoken-derived vocabulary, Qwen2) hold as ONE token both with and without
+// its leading space, and pre-tokenization never merges across the space, so a prompt of N
+// words is N tokens for those tokenizers; SentencePiece tokenizers (Llama 2, Mistral) also
+// keep such words whole ("▁word"). Expected error: within ~2% of the prompt, plus the chat
+// template's fixed overhead (role headers: about 5-10 tokens per message with the chat API)
+// and a beginning-of-sequence token. Give Options.Tokenizer to count exactly.
+//
+// 256 words, so a request's sequence number fits in 3 words (16.7M distinct salts).
+var vocab = strings.Fields(`
+the of and to in is was for that on with as by at from his her he she it they we you are
+be this an or not but have had has which one all were their there been more when will would
+who so if out up about into than them can only other new some what time these two may then
+do first any my now such like our over man me even most made after also did many before
+must through back years where much your way well down should because each just those people
+how too little state good very make world still own see men work long get here between both
+life being under never day same another know while last might us great old year off come
+since against go came right used take three house use during without again place around
+however home small found thought went say part once general high upon school every does got
+left number course war until always away something fact though water less public put think
+almost hand enough far took head yet government system better set told nothing night end why
+called find going look asked later point knew city next program business give group toward
+young days let room president side social present given several order national possible
+rather second face per among form important often things looked early white case become
+large big need four within felt along children saw best church ever least power development
+light thing seemed family interest want members mind country area others done turned
+although open problem certain kind began different door thus help sense means whole matter`)
+
+// words appends n random vocabulary words to b, space-separated (a leading space when b
+// is not empty).
+func words(b *strings.Builder, n int, r *rand.Rand) {
+	for i := 0; i < n; i++ {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[r.IntN(len(vocab))])
+	}
+}
+
+// saltWords are the words that make a prompt distinct right after the shared prefix, so a
+// prefix cache can only hit the intended prefix: the request's sequence number in base
+// len(vocab) (3 words, distinct for 16.7M requests), then, when the run asks for it, two
+// words of a per-run salt so that re-running the same contract against a warm server does
+// not hit the cache with last run's prompts.
+func saltWords(seq int, runSalt uint64) []string {
+	v := len(vocab)
+	out := []string{vocab[seq%v], vocab[(seq/v)%v], vocab[(seq/(v*v))%v]}
+	if runSalt != 0 {
+		out = append(out, vocab[runSalt%uint64(v)], vocab[(runSalt/uint64(v))%uint64(v)])
+	}
+	return out
+}
+
+// synthPrompt builds a prompt of exactly n words: prefix (already prefixWords words), the
+// salt, then random words. n is at least prefixWords+1; a salt longer than the room left
+// is cut (from its end, keeping the sequence-number words first).
+func synthPrompt(prefix string, prefixWords, n int, salt []string, r *rand.Rand) string {
+	var b strings.Builder
+	b.Grow(n * 7)
+	b.WriteString(prefix)
+	room := n - prefixWords
+	for _, w := range salt {
+		if room == 0 {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+		room--
+	}
+	words(&b, room, r)
+	return b.String()
+}
+
+// estimateTokens approximates the token count of text without a tokenizer: about 4
+// characters per token, the usual figure for English under BPE tokenizers (off by ±25% for
+// code and other languages; the run reports server-side counts when the server sends them).
+func estimateTokens(text string) int {
+	n := (len(text) + 2) / 4
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// joinWords joins head (may be empty) and ws with single spaces.
+func joinWords(head string, ws []string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for _, w := range ws {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+// fitTokens returns head followed by the longest run ws[:k] (k ≥ minWords) whose text a
+// real tokenizer counts at most target tokens, found by binary search (token counts grow
+// with k). Used only with Options.Tokenizer; without one, one word is one token.
+func fitTokens(tok Tokenizer, head string, ws []string, target, minWords int) string {
+	lo, hi := minWords, len(ws)
+	if lo > hi {
+		lo = hi
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if tok.Count(joinWords(head, ws[:mid])) <= target {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return joinWords(head, ws[:lo])
+}
+
+// randomWords returns n random vocabulary words.
+func randomWords(n int, r *rand.Rand) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = vocab[r.IntN(len(vocab))]
+	}
+	return out
+}
