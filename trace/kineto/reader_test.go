@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -244,6 +246,25 @@ func TestSkipStringAcrossRefills(t *testing.T) {
 		})
 		if err != nil || name != `k\` {
 			t.Fatalf("read size %d: name %q err %v", n, name, err)
+		}
+	}
+}
+
+// TestRoundDecimalMatchesParseFloat checks the fast ns-timestamp path against strconv on
+// values around ulp boundaries (ulp is 0.25 µs near 1.7e15).
+func TestRoundDecimalMatchesParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []string{"1712195495505543.125", "1712195495505543.375", "1712195495505543.1", "9007199254740991.5",
+		"4458676522690.655", "2251799813685247.875", "2251799813685248.125", "1125899906842624.999999999"}
+	for i := 0; i < 20000; i++ {
+		ip := rng.Uint64N(1 << 53)
+		cases = append(cases, strconv.FormatUint(ip, 10)+"."+strconv.FormatUint(rng.Uint64N(1000), 10))
+	}
+	for _, c := range cases {
+		want, _ := strconv.ParseFloat(c, 64)
+		got, ok := parseTime([]byte(c))
+		if !ok || got.US != want {
+			t.Fatalf("%s: got %v, want %v", c, got.US, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -550,6 +551,8 @@ func parseTime(b []byte) (Time, bool) {
 		if digits <= 19 && mant < 1<<53 && fracDigits < len(pow10) {
 			// Clinger's fast path: both operands exact, so one IEEE division rounds correctly.
 			f = float64(mant) / pow10[fracDigits]
+		} else if v, ok := roundDecimal(p, fracDigits); ok {
+			f = v
 		} else {
 			var err error
 			if f, err = strconv.ParseFloat(string(p), 64); err != nil {
@@ -581,4 +584,43 @@ func checkUTF8(b []byte) error {
 // surrogate (D800-DBFF), which needs the following escape to form one rune.
 func highSurrogate(h []byte) bool {
 	return (h[0] == 'd' || h[0] == 'D') && strings.IndexByte("89abAB", h[1]) >= 0
+}
+
+// roundDecimal returns the float64 nearest to the decimal "I.F" (ties to even, as a
+// correctly rounding parser such as Python's float() gives) when 1 ≤ I < 2^53 and F has at
+// most 9 digits: the ns-resolution timestamps of Kineto traces (16 integer digits), for which
+// strconv.ParseFloat takes its slow path. I is exact in a float64, and so is every multiple of
+// its ulp 2^-s, so only the fraction needs rounding to a multiple of 2^-s.
+func roundDecimal(p []byte, fracDigits int) (float64, bool) {
+	if fracDigits > 9 {
+		return 0, false
+	}
+	dot := bytes.IndexByte(p, '.')
+	if dot <= 0 {
+		return 0, false
+	}
+	var ip, fp uint64
+	for _, c := range p[:dot] {
+		ip = ip*10 + uint64(c-'0')
+		if ip >= 1<<53 {
+			return 0, false
+		}
+	}
+	for _, c := range p[dot+1:] {
+		fp = fp*10 + uint64(c-'0')
+	}
+	if ip == 0 {
+		return 0, false
+	}
+	sh := 52 - (63 - bits.LeadingZeros64(ip)) // ulp of ip is 2^-sh
+	if sh < 0 {
+		return 0, false
+	}
+	d := uint64(pow10[fracDigits])
+	num := fp << uint(sh)
+	q, rem := num/d, num%d
+	if 2*rem > d || (2*rem == d && ((ip<<uint(sh))+q)&1 == 1) {
+		q++
+	}
+	return float64(ip) + float64(q)/float64(uint64(1)<<uint(sh)), true
 }
