@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/runner"
+)
+
+func init() { subcommands = append(subcommands, newRunCmd) }
+
+// runCollectors builds the collectors for --metrics/--dcgm/--prometheus/--selector. It is
+// set by the scrape wiring (another file); nil means those flags are refused when given.
+var runCollectors func(metrics, dcgm []string, prom, selector string) ([]runner.Collector, error)
+
+func newRunCmd(a *app) *cobra.Command {
+	var (
+		target, contractFile, out, keyEnv, prom, selector, engine string
+		keepText, asJSON                                          bool
+		metrics, dcgm                                             []string
+		grace                                                     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "run --target URL --contract FILE -o DIR",
+		Short: "Drive an OpenAI-compatible server under a workload contract and write a run directory",
+		Long: `run sends the contract's workload to the target on an absolute (open-loop) schedule,
+records one line per task in DIR/requests.jsonl, and writes DIR/evidence.json with stage 1
+(request trace) filled. The API key is read from OPENAI_API_KEY (or --api-key-env NAME)
+and is never written anywhere. Ctrl-C stops arrivals, lets in-flight tasks finish for a
+grace period, records the rest as cancelled, and still writes everything.
+
+Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, target).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if target == "" || contractFile == "" || out == "" {
+				return usageErrorf("run needs --target URL, --contract FILE and -o DIR")
+			}
+			c, err := contract.Load(contractFile)
+			if err != nil {
+				return usageError(err)
+			}
+			var cols []runner.Collector
+			if len(metrics) > 0 || len(dcgm) > 0 || prom != "" || selector != "" {
+				if runCollectors == nil {
+					return usageErrorf("--metrics/--dcgm/--prometheus are not available in this build")
+				}
+				if cols, err = runCollectors(metrics, dcgm, prom, selector); err != nil {
+					return usageError(err)
+				}
+			}
+			ev, err := runner.Run(a.ctx, runner.Config{
+				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
+				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: engine,
+			})
+			if errors.Is(err, runner.ErrBadInput) {
+				return usageError(err)
+			}
+			if ev != nil {
+				if asJSON {
+					enc := json.NewEncoder(a.stdout)
+					enc.SetIndent("", "  ")
+					if jerr := enc.Encode(ev); jerr != nil {
+						return failError(jerr)
+					}
+				} else {
+					printRunSummary(a.stdout, ev, out)
+				}
+			}
+			return failError(err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&target, "target", "", "base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000)")
+	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
+	f.StringVarP(&out, "out", "o", "", "run directory to create (must not exist or be empty)")
+	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
+	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
+	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
+	f.StringArrayVar(&metrics, "metrics", nil, "engine /metrics URL to sample during the run (repeatable)")
+	f.StringArrayVar(&dcgm, "dcgm", nil, "DCGM exporter /metrics URL to sample (repeatable)")
+	f.StringVar(&prom, "prometheus", "", "Prometheus base URL to query instead of scraping")
+	f.StringVar(&selector, "selector", "", "Prometheus label selector for --prometheus (e.g. '{job=\"vllm\"}')")
+	f.StringVar(&engine, "engine", "", "engine name recorded in evidence (vllm, sglang, tgi, ...)")
+	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
+	return cmd
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// printRunSummary prints the warm-phase table: counts and rates, latency percentiles,
+// then the same by task type and by concurrency band.
+func printRunSummary(w io.Writer, ev *evidence.Evidence, dir string) {
+	wl := ev.Workload
+	fmt.Fprintf(w, "pel run: %s (contract %s v%d, sha256 %.12s) against %s, %.1f s\n",
+		dir, ev.Contract.Name, ev.Contract.Version, ev.Contract.SHA256, ev.Run.Target, ev.Run.DurationS)
+	phase := "warm phase"
+	if _, ok := wl.ByPhase["warm"]; !ok {
+		phase = "all tasks (no warm phase)"
+	}
+	cost := "n/a"
+	if wl.CostPerAcceptedTask != nil {
+		cost = fmt.Sprintf("$%.6f", *wl.CostPerAcceptedTask)
+	}
+	fmt.Fprintf(w, "\n%s: %d requests, %d accepted (%.1f%%), errors %.1f%%, retried %.1f%%, goodput %.2f/s, cost per accepted task %s, tokens from %s\n",
+		phase, wl.Requests, wl.Accepted, 100*wl.AcceptanceRate, 100*wl.ErrorRate, 100*wl.RetryRate, wl.GoodputRPS, cost, orDash(wl.TokenSource))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tn\tp50 ms\tp95 ms\tp99 ms\tmean ms\t")
+	l := wl.Latency
+	for _, row := range []struct {
+		name string
+		q    evidence.Quantiles
+	}{{"TTFT", l.TTFTms}, {"TTFT from sent", l.TTFTFromSentMs}, {"ITL", l.ITLms}, {"TPOT", l.TPOTms}, {"E2E", l.E2Ems}, {"schedule lag", l.ScheduleLagMs}} {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", row.name, row.q.N, row.q.P50, row.q.P95, row.q.P99, row.q.Mean)
+	}
+	tw.Flush()
+	split := func(title string, names []string, get func(string) evidence.Summary) {
+		if len(names) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\nby %s:\n", title)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\trequests\taccepted\terrors\tgoodput/s\tTTFT p50\tTTFT p99\tITL p50\tE2E p99\t")
+		for _, n := range names {
+			s := get(n)
+			fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f%%\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", n, s.Requests, 100*s.AcceptanceRate, 100*s.ErrorRate,
+				s.GoodputRPS, s.Latency.TTFTms.P50, s.Latency.TTFTms.P99, s.Latency.ITLms.P50, s.Latency.E2Ems.P99)
+		}
+		tw.Flush()
+	}
+	var tasks []string
+	for n := range wl.ByTaskType {
+		tasks = append(tasks, n)
+	}
+	sort.Strings(tasks)
+	split("task type", tasks, func(n string) evidence.Summary { return wl.ByTaskType[n] })
+	var bands []string
+	byBand := map[string]evidence.Summary{}
+	for _, b := range wl.ByBand {
+		bands = append(bands, "in-flight "+b.Band)
+		byBand["in-flight "+b.Band] = b.Summary
+	}
+	split("concurrency band (tasks in flight at send)", bands, func(n string) evidence.Summary { return byBand[n] })
+	if len(wl.RejectReasons) > 0 {
+		fmt.Fprintln(w, "\nnot accepted:")
+		type kv struct {
+			k string
+			n int
+		}
+		var rs []kv
+		for k, n := range wl.RejectReasons {
+			rs = append(rs, kv{k, n})
+		}
+		sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].k < rs[j].k })
+		for _, r := range rs {
+			fmt.Fprintf(w, "  %6d  %s\n", r.n, r.k)
+		}
+	}
+	notes := append(append([]string{}, ev.Run.Notes...), stageNotes(ev)...)
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  - "+n)
+		}
+	}
+}
+
+func stageNotes(ev *evidence.Evidence) []string {
+	for _, s := range ev.Stages {
+		if s.Stage == evidence.StageRequestTrace {
+			return s.Notes
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

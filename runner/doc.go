@@ -1,0 +1,11 @@
+// Package runner is the orchestration behind `pel run` (and `pel demo`): validate the
+// contract, its files and the target; then create the run directory, drive the load, let
+// collectors sample the server, and write evidence.json with stage 1 filled.
+//
+// Order matters: every check that can fail on bad input happens before the run directory
+// is created, so a typo never leaves a half-written directory behind. Errors carry their
+// kind (ErrBadInput: exit 2; ErrRunFailed: exit 1) for the command line to map.
+//
+// Rebuild recomputes stage 1 of a run directory from contract.yaml and requests.jsonl
+// alone: evidence is always derivable from the raw records.
+package runner

@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/loadgen"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// progress shows a live line on a terminal (redrawn with a carriage return a few times a
+// second) or a plain line every 5 s otherwise (logs, CI), plus a final line.
+type progress struct {
+	w      io.Writer
+	tty    bool
+	total  time.Duration // expected length (duration + warm-up is inside it), 0 unknown
+	count  int           // expected tasks, 0 unknown
+	drv    *loadgen.Driver
+	began  time.Time
+	mu     sync.Mutex
+	ttft   *stats.Dist
+	stopCh chan struct{}
+	done   chan struct{}
+}
+
+func newProgress(w io.Writer, tty bool, c *contract.Contract) *progress {
+	return &progress{w: w, tty: tty, total: c.Duration, count: c.Requests, ttft: stats.NewDist()}
+}
+
+func (p *progress) record(r *record.Record) {
+	if p.w == nil || !r.OK() {
+		return
+	}
+	if v, ok := r.TTFT(); ok {
+		p.mu.Lock()
+		p.ttft.Add(v)
+		p.mu.Unlock()
+	}
+}
+
+func (p *progress) start(d *loadgen.Driver) {
+	if p.w == nil {
+		return
+	}
+	p.drv, p.began = d, time.Now()
+	p.stopCh, p.done = make(chan struct{}), make(chan struct{})
+	every := 5 * time.Second
+	if p.tty {
+		every = 250 * time.Millisecond
+	}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stopCh:
+				return
+			case <-t.C:
+				p.print(false)
+			}
+		}
+	}()
+}
+
+func (p *progress) stop() {
+	if p.w == nil {
+		return
+	}
+	close(p.stopCh)
+	<-p.done
+	p.print(true)
+}
+
+func (p *progress) print(final bool) {
+	g := p.drv.Progress()
+	el := time.Since(p.began)
+	p.mu.Lock()
+	ttft := "-"
+	if p.ttft.N() > 0 {
+		ttft = fmt.Sprintf("%.0f ms", p.ttft.QuantileMs(50))
+	}
+	p.mu.Unlock()
+	acc := "-"
+	if g.Done > 0 {
+		acc = fmt.Sprintf("%.1f%%", 100*float64(g.Accepted)/float64(g.Done))
+	}
+	line := fmt.Sprintf("%6.1fs  sent %d  done %d  in-flight %d  errors %d  accepted %s  p50 TTFT %s",
+		el.Seconds(), g.Sent, g.Done, g.InFlight, g.Failed, acc, ttft)
+	if g.Queued > 0 {
+		line += fmt.Sprintf("  queued %d", g.Queued)
+	}
+	frac := -1.0
+	switch {
+	case p.count > 0:
+		frac = float64(g.Done) / float64(p.count)
+	case p.total > 0:
+		frac = el.Seconds() / p.total.Seconds()
+	}
+	if p.tty {
+		if frac >= 0 {
+			n := int(min(frac, 1) * 20)
+			line = "[" + strings.Repeat("#", n) + strings.Repeat(".", 20-n) + "] " + line
+		}
+		// \r redraws; \x1b[K clears what a longer previous line left behind.
+		fmt.Fprint(p.w, "\r"+line+"\x1b[K")
+		if final {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	if final {
+		line = "done: " + line
+	}
+	fmt.Fprintln(p.w, line)
+}

@@ -1,0 +1,384 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/loadgen"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+	"github.com/pel-ladder/pel/workload"
+)
+
+// Error kinds. Errors returned by Run wrap exactly one of them (test with errors.Is).
+var (
+	// ErrBadInput: bad contract, dataset, flags or an unusable target (exit 2).
+	ErrBadInput = errors.New("bad input")
+	// ErrRunFailed: the run happened but no task completed (exit 1).
+	ErrRunFailed = errors.New("run failed")
+)
+
+// kindError carries a kind without putting its name in the message.
+type kindError struct {
+	kind error
+	err  error
+}
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func badInput(format string, a ...any) error {
+	return &kindError{ErrBadInput, fmt.Errorf(format, a...)}
+}
+
+// Collector samples a source alongside the load (e.g. an engine's /metrics): Start before
+// the first request (after readiness), Stop after the last task ends, Fill after stage 1
+// is computed (it adds its stages' signals and notes to ev). dir is the run directory.
+type Collector interface {
+	Start(ctx context.Context, dir string) error
+	Stop(ctx context.Context) error
+	Fill(ev *evidence.Evidence, dir string) error
+}
+
+// Config is one run.
+type Config struct {
+	Target   string
+	Contract *contract.Contract
+	OutDir   string
+	// APIKeyEnv names the environment variable holding the API key (default OPENAI_API_KEY).
+	APIKeyEnv string
+	KeepText  bool
+	Progress  io.Writer // nil: no progress display
+	IsTTY     bool      // Progress is a terminal: redraw one line
+	// Grace for in-flight tasks after ctx is cancelled (0: loadgen.DefaultGrace).
+	Grace      time.Duration
+	Collectors []Collector
+	Engine     string
+	// HTTPClient overrides the load client's (tests, custom TLS); nil: a tuned default.
+	HTTPClient *http.Client
+}
+
+// File names inside a run directory.
+const (
+	ContractFile = "contract.yaml"
+	RequestsFile = "requests.jsonl"
+	EvidenceFile = "evidence.json"
+)
+
+// Run drives the contract's workload against the target and writes the run directory.
+// It returns the evidence even when the run failed (every task errored), with an error
+// wrapping ErrRunFailed; bad input returns ErrBadInput before anything is written.
+func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
+	c := cfg.Contract
+	if c == nil {
+		return nil, badInput("no contract given")
+	}
+	if strings.TrimSpace(cfg.Target) == "" {
+		return nil, badInput("no target given (--target URL)")
+	}
+	if cfg.OutDir == "" {
+		return nil, badInput("no output directory given (-o DIR)")
+	}
+	if err := checkOutDir(cfg.OutDir); err != nil {
+		return nil, err
+	}
+	keyEnv := cfg.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	apiKey := os.Getenv(keyEnv)
+	if cfg.APIKeyEnv != "" && apiKey == "" {
+		return nil, badInput("--api-key-env %s: that environment variable is empty or unset", cfg.APIKeyEnv)
+	}
+	sched, err := workload.New(c, workload.Options{})
+	if err != nil {
+		return nil, badInput("contract %s: %v", c.File(), err)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: loadgen.NewTransport()}
+	}
+	ready, err := loadgen.CheckReady(ctx, hc, cfg.Target, apiKey)
+	if err != nil {
+		return nil, badInput("%v", strings.TrimPrefix(err.Error(), loadgen.ErrNotReady.Error()+": "))
+	}
+	model := c.Model
+	if model == "" {
+		if len(ready.Models) == 0 {
+			return nil, badInput("the contract names no model and %s lists none (GET /v1/models): set model: in the contract", loadgen.BaseURL(cfg.Target))
+		}
+		model = ready.Models[0]
+	}
+
+	// Input is valid: from here on the run directory exists.
+	created, err := makeOutDir(cfg.OutDir)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	cleanup := func() {
+		if created {
+			os.RemoveAll(cfg.OutDir)
+		}
+	}
+	if err := writeFile(filepath.Join(cfg.OutDir, ContractFile), c.Raw()); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("writing %s: %w", ContractFile, err)
+	}
+	w, err := record.Create(filepath.Join(cfg.OutDir, RequestsFile))
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("creating %s: %w", RequestsFile, err)
+	}
+	for i, col := range cfg.Collectors {
+		if err := col.Start(ctx, cfg.OutDir); err != nil {
+			for _, prev := range cfg.Collectors[:i] {
+				prev.Stop(context.WithoutCancel(ctx))
+			}
+			w.Close()
+			cleanup()
+			return nil, badInput("starting collector: %v", err)
+		}
+	}
+
+	client := loadgen.NewClient(loadgen.ClientConfig{
+		BaseURL: cfg.Target, API: c.API, Model: model, APIKey: apiKey, Timeout: c.Timeout,
+		HTTP: hc, KeepOutput: cfg.KeepText || hasChecks(c),
+	})
+	prog := newProgress(cfg.Progress, cfg.IsTTY, c)
+	drv := loadgen.NewDriver(loadgen.DriverConfig{
+		Doer: client,
+		Retry: loadgen.RetryPolicy{
+			MaxAttempts: c.Retry.MaxAttempts,
+			ShouldRetry: c.Retry.ShouldRetry,
+			Backoff:     c.Retry.Backoff,
+		},
+		MaxInFlight: c.MaxInFlight,
+		Grace:       cfg.Grace,
+		Warmup:      c.Warmup,
+		Duration:    c.Duration,
+		Judge:       c.Judge,
+		KeepText:    cfg.KeepText,
+		Sink:        w.Write,
+		OnRecord:    prog.record,
+	})
+	prog.start(drv)
+	res := drv.Run(ctx, sched)
+	prog.stop()
+
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	var notes []string
+	for _, col := range cfg.Collectors {
+		if err := col.Stop(stopCtx); err != nil {
+			notes = append(notes, fmt.Sprintf("collector stop: %v", err))
+		}
+	}
+	cancel()
+	if err := w.Close(); err != nil && res.SinkErr == nil {
+		res.SinkErr = err
+	}
+	if res.SinkErr != nil {
+		return nil, fmt.Errorf("writing %s: %w", RequestsFile, res.SinkErr)
+	}
+
+	recs, err := record.ReadFile(filepath.Join(cfg.OutDir, RequestsFile))
+	if err != nil {
+		return nil, err
+	}
+	ev := evidence.New()
+	ev.Run = evidence.Run{
+		Target: redactURL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
+		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(),
+	}
+	if res.Interrupted {
+		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; tasks still running after the %v grace were cancelled", graceOf(cfg.Grace)))
+	}
+	if ready.Via == "/health" {
+		notes = append(notes, "readiness via /health (the target has no /v1/models)")
+	}
+	ev.Run.Notes = notes
+	Stage1(ev, c, recs)
+	for _, col := range cfg.Collectors {
+		if err := col.Fill(ev, cfg.OutDir); err != nil {
+			ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("collector: %v", err))
+		}
+	}
+	if err := ev.WriteFile(filepath.Join(cfg.OutDir, EvidenceFile)); err != nil {
+		return ev, fmt.Errorf("writing %s: %w", EvidenceFile, err)
+	}
+	if err := allFailed(recs, cfg.OutDir); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+func graceOf(g time.Duration) time.Duration {
+	if g == 0 {
+		return loadgen.DefaultGrace
+	}
+	return max(g, 0)
+}
+
+// Stage1 (re)computes the contract reference, the workload block and stage 1 of ev from
+// the records, using ev.Run.StartedAt as the time origin.
+func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
+	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
+	if v, err := strconv.Atoi(strings.TrimSpace(c.Version)); err == nil {
+		ev.Contract.Version = v
+	}
+	opt := stats.Options{Start: ev.Run.StartedAt, SLOFor: func(task string) stats.RequestSLO {
+		s := c.SLOFor(task)
+		return stats.RequestSLO{TTFT: s.TTFT.Max, ITL: s.ITL.Max, TPOT: s.TPOT.Max, E2E: s.E2E.Max}
+	}}
+	if c.Cost.Known() {
+		opt.CostPerHourUSD = c.Cost.AcceleratorHourUSD * float64(c.Cost.Accelerators)
+	}
+	res := stats.Compute(recs, opt)
+	res.Apply(ev)
+	if ev.Run.StartedAt.IsZero() {
+		ev.Run.StartedAt = res.Start
+	}
+	if ev.Run.DurationS == 0 && !res.End.IsZero() {
+		ev.Run.DurationS = res.End.Sub(res.Start).Seconds()
+	}
+}
+
+// Rebuild recomputes a run directory's evidence from contract.yaml and requests.jsonl.
+// Run information and the other stages are kept from an existing evidence.json; stage 1,
+// the workload block and the contract reference are always recomputed. Nothing is written.
+func Rebuild(dir string) (*evidence.Evidence, error) {
+	c, err := contract.Load(filepath.Join(dir, ContractFile))
+	if err != nil {
+		return nil, &kindError{ErrBadInput, err}
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		return nil, &kindError{ErrBadInput, err}
+	}
+	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, &kindError{ErrBadInput, err}
+		}
+		ev = evidence.New()
+	}
+	Stage1(ev, c, recs)
+	return ev, nil
+}
+
+// allFailed returns an ErrRunFailed error, in plain words, when tasks ran and none of them
+// completed.
+func allFailed(recs []record.Record, dir string) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	causes := map[string]int{}
+	for _, r := range recs {
+		if r.OK() {
+			return nil
+		}
+		why := r.Status
+		if r.HTTPStatus != 0 && r.Status == record.StatusHTTPError {
+			why = fmt.Sprintf("HTTP %d", r.HTTPStatus)
+		}
+		causes[why]++
+	}
+	type kv struct {
+		k string
+		n int
+	}
+	var list []kv
+	for k, n := range causes {
+		list = append(list, kv{k, n})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || list[i].n == list[j].n && list[i].k < list[j].k })
+	var parts []string
+	for _, x := range list {
+		parts = append(parts, fmt.Sprintf("%s ×%d", x.k, x.n))
+	}
+	example := ""
+	for _, r := range recs {
+		if r.Error != "" {
+			example = "; first error: " + r.Error
+			break
+		}
+	}
+	return &kindError{ErrRunFailed, fmt.Errorf("every request failed: %d of %d tasks ended in error (%s)%s; records are in %s",
+		len(recs), len(recs), strings.Join(parts, ", "), example, filepath.Join(dir, RequestsFile))}
+}
+
+func hasChecks(c *contract.Contract) bool {
+	for _, t := range c.Tasks {
+		if len(t.Checks) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOutDir refuses an existing non-empty directory (results must not mix) or a file.
+func checkOutDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return badInput("output directory %s: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return badInput("output %s exists and is not a directory", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return badInput("output directory %s: %v", dir, err)
+	}
+	if len(ents) > 0 {
+		return badInput("output directory %s is not empty: choose a new -o DIR (runs are never mixed)", dir)
+	}
+	return nil
+}
+
+// makeOutDir creates dir with mode 0700 (or tightens an empty existing one); created
+// reports whether Run made it (and may remove it on a failed start).
+func makeOutDir(dir string) (created bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, err
+		}
+		created = true
+	}
+	return created, os.Chmod(dir, 0o700)
+}
+
+func writeFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// redactURL drops user:password from a URL (it would end up in evidence.json).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
