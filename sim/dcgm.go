@@ -10,9 +10,9 @@ import (
 
 // stepRec is what the DCGM view keeps of a step (virtual seconds).
 type stepRec struct {
-	start, end, gpuStart, gpuEnd                     float64
+	start, end, gpuStart, gpuEnd                    float64
 	smBusy, occBusy, tensorBusy, dramBusy, commBusy float64
-	nvlinkBytes                                      float64
+	nvlinkBytes                                     float64
 }
 
 // stepRing is a fixed-size history of steps, newest last.

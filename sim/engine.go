@@ -23,6 +23,9 @@ type EngineConfig struct {
 	ColdCompile         float64 // seconds: compile / graph capture stall per new batch shape
 	ColdShapes          int     // how many new shapes pay ColdCompile before all are cached
 	ActivationReserveGB float64 // memory held for activations when sizing KV (default 2)
+	// LongPrefillThreshold caps the tokens one prefill may take per step (vLLM's
+	// long_prefill_token_threshold), leaving budget for other requests; 0: no cap.
+	LongPrefillThreshold int
 }
 
 // Sink receives a sequence's output as steps complete (virtual time). It is called on the
@@ -181,9 +184,15 @@ func (e *Engine) Idle() bool { return len(e.running) == 0 && len(e.waiting) == 0
 func (e *Engine) Counts() (running, waiting int) { return len(e.running), len(e.waiting) }
 
 // Submit queues a sequence that arrived at virtual time at, with its prompt's block hashes
-// (see HashBlocks); the clock moves to at if the engine is behind it.
+// (see HashBlocks); an idle engine's clock moves to at.
 func (e *Engine) Submit(s *Seq, hashes []uint64, at float64) {
-	e.AdvanceTo(at)
+	if e.Idle() {
+		e.AdvanceTo(at)
+	} else if at > e.now {
+		// A busy engine whose clock lags the caller's: the request joins at the engine's now
+		// rather than dragging the clock over work still in flight.
+		at = e.now
+	}
 	s.Arrival = at
 	s.blockHashes = hashes
 	if s.Target <= 0 {
@@ -252,6 +261,10 @@ func (e *Engine) Step() *StepResult {
 	e.sched, e.schedOf, e.specOf = e.sched[:0], e.schedOf[:0], e.specOf[:0]
 	e.dropAborted()
 	if e.Idle() {
+		if len(r.Finished) > 0 {
+			r.KVUsage = e.kv.usage()
+			return r // aborted requests still need their stats recorded
+		}
 		return nil
 	}
 	budget := e.Cfg.MaxBatchedTokens
@@ -261,6 +274,9 @@ func (e *Engine) Step() *StepResult {
 	for i := 0; i < len(e.running) && budget > 0; {
 		s := e.running[i]
 		need := s.total() - s.computed
+		if t := e.Cfg.LongPrefillThreshold; t > 0 && e.Cfg.ChunkedPrefill && need > t {
+			need = t
+		}
 		spec := false
 		if need == 1 && specK > 0 && s.generated < s.Target {
 			spec = true
@@ -295,6 +311,9 @@ func (e *Engine) Step() *StepResult {
 				hits = e.lookupPrefix(s)
 			}
 			need := s.total() - s.computed
+			if t := e.Cfg.LongPrefillThreshold; t > 0 && e.Cfg.ChunkedPrefill && need > t {
+				need = t
+			}
 			n := need
 			if n > budget {
 				if !e.Cfg.ChunkedPrefill {

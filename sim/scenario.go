@@ -58,6 +58,7 @@ type EngineSpec struct {
 	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens"`
 	MaxModelLen          int     `yaml:"max_model_len"`
 	EnableChunkedPrefill *bool   `yaml:"enable_chunked_prefill"`
+	LongPrefillThreshold int     `yaml:"long_prefill_token_threshold"`
 	BlockSize            int     `yaml:"block_size"`
 	KVCacheTokens        int     `yaml:"kv_cache_tokens"` // overrides sizing from memory
 	EnablePrefixCaching  *bool   `yaml:"enable_prefix_caching"`
@@ -349,7 +350,7 @@ func (s *Scenario) engineConfig() EngineConfig {
 		GPUMemoryFraction: e.GPUMemoryUtilization, SpecK: e.Speculative.NumTokens,
 		SpecAcceptance: e.Speculative.Acceptance, SpecDraftFrac: e.Speculative.DraftCost,
 		ColdStartup: e.ColdStart.Startup.Seconds(), ColdCompile: e.ColdStart.Compile.Seconds(),
-		ColdShapes: e.ColdStart.Shapes}
+		ColdShapes: e.ColdStart.Shapes, LongPrefillThreshold: e.LongPrefillThreshold}
 	if c.BlockSize == 0 {
 		c.BlockSize = 16
 	}
