@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pel-ladder/pel/contract"
+)
+
+func init() { subcommands = append(subcommands, newContractCmd) }
+
+func newContractCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "contract",
+		Short: "Write or check a workload contract",
+		Long: `A workload contract (YAML) says what load pel sends and what counts as an accepted task:
+arrival process, weighted task mix, prompt and output lengths, acceptance checks, SLOs,
+retries and cost. Its canonical SHA-256 travels with every result.`,
+	}
+	c.AddCommand(newContractInitCmd(a), newContractCheckCmd(a))
+	return c
+}
+
+func newContractInitCmd(a *app) *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "init [FILE]",
+		Short: "Write a commented example contract (to stdout with no FILE or -)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "-" {
+				_, err := a.stdout.Write(contract.Example())
+				return err
+			}
+			path := args[0]
+			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+			if force {
+				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			}
+			f, err := os.OpenFile(path, flags, 0o644)
+			if errors.Is(err, fs.ErrExist) {
+				return usageErrorf("%s exists (use --force to overwrite it)", path)
+			}
+			if err != nil {
+				return usageError(err)
+			}
+			if _, err := f.Write(contract.Example()); err != nil {
+				f.Close()
+				return failError(err)
+			}
+			if err := f.Close(); err != nil {
+				return failError(err)
+			}
+			fmt.Fprintf(a.stdout, "wrote %s; edit it, then: pel contract check %s\n", path, path)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "overwrite FILE if it exists")
+	return c
+}
+
+func newContractCheckCmd(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a contract and print its identity (sha256) and a summary",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := contract.Load(args[0])
+			if err != nil {
+				return usageError(err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Name     string          `json:"name"`
+					Version  string          `json:"version"`
+					SHA256   string          `json:"sha256"`
+					Contract json.RawMessage `json:"contract"`
+				}{k.Name, k.Version, k.SHA256(), k.Canonical()})
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "contract  %s version %s (%s)\n", k.Name, k.Version, args[0])
+			fmt.Fprintf(w, "sha256    %s\n", k.SHA256())
+			model := k.Model
+			if model == "" {
+				model = "the server's first model"
+			}
+			fmt.Fprintf(w, "arrival   %s, %s; api %s, model %s\n", k.Arrival, k.Limits(), k.API, model)
+			tasks := make([]string, len(k.Tasks))
+			for i := range k.Tasks {
+				tasks[i] = k.TaskSummary(i)
+			}
+			fmt.Fprintf(w, "tasks     %s\n", strings.Join(tasks, "; "))
+			fmt.Fprintf(w, "slo       %s\n", k.SLO)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print name, version, sha256 and the canonical contract as JSON")
+	return c
+}
