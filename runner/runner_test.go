@@ -1,0 +1,329 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/loadgen/loadgentest"
+	"github.com/pel-ladder/pel/record"
+)
+
+const mixContract = `name: it-mix
+version: 3
+api: chat
+arrival: {process: constant, rate: 200}
+requests: 48
+seed: 7
+timeout: 5s
+tasks:
+  - {name: plain, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
+  - {name: multi, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 12}
+  - {name: flaky, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 9}
+  - {name: ratelimit, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 10}
+  - {name: cut, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 11}
+  - {name: errevent, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 13}
+  - {name: nousage, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 14}
+  - name: check
+    prompt_tokens: {dist: fixed, value: 16}
+    output_tokens: 15
+    checks: [{type: regex, pattern: '\d'}]
+retry: {max_attempts: 3, backoff: 5ms, on: [429, 5xx]}
+cost: {accelerator_hour_usd: 3.6, accelerators: 1}
+`
+
+// mixPlan keys each behaviour on max_tokens, which the contract fixes per task type.
+func mixPlan(r loadgentest.Request) loadgentest.Behavior {
+	switch r.MaxTokens {
+	case 12:
+		return loadgentest.Behavior{TokensPerChunk: 3}
+	case 9:
+		if r.Attempt == 1 {
+			return loadgentest.Behavior{Status: 500}
+		}
+	case 10:
+		return loadgentest.Behavior{Status: 429}
+	case 11:
+		return loadgentest.Behavior{CutAfter: 2}
+	case 13:
+		return loadgentest.Behavior{ErrorEventAfter: 2}
+	case 14:
+		return loadgentest.Behavior{NoUsage: true}
+	}
+	return loadgentest.Behavior{}
+}
+
+func writeContract(t *testing.T, text string) *contract.Contract {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type fakeCollector struct {
+	h                 *loadgentest.Handler
+	seenAtStart       int
+	started, stopped  atomic.Int32
+	filled            atomic.Int32
+	stoppedBeforeFill bool
+}
+
+func (f *fakeCollector) Start(ctx context.Context, dir string) error {
+	f.seenAtStart = len(f.h.Seen())
+	f.started.Add(1)
+	return nil
+}
+func (f *fakeCollector) Stop(ctx context.Context) error { f.stopped.Add(1); return nil }
+func (f *fakeCollector) Fill(ev *evidence.Evidence, dir string) error {
+	f.stoppedBeforeFill = f.stopped.Load() == 1
+	f.filled.Add(1)
+	ev.Add(evidence.Signal{Name: evidence.SigKVUsageMax, Value: 0.5, Unit: "ratio", Stage: evidence.StageServingCache, Source: "test"})
+	return nil
+}
+
+func TestRunMixedBehaviours(t *testing.T) {
+	const secret = "sk-SECRET-do-not-store-42"
+	t.Setenv("OPENAI_API_KEY", secret)
+	h := &loadgentest.Handler{Plan: mixPlan, RequireAuth: "Bearer " + secret}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := writeContract(t, mixContract)
+	dir := filepath.Join(t.TempDir(), "run")
+	col := &fakeCollector{h: h}
+	var prog bytes.Buffer
+	ev, err := Run(context.Background(), Config{Target: srv.URL, Contract: c, OutDir: dir, Progress: &prog, Collectors: []Collector{col}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 48 || ev.Workload.Requests != 48 {
+		t.Fatalf("%d records, workload %d requests; want 48 (every task in the denominator)", len(recs), ev.Workload.Requests)
+	}
+	type want struct {
+		status   string
+		attempts int
+		http     int
+		tokens   int
+		source   string
+		accepted bool
+		reason   string
+		chunk    int // tokens per chunk (all chunks), 0: don't check
+	}
+	wants := map[string]want{
+		"plain":     {record.StatusOK, 1, 200, 8, "usage", true, "", 1},
+		"multi":     {record.StatusOK, 1, 200, 12, "usage", true, "", 3},
+		"flaky":     {record.StatusOK, 2, 200, 9, "usage", true, "", 1},
+		"ratelimit": {record.StatusHTTPError, 3, 429, 0, "", false, "error: http 429", 0},
+		"cut":       {record.StatusStreamError, 1, 200, 2, "estimate", false, "error: stream", 1},
+		"errevent":  {record.StatusStreamError, 1, 200, 2, "estimate", false, "error: stream", 1},
+		"nousage":   {record.StatusOK, 1, 200, 14, "estimate", true, "", 1},
+		"check":     {record.StatusOK, 1, 200, 15, "usage", false, "check regex", 1},
+	}
+	seenTask := map[string]int{}
+	accepted := 0
+	for _, r := range recs {
+		w, ok := wants[r.Task]
+		if !ok {
+			t.Fatalf("unknown task %q", r.Task)
+		}
+		seenTask[r.Task]++
+		got := want{r.Status, r.Attempts, r.HTTPStatus, r.OutputTokens, r.TokenSource, r.Accepted, strings.Join(r.Reasons, ","), w.chunk}
+		if got != w {
+			t.Errorf("seq %d %s: got %+v\nwant %+v (error %q)", r.Seq, r.Task, got, w, r.Error)
+		}
+		for _, k := range r.ChunkTokens {
+			if w.chunk != 0 && k != w.chunk {
+				t.Errorf("seq %d %s: chunk tokens %v", r.Seq, r.Task, r.ChunkTokens)
+				break
+			}
+		}
+		if r.Accepted {
+			accepted++
+		}
+		if r.PromptHash == "" || r.Prompt != "" || r.Output != "" || r.ScheduledAt.IsZero() || r.DoneAt.IsZero() || r.ID == "" {
+			t.Errorf("seq %d: privacy/timing fields %+v", r.Seq, r)
+		}
+	}
+	if len(seenTask) != len(wants) {
+		t.Errorf("task types seen %v: the seed should draw every type", seenTask)
+	}
+	if ev.Workload.Accepted != accepted || ev.Workload.AcceptanceRate != float64(accepted)/48 {
+		t.Errorf("workload accepted %d rate %v, records %d", ev.Workload.Accepted, ev.Workload.AcceptanceRate, accepted)
+	}
+	if ev.Workload.CostPerAcceptedTask == nil {
+		t.Error("cost per accepted task missing")
+	}
+	// Each attempt carried a request id (same across retries) and a fresh traceparent span.
+	spans := map[string]bool{}
+	for _, s := range h.Seen() {
+		if s.RequestID == "" || len(s.Traceparent) != 55 || spans[s.Traceparent] {
+			t.Errorf("attempt headers %+v", s)
+		}
+		spans[s.Traceparent] = true
+	}
+	// Files, modes, contract bytes, the secret nowhere.
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode %v", st.Mode().Perm())
+	}
+	for _, f := range []string{ContractFile, RequestsFile, EvidenceFile} {
+		p := filepath.Join(dir, f)
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v", f, err, st)
+			continue
+		}
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s contains the API key", f)
+		}
+	}
+	if bytes.Contains(prog.Bytes(), []byte(secret)) {
+		t.Error("progress output contains the API key")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ContractFile)); !bytes.Equal(b, []byte(mixContract)) {
+		t.Error("contract.yaml is not an exact copy")
+	}
+	if !strings.Contains(prog.String(), "done: ") {
+		t.Errorf("no final progress line: %q", prog.String())
+	}
+	// Evidence shape.
+	if ev.Contract.Name != "it-mix" || ev.Contract.Version != 3 || ev.Contract.SHA256 != c.SHA256() || ev.Run.Model != "test-model" {
+		t.Errorf("contract ref %+v model %q", ev.Contract, ev.Run.Model)
+	}
+	st := map[int]string{}
+	for _, s := range ev.Stages {
+		st[s.Stage] = s.Status
+	}
+	if st[1] != evidence.StatusCollected || st[2] != evidence.StatusMissing || st[4] != evidence.StatusPartial {
+		t.Errorf("stage status %v", st)
+	}
+	if col.started.Load() != 1 || col.seenAtStart != 0 || !col.stoppedBeforeFill || col.filled.Load() != 1 {
+		t.Errorf("collector order: started %d (requests before start %d), stopped before fill %v", col.started.Load(), col.seenAtStart, col.stoppedBeforeFill)
+	}
+	// Rebuild from the files gives the same stage 1.
+	rb, err := Rebuild(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(ev.Workload)
+	b, _ := json.Marshal(rb.Workload)
+	if !bytes.Equal(a, b) {
+		t.Errorf("Rebuild workload differs:\n%s\n%s", a, b)
+	}
+	sa, _ := json.Marshal(ev.Stages[0])
+	sb, _ := json.Marshal(rb.Stages[0])
+	if !bytes.Equal(sa, sb) {
+		t.Errorf("Rebuild stage 1 differs")
+	}
+}
+
+// TestTimingAccuracy: against a server whose first token comes T after the headers and
+// the next every I (with a role-only delta before T that must not count), the reported TTFT
+// p50 lies within [T, T+5 ms] and ITL p50 within I ± 1 ms. This checks the measurement on
+// loopback, not the machine's speed.
+func TestTimingAccuracy(t *testing.T) {
+	const T, I = 50, 10 // ms
+	h := &loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		return loadgentest.Behavior{FirstTokenDelay: T * 1e6, InterTokenDelay: I * 1e6}
+	}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := writeContract(t, `name: timing
+version: 1
+arrival: {process: constant, rate: 10}
+requests: 8
+tasks:
+  - {name: t, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 10}
+`)
+	ev, err := Run(context.Background(), Config{Target: srv.URL, Contract: c, OutDir: filepath.Join(t.TempDir(), "r")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ev.Workload.Latency
+	t.Logf("TTFT p50 %.3f ms (from sent %.3f), ITL p50 %.3f ms over %d tokens, schedule lag p99 %.3f ms",
+		l.TTFTms.P50, l.TTFTFromSentMs.P50, l.ITLms.P50, l.ITLms.N, l.ScheduleLagMs.P99)
+	if l.TTFTms.N != 8 || l.ITLms.N != 8*9 {
+		t.Fatalf("samples: ttft %d itl %d", l.TTFTms.N, l.ITLms.N)
+	}
+	if l.TTFTms.P50 < T || l.TTFTms.P50 > T+5 {
+		t.Errorf("TTFT p50 %.3f ms, want within [%d, %d]", l.TTFTms.P50, T, T+5)
+	}
+	if l.ITLms.P50 < I-1 || l.ITLms.P50 > I+1 {
+		t.Errorf("ITL p50 %.3f ms, want %d ± 1", l.ITLms.P50, I)
+	}
+}
+
+func TestAllFail(t *testing.T) {
+	srv := httptest.NewServer(&loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		return loadgentest.Behavior{Status: 500}
+	}})
+	defer srv.Close()
+	c := writeContract(t, "name: f\nversion: 1\narrival: {process: constant, rate: 100}\nrequests: 5\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	dir := filepath.Join(t.TempDir(), "r")
+	ev, err := Run(context.Background(), Config{Target: srv.URL, Contract: c, OutDir: dir})
+	if !errors.Is(err, ErrRunFailed) || errors.Is(err, ErrBadInput) {
+		t.Fatalf("err %v, want ErrRunFailed", err)
+	}
+	if !strings.Contains(err.Error(), "every request failed: 5 of 5") || !strings.Contains(err.Error(), "HTTP 500 ×5") {
+		t.Errorf("message not plain: %v", err)
+	}
+	if ev == nil || ev.Workload.Requests != 5 || ev.Workload.ErrorRate != 1 {
+		t.Errorf("evidence must still be written: %+v", ev)
+	}
+	if _, err := os.Stat(filepath.Join(dir, EvidenceFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBadInputLeavesNoDir(t *testing.T) {
+	html := httptest.NewServer(httptestHTML())
+	defer html.Close()
+	good := httptest.NewServer(&loadgentest.Handler{})
+	defer good.Close()
+	tmp := t.TempDir()
+	badData := filepath.Join(tmp, "data.jsonl")
+	os.WriteFile(badData, []byte("{\"prompt\": \"ok\"}\n{\"prompt\": broken\n"), 0o600)
+	ds := writeContract(t, fmt.Sprintf("name: d\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, dataset: {file: %q, format: prompts}}\n", badData))
+	plain := writeContract(t, "name: p\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		errHas string
+	}{
+		{"non-OpenAI", Config{Target: html.URL, Contract: plain}, "not an OpenAI-compatible server"},
+		{"unreachable", Config{Target: "http://127.0.0.1:1", Contract: plain}, "not reachable"},
+		{"broken dataset line", Config{Target: good.URL, Contract: ds}, "data.jsonl:2"},
+		{"empty key env", Config{Target: good.URL, Contract: plain, APIKeyEnv: "PEL_TEST_UNSET_KEY"}, "PEL_TEST_UNSET_KEY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(tmp, strings.ReplaceAll(c.name, " ", "_"))
+			c.cfg.OutDir = dir
+			_, err := Run(context.Background(), c.cfg)
+			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.errHas) {
+				t.Fatalf("err %v, want bad input mentioning %q", err, c.errHas)
+			}
+			if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
+				t.Errorf("%s was created", dir)
+			}
+		})
+	}
+}
