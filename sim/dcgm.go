@@ -112,10 +112,10 @@ func newDCGMState(s *Server) *dcgmState { return &dcgmState{srv: s} }
 
 func (d *dcgmState) reset(v float64) { d.mu.Lock(); d.last = v; d.mu.Unlock() }
 
-// Window bounds (virtual seconds): at least 1 s so a fast scraper still sees a meaningful
+// Window bounds (wall seconds): at least 0.25 s so a fast scraper still sees a meaningful
 // average, at most 30 s (dcgm-exporter's default collection interval).
 const (
-	dcgmMinWindow = 1.0
+	dcgmMinWindow = 0.25
 	dcgmMaxWindow = 30.0
 )
 

@@ -317,7 +317,7 @@ type stream struct {
 	hashes  []uint64
 	arrival float64
 	mu      sync.Mutex
-	tokens  int    // tokens delivered and not yet taken by the handler
+	chunks  []int  // per-step token counts delivered and not yet taken by the handler
 	finish  string // set once
 	done    bool
 	notify  chan struct{}
@@ -334,7 +334,9 @@ func (st *stream) push(tokens int, finish string) {
 		st.mu.Unlock()
 		return
 	}
-	st.tokens += tokens
+	if tokens > 0 {
+		st.chunks = append(st.chunks, tokens)
+	}
 	if finish != "" {
 		st.finish, st.done = finish, true
 	}
@@ -345,13 +347,15 @@ func (st *stream) push(tokens int, finish string) {
 	}
 }
 
-// take returns the tokens delivered since the last call and the finish reason if done.
-func (st *stream) take() (int, string, bool) {
+// take returns the per-step token counts delivered since the last call (appended to buf)
+// and the finish reason if done. One engine step's output becomes one SSE event, as in vLLM,
+// however late the handler runs.
+func (st *stream) take(buf []int) ([]int, string, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	n := st.tokens
-	st.tokens = 0
-	return n, st.finish, st.done
+	buf = append(buf, st.chunks...)
+	st.chunks = st.chunks[:0]
+	return buf, st.finish, st.done
 }
 
 // Handler is the HTTP API: /v1/chat/completions, /v1/completions, /v1/models, /health,
@@ -495,9 +499,14 @@ func (s *Server) wait(ctx context.Context, st *stream) bool {
 
 func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, st *stream, cw *chunkWriter, seed uint64) {
 	n := 0
+	var chunks []int
 	for {
-		k, finish, done := st.take()
-		n += k
+		var finish string
+		var done bool
+		chunks, finish, done = st.take(chunks[:0])
+		for _, k := range chunks {
+			n += k
+		}
 		if done {
 			if finish == "abort" {
 				writeAPIError(w, &apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Message: "request aborted"})
@@ -529,28 +538,38 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, st *stre
 	sent, pending := 0, 0
 	role := cw.chat
 	var buf, text []byte
+	var chunks []int
 	for {
-		n, finish, done := st.take()
-		pending += n
+		var finish string
+		var done bool
+		chunks, finish, done = st.take(chunks[:0])
 		if finish == "abort" {
 			out.write([]byte("data: {\"error\":{\"message\":\"request aborted\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}\n\n"))
 			out.close()
 			return
 		}
-		// vLLM's stream_interval: send every `interval` tokens, and always at the end.
-		if pending > 0 && (pending >= interval || done) {
+		buf = buf[:0]
+		for ci, n := range chunks {
+			pending += n
+			last := done && ci == len(chunks)-1
+			// vLLM's stream_interval: send every `interval` tokens, and always at the end.
+			if pending < interval && !last {
+				continue
+			}
 			text = text[:0]
 			for i := sent; i < sent+pending; i++ {
 				text = append(text, tokenText(seed, i)...)
 			}
 			fin := ""
-			if done {
+			if last {
 				fin = finish
 			}
-			buf = cw.sseChunk(buf[:0], string(text), role, fin)
+			buf = cw.sseChunk(buf, string(text), role, fin)
 			role = false
 			sent += pending
 			pending = 0
+		}
+		if len(buf) > 0 {
 			out.write(buf)
 		}
 		if done {
