@@ -1,0 +1,377 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Outside-in acceptance tests: each scenario's symptom is visible through HTTP, /metrics,
+// the DCGM page or a trace only. They compare relative quantities (never wall-clock
+// thresholds); --speed keeps them short.
+
+func TestScenariosLoadAndDocument(t *testing.T) {
+	names := Scenarios()
+	want := []string{"app-buffering", "bandwidth-bound", "cold-start", "healthy", "kv-thrash", "launch-bound",
+		"prefill-hol", "scheduler-cpu", "spec-negative", "tp-comm"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("scenarios %v, want %v", names, want)
+	}
+	for _, n := range names {
+		s, err := LoadScenario(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Description == "" || s.Symptom == "" || s.Why == "" || len(s.Evidence) == 0 || len(s.Contract) == 0 {
+			t.Errorf("%s: description, symptom, why, evidence and contract are all required", n)
+		}
+		if !strings.Contains(string(s.Contract), "name:") || !strings.Contains(string(s.Contract), "arrival:") {
+			t.Errorf("%s: contract does not look like a DESIGN §1 contract", n)
+		}
+		if _, err := NewServer(s, Options{}); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := LoadScenario("nope"); err == nil || !strings.Contains(err.Error(), "known:") {
+		t.Errorf("unknown scenario error %v should list the known ones", err)
+	}
+}
+
+func TestScenarioFileErrors(t *testing.T) {
+	tests := map[string]string{
+		"unknown key":   "name: x\nowner_layer: none\nengine:\n  gpuz: h100-sxm\n",
+		"bad layer":     "name: x\nowner_layer: network\n",
+		"bad gpu":       "name: x\nowner_layer: none\nengine:\n  gpu: tpu-v5\n",
+		"bad duration":  "name: x\nowner_layer: none\nengine:\n  cold_start:\n    compile: soon\n",
+		"bad eos":       "name: x\nowner_layer: none\nengine:\n  eos: {dist: zipf}\n",
+		"too long ctx":  "name: x\nowner_layer: none\nengine:\n  max_model_len: 100000\n",
+		"bad evidence":  "name: x\nowner_layer: none\nevidence: [vibes]\n",
+		"bad spec prob": "name: x\nowner_layer: none\nengine:\n  speculative: {num_tokens: 2, acceptance: 2}\n",
+	}
+	for name, doc := range tests {
+		if _, err := ParseScenario([]byte(doc), nil, "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml") {
+			t.Errorf("%s: error %v should name the file", name, err)
+		}
+	}
+	s, err := ParseScenario([]byte("name: x\nowner_layer: none\ncontract: |\n  name: c\n"), []byte("sibling"), "x.yaml")
+	if err != nil || string(s.Contract) != "name: c\n" {
+		t.Errorf("nested contract should win over the sibling: %v %q", err, s.Contract)
+	}
+}
+
+// pollMax samples a gauge every few milliseconds while fn runs and returns its maximum.
+func pollMax(t *testing.T, url, name string, fn func()) float64 {
+	t.Helper()
+	done := make(chan struct{})
+	var mx float64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if v := scrape(t, url).value(name); v > mx {
+				mx = v
+			}
+		}
+	}()
+	fn()
+	close(done)
+	wg.Wait()
+	return mx
+}
+
+func TestKVThrashPreemptsAndPinsKV(t *testing.T) {
+	run := func(name string) (preempt, kvMax float64) {
+		srv := startSim(t, name, 10, nil)
+		kvMax = pollMax(t, srv.URL()+"/metrics", "vllm:kv_cache_usage_perc", func() {
+			load(t, srv.URL(), 48, 48, 600, 400, false)
+		})
+		return scrape(t, srv.URL()+"/metrics").value("vllm:num_preemptions_total"), kvMax
+	}
+	p, kv := run("kv-thrash")
+	if p == 0 || kv < 0.9 {
+		t.Errorf("kv-thrash: %v preemptions, max KV usage %.2f; want preemptions and KV near 1", p, kv)
+	}
+	p, kv = run("healthy")
+	if p != 0 || kv > 0.2 {
+		t.Errorf("healthy under the same load: %v preemptions, max KV %.2f", p, kv)
+	}
+}
+
+// phase runs a closed-loop phase and returns the mean server ITL over it (from histogram
+// deltas) and the DCGM view of exactly that interval.
+func phase(t *testing.T, srv *Server, n, conc, tokens int) (itl float64, dcgm families) {
+	t.Helper()
+	before := scrape(t, srv.URL()+"/metrics")
+	scrape(t, srv.DCGMURL()+"/metrics") // starts the DCGM window
+	load(t, srv.URL(), n, conc, 100, tokens, false)
+	dcgm = scrape(t, srv.DCGMURL()+"/metrics")
+	after := scrape(t, srv.URL()+"/metrics")
+	c0, s0 := before.hist("vllm:inter_token_latency_seconds")
+	c1, s1 := after.hist("vllm:inter_token_latency_seconds")
+	return (s1 - s0) / (c1 - c0), dcgm
+}
+
+func TestSchedulerCPUThroughputFlattens(t *testing.T) {
+	gain := func(name string) (float64, float64) {
+		srv := startSim(t, name, 10, nil)
+		itl4, _ := phase(t, srv, 8, 4, 64)
+		itl32, dcgm := phase(t, srv, 64, 32, 128)
+		// Throughput ∝ concurrency / ITL.
+		return (32 / itl32) / (4 / itl4), dcgm.value("DCGM_FI_DEV_GPU_UTIL")
+	}
+	slow, util := gain("scheduler-cpu")
+	fast, _ := gain("healthy")
+	if slow > 0.6*fast {
+		t.Errorf("throughput gain 4→32 in flight: scheduler-cpu %.2f×, healthy %.2f×; want it to flatten", slow, fast)
+	}
+	if util > 50 {
+		t.Errorf("GPU_UTIL %.0f%% at 32 in flight: the GPU should idle between steps", util)
+	}
+}
+
+func TestPrefillHOLBlocksShortPrompts(t *testing.T) {
+	jump := func(mutate func(*Scenario)) float64 {
+		srv := startSim(t, "prefill-hol", 4, mutate)
+		alone := medianTTFT(load(t, srv.URL(), 6, 2, 100, 4, true))
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); complete(t, srv.URL(), 6500, 4, true, "long") }()
+		time.Sleep(2 * time.Millisecond) // the short ones arrive while the long prompt prefills
+		during := medianTTFT(load(t, srv.URL(), 6, 6, 100, 4, true))
+		wg.Wait()
+		return float64(during) / float64(alone)
+	}
+	blocked := jump(nil)
+	fixed := jump(func(s *Scenario) {
+		on := true
+		s.Engine.EnableChunkedPrefill = &on
+		s.Engine.LongPrefillThreshold = 512
+		s.Engine.MaxNumBatchedTokens = 2048
+	})
+	if blocked < 5 || blocked < 2*fixed {
+		t.Errorf("short-prompt TTFT jump during a long prefill: %.1f× (chunked+threshold: %.1f×); want a large jump that chunking removes", blocked, fixed)
+	}
+}
+
+func TestSpecNegativeWorseITL(t *testing.T) {
+	perToken := func(k int) (float64, families) {
+		srv := startSim(t, "spec-negative", 10, func(s *Scenario) { s.Engine.Speculative.NumTokens = k })
+		load(t, srv.URL(), 8, 4, 200, 128, false)
+		m := scrape(t, srv.URL()+"/metrics")
+		_, dec := m.hist("vllm:request_decode_time_seconds")
+		// Per-token decode time: decode spans (first → last token) over the tokens after the first.
+		return dec / (m.value("vllm:generation_tokens_total") - 8), m
+	}
+	with, m := perToken(4)
+	without, _ := perToken(0)
+	if with < 1.2*without {
+		t.Errorf("per-token decode time with speculation %.2f ms, without %.2f ms: want ≥1.2× worse", with*1e3, without*1e3)
+	}
+	acc := m.value("vllm:spec_decode_num_accepted_tokens_total") / m.value("vllm:spec_decode_num_draft_tokens_total")
+	if acc <= 0 || acc > 0.3 {
+		t.Errorf("acceptance rate %.2f, want low (0 < a ≤ 0.3)", acc)
+	}
+	if p0, p1 := m.value("vllm:spec_decode_num_accepted_tokens_per_pos_total", "position", "0"),
+		m.value("vllm:spec_decode_num_accepted_tokens_per_pos_total", "position", "1"); p1 >= p0 {
+		t.Errorf("accepted per position must fall: pos0 %v pos1 %v", p0, p1)
+	}
+}
+
+func TestAppBufferingClientTTFTFarAboveServer(t *testing.T) {
+	ratio := func(name string) float64 {
+		srv := startSim(t, name, 2, nil)
+		rs := load(t, srv.URL(), 6, 3, 200, 128, true)
+		server := histMean(scrape(t, srv.URL()+"/metrics"), "vllm:time_to_first_token_seconds")
+		return medianTTFT(rs).Seconds() / server
+	}
+	buffered, direct := ratio("app-buffering"), ratio("healthy")
+	if buffered < 3 || buffered < 3*direct {
+		t.Errorf("client/server TTFT: app-buffering %.1f×, healthy %.1f×; want client ≫ server behind the proxy", buffered, direct)
+	}
+}
+
+func TestLaunchBoundUtilHighSMActiveLow(t *testing.T) {
+	srv := startSim(t, "launch-bound", 4, nil)
+	itlEager, dcgm := phase(t, srv, 16, 8, 512)
+	util, sm := dcgm.value("DCGM_FI_DEV_GPU_UTIL"), dcgm.value("DCGM_FI_PROF_SM_ACTIVE")
+	if util < 60 || sm > 0.35 {
+		t.Errorf("launch-bound: GPU_UTIL %.0f%%, SM_ACTIVE %.2f; want high util with few SMs active", util, sm)
+	}
+	graphs := startSim(t, "launch-bound", 4, func(s *Scenario) { on := true; s.Engine.CUDAGraphs = &on })
+	itlGraph, _ := phase(t, graphs, 16, 8, 512)
+	if itlEager < 2*itlGraph {
+		t.Errorf("ITL eager %.2f ms vs CUDA graphs %.2f ms: want ≥2×", itlEager*1e3, itlGraph*1e3)
+	}
+}
+
+func TestBandwidthBoundDRAM(t *testing.T) {
+	srv := startSim(t, "bandwidth-bound", 10, nil)
+	itl, dcgm := phase(t, srv, 8, 8, 64)
+	// Observed seconds × speed = virtual seconds; the floor is 15.01 GB / 300 GB/s = 50 ms.
+	if v := itl * 10; v < 0.050 || v > 0.070 {
+		t.Errorf("ITL %.1f ms (virtual), want just above the 50 ms bandwidth floor", v*1e3)
+	}
+	if dram, tensor := dcgm.value("DCGM_FI_PROF_DRAM_ACTIVE"), dcgm.value("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"); dram < 0.7 || tensor > 0.1 {
+		t.Errorf("DRAM_ACTIVE %.2f, PIPE_TENSOR_ACTIVE %.2f: want memory-bound", dram, tensor)
+	}
+}
+
+func TestColdStartFirstRequestsSlow(t *testing.T) {
+	srv := startSim(t, "cold-start", 10, nil)
+	first := complete(t, srv.URL(), 100, 8, true, "first")
+	later := medianTTFT(load(t, srv.URL(), 6, 1, 100, 8, true))
+	if first.ttft < 10*later {
+		t.Errorf("cold TTFT %v vs warm %v: want ≥10×", first.ttft, later)
+	}
+}
+
+func TestTPCommTraceAndReplicas(t *testing.T) {
+	srv := startSim(t, "tp-comm", 10, nil)
+	var trace strings.Builder
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.CaptureTrace(context.Background(), 2*time.Second, 0, &trace); err != nil {
+			t.Error(err)
+		}
+	}()
+	load(t, srv.URL(), 8, 8, 2000, 16, false)
+	wg.Wait()
+	tr := parseTrace(t, trace.String())
+	var comm, total float64
+	for _, e := range tr.TraceEvents {
+		if e.Cat == "kernel" {
+			total += e.Dur
+			if strings.HasPrefix(e.Name, "ncclDevKernel_AllReduce") {
+				comm += e.Dur
+			}
+		}
+	}
+	if total == 0 || comm/total < 0.25 {
+		t.Errorf("all-reduce share of kernel time %.2f, want ≥ 0.25 over PCIe", comm/total)
+	}
+	if len(tr.DeviceProperties) != 4 || tr.DistributedInfo["world_size"] != float64(4) {
+		t.Errorf("deviceProperties %d, distributedInfo %v", len(tr.DeviceProperties), tr.DistributedInfo)
+	}
+	m := scrape(t, srv.URL()+"/metrics")
+	e0, e1 := m.value("vllm:request_success_total", "engine", "0"), m.value("vllm:request_success_total", "engine", "1")
+	if e0 != 4 || e1 != 4 {
+		t.Errorf("round robin over 2 replicas: %v and %v successes, want 4 and 4", e0, e1)
+	}
+	dcgm := scrape(t, srv.DCGMURL()+"/metrics")
+	if n := len(dcgm["DCGM_FI_DEV_GPU_UTIL"].Metric); n != 8 {
+		t.Errorf("%d GPUs on the DCGM page, want 2 replicas × TP 4", n)
+	}
+}
+
+func TestLeastLoadedRouter(t *testing.T) {
+	srv := startSim(t, "healthy", 10, func(s *Scenario) { s.Engine.Replicas = 3; s.Engine.Router = "least_loaded" })
+	load(t, srv.URL(), 12, 12, 100, 64, false)
+	m := scrape(t, srv.URL()+"/metrics")
+	for _, e := range []string{"0", "1", "2"} {
+		if v := m.value("vllm:request_success_total", "engine", e); v < 2 {
+			t.Errorf("engine %s served %v of 12 requests; least-loaded should spread them", e, v)
+		}
+	}
+}
+
+type kinetoTrace struct {
+	SchemaVersion    int              `json:"schemaVersion"`
+	DeviceProperties []map[string]any `json:"deviceProperties"`
+	DistributedInfo  map[string]any   `json:"distributedInfo"`
+	TraceEvents      []struct {
+		Ph   string         `json:"ph"`
+		Cat  string         `json:"cat"`
+		Name string         `json:"name"`
+		Pid  any            `json:"pid"`
+		Tid  any            `json:"tid"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		ID   int            `json:"id"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+}
+
+func parseTrace(t *testing.T, s string) kinetoTrace {
+	t.Helper()
+	var tr kinetoTrace
+	if err := json.Unmarshal([]byte(s), &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v", err)
+	}
+	return tr
+}
+
+// The trace endpoint returns Kineto JSON: eager kernels each pair with one cudaLaunchKernel
+// by correlation id and an ac2g flow; with CUDA graphs one cudaGraphLaunch owns a step's kernels.
+func TestTraceEndpointKinetoShape(t *testing.T) {
+	for _, tc := range []struct {
+		scenario, launch string
+	}{{"launch-bound", "cudaLaunchKernel"}, {"healthy", "cudaGraphLaunch"}} {
+		srv := startSim(t, tc.scenario, 10, nil)
+		var body string
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(srv.TraceURL() + "?seconds=0.5")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var b strings.Builder
+			buf := make([]byte, 1<<16)
+			for {
+				n, err := resp.Body.Read(buf)
+				b.Write(buf[:n])
+				if err != nil {
+					break
+				}
+			}
+			body = b.String()
+		}()
+		load(t, srv.URL(), 4, 4, 100, 200, false)
+		wg.Wait()
+		tr := parseTrace(t, body)
+		if tr.SchemaVersion != 1 || len(tr.DeviceProperties) != 1 || tr.DeviceProperties[0]["numSms"] != float64(132) {
+			t.Fatalf("%s: header %+v", tc.scenario, tr.DeviceProperties)
+		}
+		launches := map[float64]string{}
+		flowsS, flowsF, kernels, sched := 0, 0, 0, 0
+		for _, e := range tr.TraceEvents {
+			switch {
+			case e.Cat == "cuda_runtime":
+				launches[e.Args["correlation"].(float64)] = e.Name
+			case e.Cat == "ac2g" && e.Ph == "s":
+				flowsS++
+			case e.Cat == "ac2g" && e.Ph == "f":
+				flowsF++
+			case e.Name == "Scheduler.schedule":
+				sched++
+			}
+		}
+		for _, e := range tr.TraceEvents {
+			if e.Cat != "kernel" {
+				continue
+			}
+			kernels++
+			if name := launches[e.Args["correlation"].(float64)]; name != tc.launch {
+				t.Fatalf("%s: kernel %q correlation %v has launch %q, want %s", tc.scenario, e.Name, e.Args["correlation"], name, tc.launch)
+			}
+		}
+		if kernels == 0 || sched == 0 || flowsS != flowsF || flowsS != len(launches) {
+			t.Errorf("%s: %d kernels, %d schedule spans, %d/%d flows for %d launches", tc.scenario, kernels, sched, flowsS, flowsF, len(launches))
+		}
+	}
+}
