@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pel-ladder/pel/loadgen/loadgentest"
+)
+
+const runContract = `name: cli
+version: 2
+arrival: {process: constant, rate: 100}
+requests: 6
+tasks:
+  - {name: short, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 4}
+`
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	code = exitCode(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunCommand(t *testing.T) {
+	srv := httptest.NewServer(&loadgentest.Handler{})
+	defer srv.Close()
+	tmp := t.TempDir()
+	cf := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cf, []byte(runContract), 0o600)
+	dir := filepath.Join(tmp, "run")
+	code, out, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"warm phase: 6 requests, 6 accepted (100.0%)", "TTFT", "schedule lag", "by task type:", "short", "by concurrency band"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "done: ") {
+		t.Errorf("no progress line on stderr: %q", errs)
+	}
+	// --json prints the evidence.
+	code, out, _ = runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", filepath.Join(tmp, "run2"), "--json")
+	var ev map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev["framework"] != "Performance Evidence Ladder" {
+		t.Errorf("--json: exit %d, %.200s", code, out)
+	}
+	// An existing non-empty directory is refused (runs never mix).
+	if code, _, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", dir); code != 2 || !strings.Contains(errs, "not empty") {
+		t.Errorf("reuse of %s: exit %d %s", dir, code, errs)
+	}
+}
+
+func TestRunAllFailExits1(t *testing.T) {
+	srv := httptest.NewServer(&loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		return loadgentest.Behavior{Status: 503, ErrorBody: "no capacity"}
+	}})
+	defer srv.Close()
+	tmp := t.TempDir()
+	cf := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cf, []byte(runContract), 0o600)
+	code, out, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", filepath.Join(tmp, "r"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if !strings.Contains(errs, "pel: every request failed: 6 of 6 tasks ended in error (HTTP 503 ×6); first error: http 503: no capacity") {
+		t.Errorf("stderr: %s", errs)
+	}
+	if !strings.Contains(out, "0 accepted") {
+		t.Errorf("summary still printed: %s", out)
+	}
+}
+
+func TestRunBadInputExits2(t *testing.T) {
+	good := httptest.NewServer(&loadgentest.Handler{})
+	defer good.Close()
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><body>welcome</body></html>"))
+	}))
+	defer html.Close()
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(tmp, name)
+		os.WriteFile(p, []byte(text), 0o600)
+		return p
+	}
+	okC := write("ok.yaml", runContract)
+	write("prompts.jsonl", "{\"prompt\": \"hello\"}\n{\"prompt\": \"unterminated}\n")
+	cases := []struct {
+		name, target, contract, errHas string
+	}{
+		{"malformed YAML", good.URL, write("bad.yaml", "name: x\nversion: [1\n"), "bad.yaml:"},
+		{"unknown key", good.URL, write("unk.yaml", runContract+"colour: blue\n"), "colour"},
+		{"missing contract file", good.URL, filepath.Join(tmp, "nope.yaml"), "nope.yaml"},
+		{"unreachable target", "http://127.0.0.1:1", okC, "not reachable"},
+		{"not an OpenAI server", html.URL, okC, "not an OpenAI-compatible server"},
+		{"broken dataset line", good.URL, write("ds.yaml", "name: d\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, dataset: {file: prompts.jsonl, format: prompts}}\n"), "prompts.jsonl:2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(tmp, "out-"+strings.ReplaceAll(c.name, " ", "-"))
+			code, out, errs := runCLI(t, "run", "--target", c.target, "--contract", c.contract, "-o", dir)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (%s)", code, errs)
+			}
+			if !strings.HasPrefix(errs, "pel: ") || !strings.Contains(errs, c.errHas) || out != "" {
+				t.Errorf("stderr %q (want one message mentioning %q), stdout %q", errs, c.errHas, out)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s exists after bad input", dir)
+			}
+		})
+	}
+	if code, _, errs := runCLI(t, "run", "--contract", okC); code != 2 || !strings.Contains(errs, "--target") {
+		t.Errorf("missing flags: exit %d %s", code, errs)
+	}
+}
