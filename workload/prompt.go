@@ -6,33 +6,35 @@ import (
 )
 
 // Synthetic prompts are made of whole words from vocab, joined by single spaces. Each is a
-// common lowercase English word that byte-level BPE vocabularies (OpenAI cl100k/o200k,
-// Llama 3's 128k tiktoken-derived vocabulary, Qwen2) hold as ONE token both with and without
-// its leading space, and pre-tokenization never merges across the space, so a prompt of N
-// words is N tokens for those tokenizers; SentencePiece tokenizers (Llama 2, Mistral) also
-// keep such words whole ("▁word"). Expected error: within ~2% of the prompt, plus the chat
-// template's fixed overhead (role headers: about 5-10 tokens per message with the chat API)
-// and a beginning-of-sequence token. Give Options.Tokenizer to count exactly.
+// common lowercase English word that byte-level BPE tokenizers hold as ONE token both with
+// and without its leading space, and their pre-tokenizers split text before each " word",
+// so a prompt of N words is N tokens. Checked with tiktoken-go v0.1.8 (offline loader):
+// every word is one token bare and spaced in cl100k_base and o200k_base, and 200 random
+// prompts of 1-3000 words each encoded to exactly as many tokens. Llama 3's tokenizer
+// extends cl100k's merges (its first 100k tokens), so the same holds there by construction;
+// SentencePiece tokenizers (Llama 2, Mistral) keep common words whole too ("▁word") but were
+// not measured. What the count leaves out: the chat template's fixed overhead (role
+// headers, about 5-10 tokens per message with the chat API) and a beginning-of-sequence
+// token. Give Options.Tokenizer to size prompts with the served model's tokenizer.
 //
 // 256 words, so a request's sequence number fits in 3 words (16.7M distinct salts).
 var vocab = strings.Fields(`
-the of and to in is was for that on with as by at from his her he she it they we you are
-be this an or not but have had has which one all were their there been more when will would
-who so if out up about into than them can only other new some what time these two may then
-do first any my now such like our over man me even most made after also did many before
-must through back years where much your way well down should because each just those people
-how too little state good very make world still own see men work long get here between both
-life being under never day same another know while last might us great old year off come
-since against go came right used take three house use during without again place around
-however home small found thought went say part once general high upon school every does got
-left number course war until always away something fact though water less public put think
-almost hand enough far took head yet government system better set told nothing night end why
-called find going look asked later point knew city next program business give group toward
-young days let room president side social present given several order national possible
-rather second face per among form important often things looked early white case become
-large big need four within felt along children saw best church ever least power development
-light thing seemed family interest want members mind country area others done turned
-although open problem certain kind began different door thus help sense means whole matter`)
+the of and to in is was for that on with as by at from his her he she it they we you are be
+this an or not but have had has which one all were their there been more when will would who
+so if out up about into than them can only other new some what time these two may then do
+first any my now such like our over man me even most made after also did many before must
+through back years where much your way well down should because each just those people how
+too little state good very make world still own see men work long get here between both life
+being under never day same another know while last might us great old year off come since
+against go came right used take three house use during without again place around however
+home small found thought went say part once general high upon school every does got left
+number course war until always away something fact though water less public put think almost
+hand far head yet government system better set nothing night end why called find going look
+later point city next program business give group young days let room side social present
+given order national possible rather second face per among form important often things early
+white case large big need four within felt along children best church ever least power
+development light thing family interest want members mind country area others done turned
+although open`)
 
 // words appends n random vocabulary words to b, space-separated (a leading space when b
 // is not empty).
