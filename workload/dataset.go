@@ -40,7 +40,9 @@ func LoadDataset(path, format string) ([]Item, error) {
 // output_tokens optional. Format "sharegpt": one conversation per line,
 // {"conversations": [{"from": "human", "value": "..."}, {"from": "gpt", "value": "..."}]}
 // ("from" is human|user, gpt|assistant|chatgpt|bard|bing, or system); conversations
-// without a non-empty human turn are skipped, as benchmark tools do with ShareGPT. Either
+// without a non-empty human turn are skipped. (vLLM's ShareGPT benchmark dataset takes
+// conversations[0] as the prompt and skips entries with fewer than two turns; taking the
+// first human turn also serves files that open with a system turn.) Either
 // format may also be one JSON array of such objects (how the public ShareGPT files ship).
 // Other keys are ignored (datasets come from elsewhere); a line that is not valid JSON, or
 // lacks the required key, is an error naming its line.
