@@ -141,12 +141,14 @@ func TestSchedulerCPUThroughputFlattens(t *testing.T) {
 
 func TestPrefillHOLBlocksShortPrompts(t *testing.T) {
 	jump := func(mutate func(*Scenario)) float64 {
-		srv := startSim(t, "prefill-hol", 4, mutate)
+		// Speed 1: the long prefill takes ~0.4 s of wall time, so short requests sent 30 ms
+		// after it surely arrive while it runs, even under the race detector.
+		srv := startSim(t, "prefill-hol", 1, mutate)
 		alone := medianTTFT(load(t, srv.URL(), 6, 2, 100, 4, true))
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { defer wg.Done(); complete(t, srv.URL(), 6500, 4, true, "long") }()
-		time.Sleep(2 * time.Millisecond) // the short ones arrive while the long prompt prefills
+		time.Sleep(30 * time.Millisecond) // the short ones arrive while the long prompt prefills
 		during := medianTTFT(load(t, srv.URL(), 6, 6, 100, 4, true))
 		wg.Wait()
 		return float64(during) / float64(alone)
@@ -324,7 +326,7 @@ func TestTraceEndpointKinetoShape(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := http.Get(srv.TraceURL() + "?seconds=0.5")
+			resp, err := http.Get(srv.TraceURL() + "?seconds=0.1")
 			if err != nil {
 				t.Error(err)
 				return
