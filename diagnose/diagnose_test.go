@@ -475,3 +475,55 @@ func TestExternalFindingsKeptAsInfoAndIdempotent(t *testing.T) {
 		t.Errorf("second diagnosis has %d findings, first %d", len(ev.Findings), first)
 	}
 }
+
+// TestUnexplainedBreachIsNeverSilentNorConfident: a contract bound exceeded with no rule's
+// signature gives a low-confidence finding, no owner, and no "nothing exceeds" verdict.
+func TestUnexplainedBreachIsNeverSilentNorConfident(t *testing.T) {
+	ev := build(sig{evidence.SigITLP99, 183}, sig{evidence.SigITLP50, 17}, sig{evidence.SigAcceptanceRate, 1})
+	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 60}})
+	if ev.OwnerLayer != nil || strings.Contains(ev.Verdict, "Nothing exceeds") {
+		t.Fatalf("owner %v verdict %q", ev.OwnerLayer, ev.Verdict)
+	}
+	if len(ev.Findings) != 1 || ev.Findings[0].ID != sloBreachID || ev.Findings[0].Confidence >= ownerMinConfidence {
+		t.Fatalf("findings %+v", ev.Findings)
+	}
+	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 60}})
+	if len(ev.Findings) != 1 {
+		t.Errorf("re-diagnosis duplicated the fallback: %d findings", len(ev.Findings))
+	}
+}
+
+// TestGenericFindingDefersToSpecific: saturated DRAM with a net-negative speculation names
+// speculative decoding; the bandwidth finding stays as context at info.
+func TestGenericFindingDefersToSpecific(t *testing.T) {
+	ev := build(sig{evidence.SigDRAMActive, 0.84}, sig{evidence.SigTensorActive, 0.08}, sig{evidence.SigITLP99, 40},
+		sig{evidence.SigSpecAcceptanceRate, 0.08}, sig{evidence.SigSpecMeanAcceptLen, 1.3})
+	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 30}})
+	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerSpeculative {
+		t.Fatalf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
+	}
+	for _, f := range ev.Findings {
+		if f.ID == "bandwidth-bound" && (f.Severity != evidence.SeverityInfo || !strings.Contains(f.ConfidenceNote, "speculative-negative")) {
+			t.Errorf("bandwidth finding not deferred: %+v", f)
+		}
+	}
+}
+
+// TestStarvedLoadGeneratorNamesNoClientOnlyOwner: with the client 2.6 s late on its own
+// schedule, a client-only finding cannot name the owner, while an engine-counter finding
+// keeps its confidence.
+func TestStarvedLoadGeneratorNamesNoClientOnlyOwner(t *testing.T) {
+	app := build(sig{evidence.SigServerTTFTP50, 160}, sig{evidence.SigTTFTFromSentP50, 1380}, sig{evidence.SigScheduleLagP99, 2600})
+	Diagnose(app, recs(100, nil), Options{})
+	if app.OwnerLayer != nil {
+		t.Errorf("client-only owner %s under a starved load generator", *app.OwnerLayer)
+	}
+	if len(app.Findings) == 0 || !strings.Contains(app.Findings[0].ConfidenceNote, "behind its schedule") {
+		t.Errorf("no lag note: %+v", app.Findings)
+	}
+	spec := build(sig{evidence.SigSpecAcceptanceRate, 0.08}, sig{evidence.SigSpecMeanAcceptLen, 1.3}, sig{evidence.SigScheduleLagP99, 2600})
+	Diagnose(spec, recs(100, nil), Options{})
+	if spec.OwnerLayer == nil || *spec.OwnerLayer != evidence.LayerSpeculative {
+		t.Errorf("engine-counter finding lost its owner under client lag: %s", spec.Verdict)
+	}
+}

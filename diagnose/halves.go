@@ -13,7 +13,9 @@ import (
 )
 
 // minHalfTasks: a half with fewer warm tasks than this cannot reproduce anything.
-const minHalfTasks = 10
+// Five tasks still carry hundreds of per-token ITLs; the series-derived values do not
+// depend on the task count at all.
+const minHalfTasks = 5
 
 // minHOLSamples: each side of the head-of-line ratio needs this many short prompts.
 const minHOLSamples = 5
@@ -232,7 +234,7 @@ func reproduce(ev *evidence.Evidence, recs []record.Record, full *view, r rule, 
 		}
 		var used []string
 		for _, m := range hit.items {
-			if m.holds && hv.derived[m.item.Signal] {
+			if m.holds && !m.ctx && hv.rederived(m) {
 				used = append(used, fmt.Sprintf("%s %.3g", m.item.Signal, m.item.Value))
 			}
 		}

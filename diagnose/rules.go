@@ -13,6 +13,10 @@ type rule struct {
 	id    string
 	layer evidence.Layer
 	eval  func(v *view, o *Options) *hit
+	// defers lists more specific rules that, when they fire, explain this rule's symptom:
+	// this finding then drops to info (e.g. DRAM is saturated in every decode, but a
+	// net-negative speculation is why the bytes per token are high).
+	defers []string
 }
 
 // hit is what a rule found before ranking, acceptance impact and reproduction are added.
@@ -70,10 +74,11 @@ const (
 	// itlStallRatio: p99 ITL three times p50 means decode steps stall (a prefill ran inside).
 	itlStallRatio = 3.0
 
-	// launchUtilMin / launchSMMax: a kernel was resident ≥80% of the time yet SMs were
-	// active under half of it: many small kernels with launch gaps inside the "busy" time.
-	launchUtilMin = 0.80
-	launchSMMax   = 0.50
+	// launchUtilMin / launchSMShareMax: a kernel was resident ≥60% of the time, yet SMs were
+	// active for under half of that resident time: tiny kernels with launch gaps inside what
+	// the utilization counter reports as activity.
+	launchUtilMin    = 0.60
+	launchSMShareMax = 0.50
 	// dramLowMax: under half of peak DRAM bandwidth rules out a bandwidth-bound decode.
 	dramLowMax = 0.50
 	// shortKernelMin: at least half of all launches are short (under the trace package's
@@ -92,9 +97,11 @@ const (
 	// itlSLOMissMin: without a contract ITL bound, a 5% per-request SLO miss rate stands in.
 	sloMissMin = 0.05
 
-	// commPctMin: communication kernels take ≥20% of kernel time; overlapMax: less than
-	// half of it hidden under compute (HTA "communication computation overlap").
-	commPctMin = 20.0
+	// commPctMin: communication kernels take ≥15% of kernel time, half again the trace
+	// package's "worth a look" bound (10%): at that share an exposed all-reduce costs more
+	// than most single-kernel fixes could win. overlapMax: less than half of it hidden under
+	// compute (HTA "communication computation overlap").
+	commPctMin = 15.0
 	overlapMax = 50.0
 	// replicaCVMin: running requests per replica vary by ≥30% of their mean: the router
 	// leaves replicas unevenly loaded.
@@ -120,15 +127,16 @@ const (
 
 // rules is the catalog, in the order ties are broken.
 var rules = []rule{
-	{"kv-thrash", evidence.LayerMemory, ruleKVThrash},
-	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL},
-	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound},
-	{"launch-bound", evidence.LayerKernel, ruleLaunchBound},
-	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound},
-	{"exposed-communication", evidence.LayerParallelism, ruleComm},
-	{"speculative-negative", evidence.LayerSpeculative, ruleSpecNegative},
-	{"client-server-gap", evidence.LayerApplication, ruleAppGap},
-	{"cold-start", evidence.LayerKernel, ruleColdStart},
+	{"kv-thrash", evidence.LayerMemory, ruleKVThrash, nil},
+	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL, nil},
+	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, nil},
+	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
+	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
+		[]string{"speculative-negative", "exposed-communication", "launch-bound", "client-server-gap", "kv-thrash"}},
+	{"exposed-communication", evidence.LayerParallelism, ruleComm, nil},
+	{"speculative-negative", evidence.LayerSpeculative, ruleSpecNegative, nil},
+	{"client-server-gap", evidence.LayerApplication, ruleAppGap, nil},
+	{"cold-start", evidence.LayerKernel, ruleColdStart, nil},
 }
 
 // RuleIDs lists the catalog's rule ids (for docs and tests).
@@ -157,7 +165,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 		strength: clamp01(pr.item.Value / (10 * preemptRateMin)),
 	}
 	if w := v.judge(evidence.SigWaitingMean, ">=", waitingMin); w.present {
-		h.items = append(h.items, w)
+		h.items = append(h.items, asContext(w))
 	}
 	cap := "a lower cap"
 	if run, ok := v.val(evidence.SigRunningMean); ok {
@@ -187,7 +195,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 	// The decode side sees the same stall: long prefill steps push ITL p99 far past p50.
 	if p99, ok := v.val(evidence.SigITLP99); ok {
 		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {
-			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace)
+			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace, evidence.SigITLP99, evidence.SigITLP50)
 			h.items = append(h.items, m)
 			if m.holds {
 				h.confidence += 0.05
@@ -222,38 +230,42 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	h := &hit{
 		impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimITL, dimTPOT}, when: []seriesCond{{evidence.SigWaitingMean, ">=", waitingMin}}},
 	}
-	for _, m := range []meas{wait, scal, kv} {
-		if m.present {
+	for _, m := range []meas{wait, scal} {
+		if m.present && m.holds {
 			h.items = append(h.items, m)
 		}
+	}
+	if kv.present {
+		h.items = append(h.items, asContext(kv))
 	}
 	// The deciding dimension: is the device idle between steps while work waits?
 	util := v.judge(evidence.SigGPUUtil, "<", gapUtilMax)
 	idle := v.judge(evidence.SigTraceIdlePct, ">=", traceIdleMin)
 	host := v.judge(evidence.SigTraceHostWaitShare, ">=", hostWaitMin)
-	gapSeen := false
-	switch {
-	case idle.present && idle.holds && (!host.present || host.holds):
+	traceGap := idle.present && idle.holds && (!host.present || host.holds)
+	dcgmGap := util.present && util.holds
+	if traceGap {
 		h.items = append(h.items, idle)
 		if host.present {
 			h.items = append(h.items, host)
 		}
-		gapSeen = true
-	case util.present && util.holds:
+	}
+	if dcgmGap {
 		h.items = append(h.items, util)
-		if sm := v.judge(evidence.SigSMActive, "<", gapUtilMax); sm.present {
-			h.items = append(h.items, sm)
-		}
-		gapSeen = true
-	case util.present || idle.present:
+	}
+	gapSeen := traceGap || dcgmGap
+	if !gapSeen && (util.present || idle.present) {
 		return nil // the device was not idle between steps: not the host loop
 	}
-	label := "requests waiting"
-	if wait.present {
+	label := "requests queued"
+	switch {
+	case wait.present && wait.holds:
 		label = fmt.Sprintf("%.1f requests waiting on average", wait.item.Value)
+	case scal.present && scal.holds:
+		label = fmt.Sprintf("goodput rising only %.0f%% as fast as concurrency", scal.item.Value*100)
 	}
 	if gapSeen {
-		h.symptom = fmt.Sprintf("throughput stops growing with %s while the GPU sits idle between steps", label)
+		h.symptom = fmt.Sprintf("throughput stops scaling (%s) while the GPU sits idle between steps", label)
 		h.hypothesis = "The engine's scheduling loop (host CPU, interpreter) runs serially with the GPU: each step waits for the host to build the next batch, so adding requests adds queue, not throughput."
 		h.confidence = 0.85
 		if !kv.present {
@@ -262,7 +274,7 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		}
 		h.strength = 0.6
 	} else {
-		h.symptom = fmt.Sprintf("throughput stops growing with %s and the KV cache has room", label)
+		h.symptom = fmt.Sprintf("throughput stops scaling (%s) and the KV cache has room", label)
 		h.hypothesis = "Admission is limited by how fast the engine completes steps; without device counters this cannot tell a host-bound scheduling loop from a device that is out of compute or bandwidth."
 		h.confidence = 0.35
 		h.confNote = "no device-side evidence (DCGM or trace) to see idle gaps between steps"
@@ -276,11 +288,15 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 
 func ruleLaunchBound(v *view, o *Options) *hit {
 	util := v.judge(evidence.SigGPUUtil, ">=", launchUtilMin)
-	sm := v.judge(evidence.SigSMActive, "<", launchSMMax)
 	dram := v.judge(evidence.SigDRAMActive, "<", dramLowMax)
 	short := v.judge(evidence.SigTraceShortKernelShare, ">=", shortKernelMin)
 	graph := v.judge(evidence.SigTraceGraphLaunchShare, "<", graphShareMax)
-	dcgmHolds := util.present && sm.present && util.holds && sm.holds && (!dram.present || dram.holds)
+	var share meas
+	if sm, ok := v.val(evidence.SigSMActive); ok && util.present && util.item.Value > 0 {
+		share = derivedItem("gpu.sm_active_share_of_util", sm/util.item.Value, "<", launchSMShareMax, "ratio", "dcgm",
+			evidence.StageGPUExecution, evidence.SigSMActive, evidence.SigGPUUtil)
+	}
+	dcgmHolds := util.present && util.holds && share.present && share.holds && (!dram.present || dram.holds)
 	traceHolds := short.present && short.holds && (!graph.present || graph.holds)
 	if !dcgmHolds && !traceHolds {
 		return nil
@@ -310,11 +326,12 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 		}
 	}
 	if dcgmHolds {
-		h.items = append(h.items, sm, util)
+		sm, _ := v.val(evidence.SigSMActive)
+		h.items = append(h.items, share, v.judge(evidence.SigSMActive, "<", launchSMShareMax*util.item.Value), util)
 		if dram.present {
-			h.items = append(h.items, dram)
+			h.items = append(h.items, asContext(dram))
 		}
-		h.symptom = fmt.Sprintf("SMs active only %.0f%% of the time although a kernel was resident %.0f%% of it", sm.item.Value*100, util.item.Value*100)
+		h.symptom = fmt.Sprintf("SMs active only %.0f%% of the time although a kernel was resident %.0f%% of it", sm*100, util.item.Value*100)
 	}
 	if short.present {
 		h.items = append(h.items, short)
@@ -351,6 +368,13 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 	sym, over := itlSymptom(v, o)
 	if !over {
 		return nil // at its bandwidth ceiling but within the contract: that is headroom, not a finding
+	}
+	// The device can only explain the decode time the engine itself measured: when the
+	// server's ITL is within the bound, the excess lies between the engine and the client.
+	if b, ok := o.bound(evidence.SigITLP99); ok {
+		if srv := v.judge(evidence.SigServerITLP99, ">", b); srv.present && !srv.holds {
+			return nil
+		}
 	}
 	h := &hit{
 		symptom:    fmt.Sprintf("DRAM active %.0f%% of cycles while tensor pipes idle; ITL over its bound", dram.item.Value*100),
@@ -456,7 +480,7 @@ func ruleAppGap(v *view, o *Options) *hit {
 	if c, ok := v.val(evidence.SigTTFTFromSentP50); ok {
 		if s, ok2 := v.val(evidence.SigServerTTFTP50); ok2 {
 			thr := math.Max(appGapMinMs, appGapShare*s)
-			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace)
+			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace, evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50)
 			haveGap = true
 		}
 	}
@@ -520,11 +544,9 @@ func ruleColdStart(v *view, o *Options) *hit {
 		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
 		strength:   clamp01((r.item.Value - coldRatioMin) / 10),
 	}
-	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present {
+	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present && c.holds {
 		h.items = append(h.items, c)
-		if c.holds {
-			h.confidence = 0.85
-		}
+		h.confidence = 0.85
 	}
 	return h
 }

@@ -40,6 +40,19 @@ func newView(ev *evidence.Evidence) *view {
 	return v
 }
 
+// rederived reports whether m's value was re-derived in this (half) view.
+func (v *view) rederived(m meas) bool {
+	if len(m.inputs) == 0 {
+		return v.derived[m.item.Signal]
+	}
+	for _, in := range m.inputs {
+		if !v.derived[in] {
+			return false
+		}
+	}
+	return true
+}
+
 // has reports whether the signal is present.
 func (v *view) has(name string) bool { _, ok := v.sig[name]; return ok }
 
@@ -64,7 +77,15 @@ type meas struct {
 	item    evidence.EvidenceItem
 	present bool
 	holds   bool
+	// ctx marks context that rules a competing layer out (e.g. "the KV cache had room")
+	// rather than the symptom itself; it never counts as reproducing the symptom.
+	ctx bool
+	// inputs are the signals a derived value was computed from.
+	inputs []string
 }
+
+// asContext marks m as context.
+func asContext(m meas) meas { m.ctx = true; return m }
 
 // judge compares a signal to a threshold with op (">", ">=", "<", "<=").
 func (v *view) judge(name, op string, thr float64) meas {
@@ -99,8 +120,9 @@ func compare(x float64, op string, thr float64) bool {
 
 // derivedItem makes an evidence item for a value computed here from two signals (a ratio
 // or a difference), so the finding shows what it was judged on.
-func derivedItem(name string, value float64, op string, thr float64, unit, source string, stage int) meas {
+func derivedItem(name string, value float64, op string, thr float64, unit, source string, stage int, inputs ...string) meas {
 	return meas{
+		inputs: inputs,
 		item: evidence.EvidenceItem{Signal: name, Value: value, Op: op, Threshold: thr, Unit: unit,
 			Source: source, Stage: stage, Phase: evidence.PhaseWarm},
 		present: true,

@@ -1,0 +1,69 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/sim"
+)
+
+// TestScenarios runs every shipped scenario end to end and checks the diagnosis names the
+// scenario's owner layer from the outside; the healthy baseline must have no finding above
+// info and state its headroom. Scenarios run in parallel (each is a ~20 s contract).
+func TestScenarios(t *testing.T) {
+	names := sim.Scenarios()
+	if only := os.Getenv("PEL_DEMO_SCENARIO"); only != "" {
+		names = []string{only}
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			res, err := Run(context.Background(), Options{Scenario: name, OutDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := res.Evidence
+			t.Logf("%s: %.1f s wall; verdict: %s", name, res.Wall.Seconds(), ev.Verdict)
+			for _, f := range ev.Findings {
+				t.Logf("  %s %s %s conf %.2f: %s", f.Severity, f.ID, f.Layer, f.Confidence, f.Symptom)
+			}
+			want := res.Scenario.OwnerLayer
+			if want == "none" {
+				if ev.OwnerLayer != nil {
+					t.Errorf("healthy scenario: owner layer %s", *ev.OwnerLayer)
+				}
+				for _, f := range ev.Findings {
+					if f.Severity != evidence.SeverityInfo {
+						t.Errorf("healthy scenario: finding %s at %s", f.ID, f.Severity)
+					}
+				}
+				if len(ev.Headroom) == 0 {
+					t.Error("healthy scenario: no headroom stated")
+				}
+			} else if ev.OwnerLayer == nil || string(*ev.OwnerLayer) != want {
+				got := "none"
+				if ev.OwnerLayer != nil {
+					got = string(*ev.OwnerLayer)
+				}
+				t.Errorf("owner layer %s, want %s", got, want)
+			}
+			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Error(err)
+				}
+			}
+			if out := os.Getenv("PEL_DEMO_KEEP"); out != "" {
+				os.MkdirAll(out, 0o755)
+				ev.WriteFile(filepath.Join(out, name+".evidence.json"))
+				f, _ := os.Create(filepath.Join(out, name+".html"))
+				report.HTML(f, ev)
+				f.Close()
+			}
+		})
+	}
+}
