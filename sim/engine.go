@@ -93,6 +93,9 @@ type StepResult struct {
 	Finished     []Finished
 }
 
+// maxKVBlocks bounds the simulated block pool (see NewEngine).
+const maxKVBlocks = 1 << 18
+
 // Engine is one replica's scheduler and model executor on a virtual clock. It is not safe
 // for concurrent use: the server's driver owns it; tests call Submit and Step directly.
 type Engine struct {
@@ -133,6 +136,9 @@ func NewEngine(index int, cfg EngineConfig, cost *CostModel, seed uint64) *Engin
 	if cfg.KVBlocks <= 0 {
 		cfg.KVBlocks = KVBlocksFromMemory(cost, cfg)
 	}
+	// A small model on a big GPU would get millions of blocks; beyond ~4M tokens capacity
+	// never binds in a simulation, and the block pool's memory would.
+	cfg.KVBlocks = min(cfg.KVBlocks, maxKVBlocks)
 	return &Engine{Index: index, Cfg: cfg, Cost: cost,
 		kv:     newKVCache(cfg.KVBlocks, cfg.BlockSize, cfg.PrefixCaching),
 		rng:    rand.New(rand.NewPCG(seed, uint64(index)+0x9e3779b97f4a7c15)),

@@ -275,6 +275,12 @@ func (s *Scenario) validate() error {
 		return fmt.Errorf("engine.router: %q is not round_robin|least_loaded", e.Router)
 	case e.MaxModelLen < 0 || e.MaxNumSeqs < 0 || e.MaxNumBatchedTokens < 0 || e.KVCacheTokens < 0:
 		return errors.New("engine: sizes must not be negative")
+	case e.MaxNumSeqs > 65536 || e.MaxNumBatchedTokens > 1<<20 || e.KVCacheTokens > maxKVBlocks*16:
+		return errors.New("engine: max_num_seqs ≤ 65536, max_num_batched_tokens ≤ 1M, kv_cache_tokens ≤ 4M")
+	case e.GraphMaxTokens < 0 || e.GraphMaxTokens > 1<<20 || e.LongPrefillThreshold < 0:
+		return errors.New("engine: graph_max_tokens and long_prefill_token_threshold must be in [0, 1M]")
+	case e.ColdStart.Shapes < 0 || e.ColdStart.Shapes > 64:
+		return errors.New("engine.cold_start.shapes: must be 0..64")
 	case e.BlockSize < 0 || e.BlockSize > 1024:
 		return errors.New("engine.block_size: must be 1..1024")
 	case e.GPUMemoryUtilization < 0 || e.GPUMemoryUtilization > 1:
@@ -289,6 +295,19 @@ func (s *Scenario) validate() error {
 		return errors.New("engine.stream_interval: must be >= 1")
 	case e.Proxy.BufferBytes < 0:
 		return errors.New("engine.proxy.buffer_bytes: must be >= 0")
+	}
+	for name, v := range map[string]*float64{"launch_us": e.LaunchUS, "graph_launch_us": e.GraphLaunchUS,
+		"min_kernel_us": e.MinKernelUS, "all_reduce_us": e.AllReduceUS, "scheduler.step_us": e.Scheduler.StepUS,
+		"scheduler.seq_us": e.Scheduler.SeqUS} {
+		if v != nil && !(*v >= 0 && *v <= 1e6) {
+			return fmt.Errorf("engine.%s: must be in [0, 1e6] microseconds", name)
+		}
+	}
+	if e.MemEfficiency < 0 || e.MemEfficiency > 1 || e.FLOPSEfficency < 0 || e.FLOPSEfficency > 1 {
+		return errors.New("engine.mem_efficiency and flops_efficiency: must be in (0, 1]")
+	}
+	if e.ColdStart.Startup.Seconds() > 600 || e.ColdStart.Compile.Seconds() > 600 || e.Proxy.FlushInterval.Seconds() > 600 {
+		return errors.New("engine: cold_start and proxy durations must be at most 10m")
 	}
 	if e.MaxModelLen > m.MaxModelLen {
 		return fmt.Errorf("engine.max_model_len: %d exceeds %s's %d", e.MaxModelLen, m.Name, m.MaxModelLen)

@@ -103,7 +103,7 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	n := max(1, s.Engine.Replicas)
 	for i := 0; i < n; i++ {
 		e := NewEngine(i, cfg, cost, opts.Seed)
-		srv.replicas = append(srv.replicas, &replica{idx: i, eng: e, wake: make(chan struct{}, 1), ring: newStepRing(1 << 15)})
+		srv.replicas = append(srv.replicas, &replica{idx: i, eng: e, wake: make(chan struct{}, 1), ring: newStepRing(1 << 14)})
 	}
 	srv.cfg = srv.replicas[0].eng.Cfg
 	if srv.cfg.KVBlocks*srv.cfg.BlockSize < 1 {
