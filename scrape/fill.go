@@ -1,11 +1,8 @@
 package scrape
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -77,15 +74,6 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 	st.annotate(ev, KindDCGM, evidence.StageGPUExecution)
 	st.series(ev)
 	return nil
-}
-
-// Fill reads DIR/metrics.jsonl (see FillFromFile); a missing file leaves ev untouched.
-func fillDir(ev *evidence.Evidence, dir, engineOverride string) error {
-	err := FillFromFile(ev, filepath.Join(dir, MetricsFile), engineOverride)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
 }
 
 func sig(name, unit string, stage int, source, phase string, w window, v float64) evidence.Signal {
