@@ -223,6 +223,28 @@ func (c *Contract) Path(p string) string {
 	return filepath.Join(filepath.Dir(c.file), p)
 }
 
+// Files lists the files the contract names (datasets, replay trace), resolved with Path,
+// each once: a run can record or copy them next to the contract.
+func (c *Contract) Files() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, c.Path(p))
+		}
+	}
+	if c.Arrival.Process == Replay {
+		add(c.Arrival.File)
+	}
+	for _, t := range c.Tasks {
+		if t.Dataset != nil {
+			add(t.Dataset.File)
+		}
+	}
+	return out
+}
+
 // Task returns the task named name, or nil.
 func (c *Contract) Task(name string) *Task {
 	i, ok := c.byName[name]

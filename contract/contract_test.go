@@ -217,6 +217,9 @@ func TestPathResolution(t *testing.T) {
 	if got := c.Path(c.Arrival.File); got != filepath.Join("dir", "sub", "t.jsonl") {
 		t.Errorf("Path = %q", got)
 	}
+	if got := c.Files(); len(got) != 1 || got[0] != filepath.Join("dir", "sub", "t.jsonl") {
+		t.Errorf("Files = %q", got)
+	}
 	if got := c.Path("/abs/x"); got != "/abs/x" {
 		t.Errorf("absolute Path = %q", got)
 	}

@@ -198,10 +198,57 @@ func (m *mapping) finish() {
 		return
 	}
 	for _, k := range m.order {
-		if !m.used[k] {
+		if m.used[k] {
+			continue
+		}
+		if near := closest(k, m.asked); near != "" {
+			m.d.errf(m.knode[k], join(m.path, k), "unknown key (did you mean %q?)", near)
+		} else {
 			m.d.errf(m.knode[k], join(m.path, k), "unknown key (want %s)", strings.Join(m.asked, "|"))
 		}
 	}
+}
+
+// closest returns the candidate within edit distance 2 of key (a typo), or "".
+func closest(key string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(key, c, bestD); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it is at least limit.
+func editDistance(a, b string, limit int) int {
+	if len(a) > 64 || len(b) > 64 || abs(len(a)-len(b)) >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func (m *mapping) str(key string, dst *string) bool {
