@@ -20,24 +20,21 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/contract"
-	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
-	"github.com/pel-ladder/pel/trace"
 )
 
 // DefaultScenario has a real bottleneck that takes several stages of evidence to pin down.
 const DefaultScenario = "kv-thrash"
 
-// File names the demo adds to a run directory.
-const (
-	ReportFile = "report.html"
-	TraceFile  = "trace.json"
-)
+// TraceFile is the captured trace's name in the run directory.
+const TraceFile = "trace.json"
+
+// ErrBadInput marks an unknown scenario or a scenario/contract that does not parse.
+var ErrBadInput = errors.New("bad input")
 
 // Options for one demo run.
 type Options struct {
@@ -74,11 +71,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	sc, err := sim.LoadScenario(o.Scenario)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	c, err := contract.Parse(sc.Contract, "scenario "+sc.Name+" contract")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	srv, err := sim.NewServer(sc, sim.Options{Speed: 1, Seed: o.Seed, Hostname: "pel-demo"})
 	if err != nil {
@@ -133,23 +130,34 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if err != nil && !errors.Is(err, runner.ErrRunFailed) {
+		if errors.Is(err, runner.ErrBadInput) {
+			return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		return nil, err
+	}
+	notes := []string{fmt.Sprintf("pel demo: simulated %s serving %s (scenario %s); the diagnosis reads only its HTTP, /metrics, DCGM and trace outputs", sc.Engine.GPU, sc.Engine.Model, sc.Name)}
+	var traces []string
+	if traceDone != nil {
+		if terr := <-traceDone; terr != nil {
+			notes = append(notes, "trace capture: "+terr.Error())
+		} else if terr := copyFile(tracePath, filepath.Join(o.OutDir, TraceFile)); terr != nil {
+			notes = append(notes, "trace copy: "+terr.Error())
+		} else {
+			traces = append(traces, filepath.Join(o.OutDir, TraceFile))
+		}
+	}
+	// From here on the demo is exactly `pel analyze DIR --trace DIR/trace.json`.
+	ev, _, err = ladder.Analyze(o.OutDir, ladder.Options{Traces: traces, Seed: o.Seed})
+	if err != nil {
 		return nil, err
 	}
 	ev.Run.Scenario = sc.Name
-	ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("pel demo: simulated %s serving %s (scenario %s); the diagnosis reads only its HTTP, /metrics, DCGM and trace outputs", sc.Engine.GPU, sc.Engine.Model, sc.Name))
-	if traceDone != nil {
-		if terr := <-traceDone; terr != nil {
-			ev.Run.Notes = append(ev.Run.Notes, "trace capture: "+terr.Error())
-		} else if terr := addTrace(ev, tracePath, filepath.Join(o.OutDir, TraceFile)); terr != nil {
-			ev.Run.Notes = append(ev.Run.Notes, "trace analysis: "+terr.Error())
+	for _, n := range notes {
+		if !slices.Contains(ev.Run.Notes, n) {
+			ev.Run.Notes = append(ev.Run.Notes, n)
 		}
 	}
-	recs, rerr := record.ReadFile(filepath.Join(o.OutDir, runner.RequestsFile))
-	if rerr != nil {
-		return nil, rerr
-	}
-	diagnose.Diagnose(ev, recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed})
-	if err := WriteRun(o.OutDir, ev); err != nil {
+	if err := ladder.WriteRun(o.OutDir, ev); err != nil {
 		return nil, err
 	}
 	return &Result{Dir: o.OutDir, Scenario: sc, Evidence: ev, Wall: time.Since(begin)}, nil
@@ -175,43 +183,10 @@ func captureTrace(ctx context.Context, srv *sim.Server, c *contract.Contract, f 
 	return srv.CaptureTrace(ctx, window, 0, f)
 }
 
-// addTrace analyses the captured trace, keeps a copy in the run directory and adds its
-// stage 2/3/5 evidence.
-func addTrace(ev *evidence.Evidence, tmp, dst string) error {
-	data, err := os.ReadFile(tmp)
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(dst, data, 0o600); err != nil {
-		return err
-	}
-	res, err := trace.Analyze(dst, trace.DefaultOptions())
-	if err != nil {
-		return err
-	}
-	trace.FillEvidence(ev, res)
-	return nil
-}
-
-// WriteRun writes evidence.json and report.html into dir (0600, atomically).
-func WriteRun(dir string, ev *evidence.Evidence) error {
-	if err := ev.WriteFile(filepath.Join(dir, runner.EvidenceFile)); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, ReportFile)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := report.HTML(f, ev); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return os.WriteFile(dst, data, 0o600)
 }

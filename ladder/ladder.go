@@ -1,0 +1,162 @@
+// Package ladder climbs the Performance Evidence Ladder over a run directory after the fact:
+// it rebuilds the evidence from the directory's own files (contract, task records, sampled
+// metrics), adds offline sources such as profiler traces, diagnoses, and writes
+// evidence.json and report.html back. `pel analyze` is this package; `pel demo` ends with it.
+package ladder
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/diagnose"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/runner"
+	"github.com/pel-ladder/pel/scrape"
+	"github.com/pel-ladder/pel/trace"
+)
+
+// ReportFile is the HTML report's name in a run directory.
+const ReportFile = "report.html"
+
+// ErrBadInput marks a run directory or trace that cannot be read (exit 2).
+var ErrBadInput = errors.New("bad input")
+
+// Options for Analyze.
+type Options struct {
+	// Traces are profiler traces (Kineto JSON(.gz) or Nsight Systems SQLite) to add.
+	Traces []string
+	// NsysOnly lists traces that must be Nsight Systems exports (pel analyze --nsys).
+	NsysOnly map[string]bool
+	// Seed for the rollback bootstrap (default 1).
+	Seed uint64
+}
+
+// Analyze rebuilds dir's evidence and diagnoses it. Stage 1 always comes from
+// requests.jsonl; stages 2, 4 and 5 from metrics.jsonl when present (else they are kept from
+// evidence.json); each trace in o.Traces replaces the signals of an earlier analysis of the
+// same file, and traces analysed before are kept. Nothing is written: see WriteRun.
+func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error) {
+	ev, err := runner.Rebuild(dir)
+	if err != nil {
+		return nil, nil, tagBad(err)
+	}
+	c, err := contract.Load(filepath.Join(dir, runner.ContractFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, runner.RequestsFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	var results []*trace.Result
+	replaced := map[string]bool{}
+	for _, p := range o.Traces {
+		r, err := trace.Analyze(p, trace.DefaultOptions())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		if o.NsysOnly[p] && !strings.HasPrefix(r.Source, "nsys:") {
+			return nil, nil, fmt.Errorf("%w: --nsys %s: not an Nsight Systems SQLite export (give a Kineto trace with --trace)", ErrBadInput, p)
+		}
+		results = append(results, r)
+		replaced[r.Source] = true
+	}
+	metrics := filepath.Join(dir, scrape.MetricsFile)
+	_, statErr := os.Stat(metrics)
+	haveMetrics := statErr == nil
+	// Keep a signal unless its source is about to be recomputed.
+	keep := func(src string) bool {
+		if replaced[src] {
+			return false
+		}
+		if isTraceSource(src) {
+			return true
+		}
+		return !haveMetrics
+	}
+	for i := range ev.Stages {
+		st := &ev.Stages[i]
+		if st.Stage == evidence.StageRequestTrace {
+			continue
+		}
+		sigs := st.Signals[:0]
+		for _, s := range st.Signals {
+			if keep(s.Source) {
+				sigs = append(sigs, s)
+			}
+		}
+		st.Signals = sigs
+		if haveMetrics {
+			st.Series, st.Notes = nil, nil
+		}
+		var srcs []string
+		for _, s := range st.Sources {
+			if keep(s) {
+				srcs = append(srcs, s)
+			}
+		}
+		st.Sources = srcs
+		if len(st.Signals) == 0 {
+			st.Status = evidence.StatusMissing
+		}
+	}
+	var kept []evidence.Finding
+	for _, f := range ev.Findings {
+		if len(f.Evidence) > 0 && replaced[f.Evidence[0].Source] {
+			continue // a finding of a trace analysed again
+		}
+		kept = append(kept, f)
+	}
+	ev.Findings = kept
+	if haveMetrics {
+		if err := scrape.FillFromFile(ev, metrics, ""); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+	}
+	for _, r := range results {
+		trace.FillEvidence(ev, r)
+	}
+	diagnose.Diagnose(ev, recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed})
+	return ev, recs, nil
+}
+
+func isTraceSource(s string) bool {
+	return strings.HasPrefix(s, "kineto:") || strings.HasPrefix(s, "nsys:")
+}
+
+func tagBad(err error) error {
+	if errors.Is(err, runner.ErrBadInput) || errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	return err
+}
+
+// WriteRun writes evidence.json and report.html into dir (0600, each atomically).
+func WriteRun(dir string, ev *evidence.Evidence) error {
+	if err := ev.WriteFile(filepath.Join(dir, runner.EvidenceFile)); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, ReportFile)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := report.HTML(f, ev); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
