@@ -1,0 +1,145 @@
+// Command simbench measures how many concurrent streams and tokens per second `pel sim`
+// sustains on this machine before its own step loop lags (pel_sim_step_lag_seconds): it runs
+// closed-loop streaming clients in the same process against the healthy scenario (Llama-3-8B
+// on H100, max_num_seqs raised to admit every stream) at increasing concurrency.
+//
+//	go run ./bench/simbench -streams 250,500,1000,2000 -duration 5s
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pel-ladder/pel/sim"
+)
+
+func main() {
+	streams := flag.String("streams", "250,500,1000,2000", "concurrency levels")
+	dur := flag.Duration("duration", 5*time.Second, "measured time per level (after 2 s of ramp-up)")
+	tokens := flag.Int("tokens", 256, "max_tokens per request")
+	scenario := flag.String("scenario", "healthy", "scenario")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("%8s %12s %12s %14s %14s %10s\n", "streams", "tokens/s", "events/s", "lag p50 (ms)", "lag max (ms)", "errors")
+	for _, f := range strings.Split(*streams, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := level(*scenario, n, *tokens, *dur); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return
+		}
+	}
+}
+
+func level(name string, n, maxTokens int, dur time.Duration) error {
+	sc, err := sim.LoadScenario(name)
+	if err != nil {
+		return err
+	}
+	sc.Engine.MaxNumSeqs = n + 16
+	sc.Engine.MaxNumBatchedTokens = 16384
+	srv, err := sim.NewServer(sc, sim.Options{Speed: 1, Seed: 1})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start("127.0.0.1:0", ""); err != nil {
+		return err
+	}
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: n + 10, MaxConnsPerHost: 0,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
+	client := &http.Client{Transport: tr}
+	ctx, cancel := context.WithCancel(context.Background())
+	var counting atomic.Bool
+	var events, toks, errs atomic.Int64
+	body := fmt.Sprintf(`{"model":"llama-3-8b","messages":[{"role":"user","content":%q}],"max_tokens":%d,"stream":true,"ignore_eos":true}`,
+		strings.Repeat("word ", 64), maxTokens)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL()+"/v1/chat/completions", strings.NewReader(body))
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs.Add(1)
+					}
+					continue
+				}
+				br := bufio.NewReaderSize(resp.Body, 4096)
+				for {
+					line, err := br.ReadSlice('\n')
+					if bytes.HasPrefix(line, []byte("data: {")) && counting.Load() {
+						events.Add(1)
+						toks.Add(int64(bytes.Count(line, []byte(`"content":" `)))) // one token per event here
+					}
+					if err != nil {
+						break
+					}
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(2 * time.Second) // ramp-up: every stream connected and past its first prefill
+	counting.Store(true)
+	start := time.Now()
+	var lags []float64
+	for time.Since(start) < dur {
+		time.Sleep(100 * time.Millisecond)
+		lags = append(lags, lagGauge(client, srv.URL()))
+	}
+	counting.Store(false)
+	el := time.Since(start).Seconds()
+	cancel()
+	wg.Wait()
+	sort.Float64s(lags)
+	fmt.Printf("%8d %12.0f %12.0f %14.2f %14.2f %10d\n", n, float64(toks.Load())/el, float64(events.Load())/el,
+		lags[len(lags)/2]*1e3, lags[len(lags)-1]*1e3, errs.Load())
+	return nil
+}
+
+func lagGauge(c *http.Client, base string) float64 {
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "pel_sim_step_lag_seconds{") {
+			v, _ := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+			return v
+		}
+	}
+	return -1
+}
