@@ -467,3 +467,29 @@ tasks:
 		t.Errorf("with duration 900ms: %d requests", len(rs))
 	}
 }
+
+// The example contract that `pel contract init` writes must plan as it says: poisson 20/s,
+// stopping at 30s or 500 requests, 5s cold.
+func TestExampleContractPlans(t *testing.T) {
+	c, err := contract.Parse(contract.Example(), "example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := plan(t, c, Options{})
+	if len(rs) > 500 || rs[len(rs)-1].At >= 30*time.Second {
+		t.Fatalf("%d requests, last at %s", len(rs), rs[len(rs)-1].At)
+	}
+	within(t, "requests in 30s at 20/s", float64(len(rs)), 500, 0.1)
+	long := 0
+	for _, r := range rs {
+		if r.Task == "long-doc" {
+			long++
+			if r.PrefixTokens != 1024 || r.PromptTokens < 2000 || r.PromptTokens > 4000 {
+				t.Fatalf("long-doc request %+v", r.PromptTokens)
+			}
+		}
+	}
+	if long == 0 {
+		t.Error("no long-doc task in 500 requests")
+	}
+}
