@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -375,5 +376,62 @@ func TestTraceEndpointKinetoShape(t *testing.T) {
 		if kernels == 0 || sched == 0 || flowsS != flowsF || flowsS != len(launches) {
 			t.Errorf("%s: %d kernels, %d schedule spans, %d/%d flows for %d launches", tc.scenario, kernels, sched, flowsS, flowsF, len(launches))
 		}
+	}
+}
+
+// With an EOS length distribution requests stop early ("stop") unless ignore_eos asks for
+// every max_tokens ("length").
+func TestEOSDistributionAndIgnoreEOS(t *testing.T) {
+	srv := startSim(t, "healthy", 20, func(s *Scenario) {
+		s.Engine.EOS = &LengthDist{Dist: "uniform", Min: 5, Max: 20}
+	})
+	for _, tc := range []struct {
+		ignore     bool
+		wantFinish string
+	}{{false, "stop"}, {true, "length"}} {
+		body := fmt.Sprintf(`{"prompt":"a b c","max_tokens":100,"ignore_eos":%v}`, tc.ignore)
+		resp, err := http.Post(srv.URL()+"/v1/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+			}
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		n := out.Usage.CompletionTokens
+		if len(out.Choices) != 1 || out.Choices[0].FinishReason != tc.wantFinish ||
+			(tc.ignore && n != 100) || (!tc.ignore && (n < 5 || n > 20)) {
+			t.Errorf("ignore_eos=%v: %d tokens, finish %+v", tc.ignore, n, out.Choices)
+		}
+	}
+	m := scrape(t, srv.URL()+"/metrics")
+	if m.value("vllm:request_success_total", "finished_reason", "stop") != 1 || m.value("vllm:request_success_total", "finished_reason", "length") != 1 {
+		t.Error("request_success_total should count one stop and one length")
+	}
+}
+
+// Requests sharing a long prefix hit the prefix cache, visible in the vLLM counters.
+func TestPrefixCacheVisibleInMetrics(t *testing.T) {
+	srv := startSim(t, "healthy", 20, nil)
+	shared := prompt(512, "system")
+	for i := 0; i < 3; i++ {
+		body := fmt.Sprintf(`{"prompt":%q,"max_tokens":2}`, shared+fmt.Sprintf(" question %d", i))
+		resp, err := http.Post(srv.URL()+"/v1/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	m := scrape(t, srv.URL()+"/metrics")
+	q, h := m.value("vllm:prefix_cache_queries_total"), m.value("vllm:prefix_cache_hits_total")
+	// 3 × 514 tokens queried; the 2nd and 3rd hit the 32 full shared blocks (512 tokens).
+	if q != 3*514 || h != 2*512 {
+		t.Errorf("prefix cache queries %v hits %v, want %v and %v", q, h, 3*514, 2*512)
 	}
 }

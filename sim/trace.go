@@ -264,8 +264,13 @@ func (s *Server) writeKineto(out io.Writer, c *traceCapture) error {
 				t.ev(fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": %s, "pid": 0, "tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": %d, "correlation": %d, "registers per thread": 128, "shared memory": 49152, "blocks per SM": %.6f, "warps per SM": %.6f, "grid": [%d, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %%": %d%s}}`,
 					jsonStr(k.Name), kstream, t.ts(kstart), t.dur(k.Dur), ext, kstream, myCorr,
 					float64(blocks)/float64(g.SMs), float64(blocks*4)/float64(g.SMs), blocks, int(occ*100), extra))
-				ext++
+				if !tm.Graph {
+					ext++ // eager: one op per kernel; a graph's kernels all belong to its replay op
+				}
 			})
+		if tm.Graph {
+			ext++
+		}
 	}
 	bw.WriteString("\n  ]\n}\n")
 	return bw.Flush()
