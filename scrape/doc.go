@@ -22,8 +22,10 @@
 // to one Prometheus scrape interval old and each window edge may shift by that much —
 // a counter's increase can differ by what happened in one scrape interval at each edge
 // (relative rate error ≤ 2 × scrape interval / window), a gauge mean by its change over
-// one scrape interval; quantiles stay in the same bucket. test/prometheus checks this
-// against a real Prometheus.
+// one scrape interval, and a quantile by as much as the latency distribution changes
+// within one scrape interval (none when it is steady: same bucket, same value).
+// test/prometheus checks this against a real Prometheus scraping a stand-in engine and
+// pel sim.
 //
 // # metrics.jsonl
 //

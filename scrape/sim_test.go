@@ -1,18 +1,13 @@
 package scrape
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/scrape/scrapetest"
 	"github.com/pel-ladder/pel/sim"
 )
 
@@ -48,46 +43,14 @@ func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, re
 	if err := c.Start(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	model := modelOf(t, srv.URL())
-	var done atomic.Int64
-	var next atomic.Uint32
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	client := &http.Client{Timeout: time.Minute}
-	for i := 0; i < concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				base := next.Add(uint32(promptLen))
-				ids := make([]uint32, promptLen)
-				for k := range ids {
-					ids[k] = 1000 + (base+uint32(k))%30000 // distinct prompts: no prefix-cache help
-				}
-				body, _ := json.Marshal(map[string]any{"model": model, "prompt": ids, "max_tokens": maxTokens, "ignore_eos": true})
-				resp, err := client.Post(srv.URL()+"/v1/completions", "application/json", bytes.NewReader(body))
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					t.Errorf("sim answered %d", resp.StatusCode)
-					return
-				}
-				if done.Add(1) >= int64(requests) {
-					return
-				}
-			}
-		}()
+	load := &scrapetest.Load{BaseURL: srv.URL(), Concurrency: concurrency, PromptLen: promptLen, MaxTokens: maxTokens}
+	if err := load.Start(int64(requests)); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	close(stop)
+	load.Wait()
+	if err := load.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -100,23 +63,6 @@ func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, re
 		t.Fatal(err)
 	}
 	return ev
-}
-
-func modelOf(t *testing.T, base string) string {
-	resp, err := http.Get(base + "/v1/models")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || len(m.Data) == 0 {
-		t.Fatalf("/v1/models: %v %+v", err, m)
-	}
-	return m.Data[0].ID
 }
 
 // TestSimScenarios: pel sim's kv-thrash scenario shows KV usage near 1 and positive
