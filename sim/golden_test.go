@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+// The exposed metric families (name, type, label names) are a contract with every scraper:
+// a golden file makes any change to them deliberate. Update with `go test ./sim -update`.
+func TestMetricFamiliesGolden(t *testing.T) {
+	srv := startSim(t, "spec-negative", 20, nil)
+	load(t, srv.URL(), 2, 2, 20, 4, false)
+	var lines []string
+	for _, page := range []struct{ name, url string }{{"vllm", srv.URL() + "/metrics"}, {"dcgm", srv.DCGMURL() + "/metrics"}} {
+		for name, fam := range scrape(t, page.url) {
+			var labels []string
+			for _, l := range fam.Metric[0].Label {
+				labels = append(labels, l.GetName())
+			}
+			sort.Strings(labels)
+			lines = append(lines, fmt.Sprintf("%s %s %s {%s}", page.name, name, strings.ToLower(fam.GetType().String()), strings.Join(labels, ",")))
+		}
+	}
+	sort.Strings(lines)
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", "metric-families.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("metric families changed (run with -update if deliberate):\n--- got\n%s--- want\n%s", got, want)
+	}
+}
+
+type keyset map[string]map[string]bool
+
+func eventKeys(events []map[string]any) (top, args keyset) {
+	top, args = keyset{}, keyset{}
+	for _, e := range events {
+		cat, _ := e["cat"].(string)
+		if top[cat] == nil {
+			top[cat], args[cat] = map[string]bool{}, map[string]bool{}
+		}
+		for k := range e {
+			top[cat][k] = true
+		}
+		if a, ok := e["args"].(map[string]any); ok {
+			for k := range a {
+				args[cat][k] = true
+			}
+		}
+	}
+	return top, args
+}
+
+// The sim's Kineto traces use the same event fields and argument names as a real PyTorch
+// profiler trace (testdata/kineto/a100-simple-add.trace.json.gz, from HTA's test data).
+func TestTraceMatchesRealKinetoKeys(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "kineto", "a100-simple-add.trace.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.NewDecoder(zr).Decode(&real); err != nil {
+		t.Fatal(err)
+	}
+	srv := startSim(t, "launch-bound", 10, nil)
+	var b strings.Builder
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.CaptureTrace(t.Context(), 50*time.Millisecond, 0, &b); err != nil {
+			t.Error(err)
+		}
+	}()
+	load(t, srv.URL(), 2, 2, 20, 100, false)
+	wg.Wait()
+	var ours struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &ours); err != nil {
+		t.Fatal(err)
+	}
+	rTop, rArgs := eventKeys(real.TraceEvents)
+	oTop, oArgs := eventKeys(ours.TraceEvents)
+	for _, cat := range []string{"kernel", "cuda_runtime", "cpu_op", "user_annotation", "ac2g"} {
+		if oTop[cat] == nil {
+			t.Errorf("no %s events in the sim's trace", cat)
+			continue
+		}
+		for k := range oTop[cat] {
+			if !rTop[cat][k] {
+				t.Errorf("%s: field %q is not in the real trace", cat, k)
+			}
+		}
+	}
+	for k := range rArgs["kernel"] {
+		if !oArgs["kernel"][k] {
+			t.Errorf("kernel args lack %q (real traces carry it)", k)
+		}
+	}
+	for k := range rArgs["cuda_runtime"] {
+		if !oArgs["cuda_runtime"][k] {
+			t.Errorf("cuda_runtime args lack %q", k)
+		}
+	}
+}
