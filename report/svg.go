@@ -61,13 +61,21 @@ func (b *svgBuf) open(title string) {
 
 // yAxis draws horizontal grid lines and labels for [0, ymax]; it returns the y scale.
 func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
+	if math.IsInf(ymax, 0) || math.IsNaN(ymax) {
+		ymax = math.MaxFloat64 / 4
+	}
 	step := niceStep(ymax)
 	top := math.Ceil(ymax/step) * step
 	if top <= 0 {
 		top = 1
 	}
 	sy := func(v float64) float64 { return padT + plotH - v/top*plotH }
-	for v := 0.0; v <= top+step/2; v += step {
+	// Integer steps: a float accumulator never ends when step is below top's precision.
+	for i := 0; i <= 2*maxTick; i++ {
+		v := float64(i) * step
+		if v > top+step/2 {
+			break
+		}
 		y := sy(v)
 		b.f(`<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, padL+plotW, y, y)
 		b.f(`<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y+3, num(v))
@@ -120,9 +128,18 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 			sx(p.StartS), padT, math.Max(0, sx(p.EndS)-sx(p.StartS)), plotH, fill, html.EscapeString(p.Name))
 		b.f(`<text class="phaselabel" x="%.1f" y="%d">%s</text>`, sx(p.StartS)+3, padT+10, html.EscapeString(p.Name))
 	}
+	if math.IsInf(t1-t0, 0) || math.IsNaN(t1-t0) {
+		b.f(`<text class="empty" x="%d" y="%d">time range not drawable</text></svg>`, padL, padT+plotH/2)
+		return template.HTML(b.String())
+	}
 	sy := b.yAxis(ymax*1.05, unit)
 	step := niceStep(t1 - t0)
-	for t := math.Ceil(t0/step) * step; t <= t1; t += step {
+	first := math.Ceil(t0/step) * step
+	for i := 0; i <= 2*maxTick; i++ {
+		t := first + float64(i)*step
+		if t > t1 {
+			break
+		}
 		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s s</text>`, sx(t), padT+plotH+14, num(t))
 	}
 	var names []string
