@@ -55,7 +55,7 @@ type Client struct {
 	bufSize int
 }
 
-// NewTransport returns an http.Transport tuned for many concurrent HTTP/1.1 streams to one
+// NewTransport returns a net/http Transport (the alternative to RawTransport) tuned for many concurrent HTTP/1.1 streams to one
 // host: no connection cap, a large idle pool so bursts reuse connections, no transparent
 // compression (it would add Accept-Encoding and buffer SSE), HTTP/2 off (one stream per
 // connection keeps timing independent across requests), no proxy from the environment (a
@@ -70,10 +70,14 @@ func NewTransport() *http.Transport {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ReadBufferSize:      4096,
-		WriteBufferSize:     4096,
+		ReadBufferSize:      1024,
+		WriteBufferSize:     1024,
 	}
 }
+
+// DefaultHTTPClient is the client pel uses for load and readiness: RawTransport (one
+// goroutine and ~1.5 KiB of buffers per open stream, HTTP/1.1, no proxy).
+func DefaultHTTPClient() *http.Client { return &http.Client{Transport: &RawTransport{}} }
 
 // BaseURL normalises a target: no trailing slash, no trailing /v1 (paths are added per call).
 func BaseURL(target string) string {
@@ -92,10 +96,10 @@ func NewClient(cfg ClientConfig) *Client {
 	}
 	c := &Client{cfg: cfg, http: cfg.HTTP, bufSize: cfg.BufSize}
 	if c.http == nil {
-		c.http = &http.Client{Transport: NewTransport()}
+		c.http = DefaultHTTPClient()
 	}
 	if c.bufSize <= 0 {
-		c.bufSize = 2048
+		c.bufSize = 512
 	}
 	path := "/v1/chat/completions"
 	if cfg.API == APICompletions {

@@ -119,8 +119,10 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	start := clk.Now()
 	var wg sync.WaitGroup
 	var records atomic.Int64
-	launch := func(req workload.Request, at time.Time) {
-		d.task(taskCtx, req, at)
+	// The request body is encoded before the task is due (in the pacer, while it waits), so
+	// encoding never adds to schedule lag.
+	launch := func(req workload.Request, body []byte, berr error, at time.Time) {
+		d.task(taskCtx, req, body, berr, at)
 		records.Add(1)
 	}
 	if n := sched.Closed(); n > 0 {
@@ -143,7 +145,8 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 					}
 					req.At = el
 					req.Phase = d.phase(req.Phase, el, true)
-					launch(req, now) // closed loop: due the moment a worker is free
+					body, berr := d.cfg.Doer.Body(&req)
+					launch(req, body, berr, now) // closed loop: due the moment a worker is free
 				}
 			}()
 		}
@@ -154,12 +157,13 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 				break
 			}
 			at := start.Add(req.At)
+			body, berr := d.cfg.Doer.Body(&req)
 			if clk.SleepUntil(ctx, at) != nil {
 				break // stopped: this request was never due, so it gets no record
 			}
 			req.Phase = d.phase(req.Phase, req.At, false)
 			wg.Add(1)
-			go func() { defer wg.Done(); launch(req, at) }()
+			go func() { defer wg.Done(); launch(req, body, berr, at) }()
 		}
 	}
 	allDone := make(chan struct{})
@@ -202,7 +206,7 @@ func (d *Driver) phase(p string, at time.Duration, closed bool) string {
 	return record.PhaseWarm
 }
 
-func (d *Driver) task(ctx context.Context, req workload.Request, at time.Time) {
+func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, berr error, at time.Time) {
 	clk := d.cfg.Clock
 	var trace [16]byte
 	binary.LittleEndian.PutUint64(trace[:8], rand.Uint64())
@@ -240,9 +244,8 @@ func (d *Driver) task(ctx context.Context, req workload.Request, at time.Time) {
 	}
 	var output string
 	var chars int
-	body, err := d.cfg.Doer.Body(&req)
-	if err != nil {
-		rec.Status, rec.Error = record.StatusConnError, "cannot encode request: "+err.Error()
+	if berr != nil {
+		rec.Status, rec.Error = record.StatusConnError, "cannot encode request: "+berr.Error()
 		rec.DoneAt = clk.Now()
 		release()
 		d.finish(rec, &req, "", 0)

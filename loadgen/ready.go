@@ -26,7 +26,7 @@ type Readiness struct {
 // that is not an OpenAI API (an HTML page, a JSON without "data"), or refuses the key.
 func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*Readiness, error) {
 	if hc == nil {
-		hc = &http.Client{Transport: NewTransport()}
+		hc = DefaultHTTPClient()
 	}
 	base := BaseURL(target)
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: loadgen.NewTransport()}
+		hc = loadgen.DefaultHTTPClient()
 	}
 	ready, err := loadgen.CheckReady(ctx, hc, cfg.Target, apiKey)
 	if err != nil {
