@@ -105,14 +105,19 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			NextProbe: h.nextProbe, Confidence: h.confidence, ConfidenceNote: h.confNote,
 			Missing: h.missing,
 		}
-		clientOnly := true
+		clientOnly, fromSchedule := true, false
 		for _, m := range h.items {
 			f.Evidence = append(f.Evidence, m.item)
-			if m.holds && !m.ctx && m.item.Stage != evidence.StageRequestTrace {
-				clientOnly = false
+			if m.holds && !m.ctx {
+				if m.item.Stage != evidence.StageRequestTrace {
+					clientOnly = false
+				}
+				if scheduledTimings[m.item.Signal] {
+					fromSchedule = true
+				}
 			}
 		}
-		if lagNote != "" && clientOnly {
+		if lagNote != "" && clientOnly && fromSchedule {
 			f.Confidence *= penalty
 			f.ConfidenceNote = joinNote(f.ConfidenceNote, lagNote)
 		}
@@ -131,6 +136,9 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		rep := reproduce(ev, recs, full, r, o)
 		f.Reproduced = &rep
 		score := sevRank(f.Severity) + f.Confidence + 0.3*h.strength
+		if f.Confidence >= ownerMinConfidence {
+			score += 3 // a credible finding outranks any doubtful one, whatever its severity
+		}
 		if f.AcceptanceImpact != nil {
 			score += 0.5 * f.AcceptanceImpact.Share
 		}
@@ -207,6 +215,14 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	ev.Verdict = verdict(ev, owner, ownerWhy, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
+}
+
+// scheduledTimings are the client signals measured from scheduled_at, which a late load
+// generator inflates by its own lateness (timings from sent_at are not).
+var scheduledTimings = map[string]bool{
+	evidence.SigTTFTP50: true, evidence.SigTTFTP95: true, evidence.SigTTFTP99: true,
+	evidence.SigE2EP50: true, evidence.SigE2EP99: true,
+	evidence.SigHOLTTFTRatio: true, evidence.SigColdWarmTTFTRatio: true,
 }
 
 // sloBreachID names the fallback finding for a bound no rule explains.

@@ -513,13 +513,19 @@ func TestGenericFindingDefersToSpecific(t *testing.T) {
 // schedule, a client-only finding cannot name the owner, while an engine-counter finding
 // keeps its confidence.
 func TestStarvedLoadGeneratorNamesNoClientOnlyOwner(t *testing.T) {
+	hol := build(sig{evidence.SigHOLTTFTRatio, 5}, sig{evidence.SigScheduleLagP99, 2600})
+	Diagnose(hol, recs(100, nil), Options{})
+	if hol.OwnerLayer != nil {
+		t.Errorf("owner %s from scheduled_at timings of a starved load generator", *hol.OwnerLayer)
+	}
+	if len(hol.Findings) == 0 || !strings.Contains(hol.Findings[0].ConfidenceNote, "behind its schedule") {
+		t.Errorf("no lag note: %+v", hol.Findings)
+	}
+	// Timings from sent_at do not carry the load generator's lateness.
 	app := build(sig{evidence.SigServerTTFTP50, 160}, sig{evidence.SigTTFTFromSentP50, 1380}, sig{evidence.SigScheduleLagP99, 2600})
 	Diagnose(app, recs(100, nil), Options{})
-	if app.OwnerLayer != nil {
-		t.Errorf("client-only owner %s under a starved load generator", *app.OwnerLayer)
-	}
-	if len(app.Findings) == 0 || !strings.Contains(app.Findings[0].ConfidenceNote, "behind its schedule") {
-		t.Errorf("no lag note: %+v", app.Findings)
+	if app.OwnerLayer == nil || *app.OwnerLayer != evidence.LayerApplication {
+		t.Errorf("client−server gap lost its owner to schedule lag: %s", app.Verdict)
 	}
 	spec := build(sig{evidence.SigSpecAcceptanceRate, 0.08}, sig{evidence.SigSpecMeanAcceptLen, 1.3}, sig{evidence.SigScheduleLagP99, 2600})
 	Diagnose(spec, recs(100, nil), Options{})
