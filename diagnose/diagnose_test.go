@@ -533,3 +533,15 @@ func TestStarvedLoadGeneratorNamesNoClientOnlyOwner(t *testing.T) {
 		t.Errorf("engine-counter finding lost its owner under client lag: %s", spec.Verdict)
 	}
 }
+
+// TestLaunchBoundExplainsIdleGaps: tiny eager kernels leave the GPU idle between them too;
+// the kernel layer is named, the scheduling suspicion stays as context.
+func TestLaunchBoundExplainsIdleGaps(t *testing.T) {
+	ev := build(sig{evidence.SigGPUUtil, 0.73}, sig{evidence.SigSMActive, 0.09}, sig{evidence.SigDRAMActive, 0.09},
+		sig{evidence.SigBandScaling, 0.45}, sig{evidence.SigKVUsageMax, 0.1}, sig{evidence.SigTraceShortKernelShare, 0.93},
+		sig{evidence.SigTraceGraphLaunchShare, 0}, sig{evidence.SigTraceIdlePct, 88}, sig{evidence.SigTraceHostWaitShare, 0.94})
+	Diagnose(ev, recs(100, nil), Options{})
+	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerKernel {
+		t.Fatalf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
+	}
+}

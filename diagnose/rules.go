@@ -129,7 +129,8 @@ const (
 var rules = []rule{
 	{"kv-thrash", evidence.LayerMemory, ruleKVThrash, nil},
 	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL, nil},
-	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, nil},
+	// Launch-bound steps also leave the GPU idle between kernels; tiny kernels name why.
+	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, []string{"launch-bound"}},
 	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
 	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
 		[]string{"speculative-negative", "exposed-communication", "launch-bound", "client-server-gap", "kv-thrash"}},
