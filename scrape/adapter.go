@@ -68,6 +68,7 @@ type Adapter struct {
 	// instances) apart on one endpoint; series that differ only in other labels
 	// (model_name, finished_reason...) belong to the same replica.
 	Replica []string
+	// targets in preference order: per quantity, the first one present on a page wins.
 	targets []target
 	// prefixes identify the engine's families in auto-detection.
 	prefixes []string
@@ -150,6 +151,8 @@ var adapters = []*Adapter{
 		Engine: "triton", Kind: KindEngine, Replica: []string{"gpu_uuid"}, prefixes: []string{"nv_trt_llm_", "nv_inference_"},
 		targets: []target{
 			{q: qWaiting, kind: kGauge, fams: []string{"nv_trt_llm_request_metrics"}, match: map[string]string{"request_type": "waiting"}},
+			// Triton without the TRT-LLM backend: requests queued per model.
+			{q: qWaiting, kind: kGauge, fams: []string{"nv_inference_pending_request_count"}},
 			{q: qRunning, kind: kGauge, fams: []string{"nv_trt_llm_request_metrics"}, match: map[string]string{"request_type": "active"}},
 			{q: qKVUsage, kind: kGauge, ratio: true, fams: []string{"nv_trt_llm_kv_cache_block_metrics"}, match: map[string]string{"kv_cache_block_type": "fraction"}},
 			{q: qTTFT, kind: kHist, scale: 1e-3, fams: []string{"nv_inference_first_response_histogram_ms"}},

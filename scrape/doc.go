@@ -128,6 +128,7 @@
 //	| tgi | e2e | tgi_request_duration |
 //	| tgi | queue | tgi_request_queue_duration |
 //	| triton | waiting | nv_trt_llm_request_metrics {request_type=waiting} |
+//	| triton | waiting | nv_inference_pending_request_count |
 //	| triton | running | nv_trt_llm_request_metrics {request_type=active} |
 //	| triton | kv_usage | nv_trt_llm_kv_cache_block_metrics {kv_cache_block_type=fraction} |
 //	| triton | ttft | nv_inference_first_response_histogram_ms ×0.001 |

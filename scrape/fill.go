@@ -59,16 +59,22 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 	if len(engines) > 0 && ev.Run.Engine == "" {
 		ev.Run.Engine = engines[0].ep.ad.Engine
 	}
+	dropped := 0
 	for _, p := range phases {
-		for _, s := range st.engineSignals(engines, p.w, p.name) {
+		var all []evidence.Signal
+		all = append(all, st.engineSignals(engines, p.w, p.name)...)
+		all = append(all, st.gpuSignals(gpus, p.w, p.name)...)
+		all = append(all, distSignals(engines, p.w, p.name)...)
+		for _, s := range all {
+			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				dropped++ // NaN buckets or bounds on a page: no number to report
+				continue
+			}
 			ev.Add(s)
 		}
-		for _, s := range st.gpuSignals(gpus, p.w, p.name) {
-			ev.Add(s)
-		}
-		for _, s := range distSignals(engines, p.w, p.name) {
-			ev.Add(s)
-		}
+	}
+	if dropped > 0 {
+		st.notes[KindEngine] = append(st.notes[KindEngine], fmt.Sprintf("%d signals left out: not finite (NaN or infinite values on the pages)", dropped))
 	}
 	st.annotate(ev, KindEngine, evidence.StageServingCache)
 	st.annotate(ev, KindDCGM, evidence.StageGPUExecution)
@@ -559,8 +565,9 @@ func (st *store) series(ev *evidence.Evidence) {
 			{qKVUsage, evidence.SeriesKVUsage, "ratio"},
 		} {
 			if g := r.gauges[x.q]; g != nil && len(g.t) > 0 {
+				ft, fv := finite(g.t, g.v)
 				ev.Stage(evidence.StageServingCache).Series = append(ev.Stage(evidence.StageServingCache).Series,
-					evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: roundAll(g.t), V: roundAll(g.v)})
+					evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: ft, V: fv})
 			}
 		}
 		for _, x := range []struct{ q, name, unit string }{
@@ -581,8 +588,9 @@ func (st *store) series(ev *evidence.Evidence) {
 				t = append(t, b)
 				v = append(v, inc/(b-a))
 			}
+			ft, fv := finite(t, v)
 			ev.Stage(evidence.StageServingCache).Series = append(ev.Stage(evidence.StageServingCache).Series,
-				evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: roundAll(t), V: roundAll(v)})
+				evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: ft, V: fv})
 		}
 	}
 	gpus := st.replicasOf(KindDCGM)
@@ -597,8 +605,9 @@ func (st *store) series(ev *evidence.Evidence) {
 			{qTensorActive, evidence.SigTensorActive}, {qDRAMActive, evidence.SigDRAMActive},
 		} {
 			if g := r.gauges[x.q]; g != nil && len(g.t) > 0 {
+				ft, fv := finite(g.t, g.v)
 				ev.Stage(evidence.StageGPUExecution).Series = append(ev.Stage(evidence.StageGPUExecution).Series,
-					evidence.Series{Name: x.name, Unit: "ratio", Source: "dcgm", Labels: labels, T: roundAll(g.t), V: roundAll(g.v)})
+					evidence.Series{Name: x.name, Unit: "ratio", Source: "dcgm", Labels: labels, T: ft, V: fv})
 			}
 		}
 	}
@@ -608,10 +617,13 @@ func (st *store) series(ev *evidence.Evidence) {
 	}
 }
 
-func roundAll(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = round(x)
+// finite returns the points of a series whose value is a finite number (JSON has no NaN).
+func finite(t, v []float64) ([]float64, []float64) {
+	var ot, ov []float64
+	for i := range v {
+		if !math.IsNaN(v[i]) && !math.IsInf(v[i], 0) {
+			ot, ov = append(ot, round(t[i])), append(ov, round(v[i]))
+		}
 	}
-	return out
+	return ot, ov
 }

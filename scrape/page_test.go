@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ func FuzzParsePage(f *testing.F) {
 		ev := evidence.New()
 		if err := FillSamples(ev, []Sample{s, s2}, ""); err != nil {
 			t.Fatalf("fill: %v", err)
+		}
+		if err := ev.Encode(io.Discard); err != nil {
+			t.Fatalf("evidence.json: %v", err)
 		}
 		if _, err := Snapshot(fams, KindEngine, ""); err != nil {
 			t.Fatalf("snapshot: %v", err)
@@ -158,6 +162,14 @@ func TestDocMappingTable(t *testing.T) {
 		}
 	}
 	got := strings.Join(lines, "\n") + "\n"
+	if *update && got != MappingTable() {
+		old := "//\t" + strings.ReplaceAll(strings.TrimSuffix(got, "\n"), "\n", "\n//\t")
+		repl := "//\t" + strings.ReplaceAll(strings.TrimSuffix(MappingTable(), "\n"), "\n", "\n//\t")
+		if err := os.WriteFile("doc.go", []byte(strings.Replace(string(doc), old, repl, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	if want := MappingTable(); got != want {
 		t.Errorf("doc.go mapping table is stale; it should read:\n%s", want)
 	}

@@ -35,6 +35,7 @@ type epData struct {
 	end      float64 // last ok sample
 	interval float64 // median spacing of attempts
 	chosen   map[string][]string
+	chosenT  map[string]*target
 	replicas map[string]*replica
 	order    []string
 	resets   []string
@@ -161,15 +162,26 @@ func build(samples []Sample, base time.Time, override string) (*store, error) {
 			st.endpoints = append(st.endpoints, ep)
 			continue
 		}
+		// Per quantity, the first target with a family on the page wins, and within it the
+		// first family present (or all present, for targets that add families up).
 		ep.chosen = map[string][]string{}
-		for _, t := range ep.ad.targets {
+		ep.chosenT = map[string]*target{}
+		for i := range ep.ad.targets {
+			t := &ep.ad.targets[i]
+			if ep.chosenT[t.q] != nil {
+				continue
+			}
+			var fams []string
 			for _, f := range t.fams {
 				if names[f] {
-					ep.chosen[t.q] = append(ep.chosen[t.q], f)
+					fams = append(fams, f)
 					if !t.all {
 						break
 					}
 				}
+			}
+			if len(fams) > 0 {
+				ep.chosen[t.q], ep.chosenT[t.q] = fams, t
 			}
 		}
 		ep.ingest(ok, base)
@@ -289,11 +301,12 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 	for _, s := range ok {
 		t := s.T.Sub(base).Seconds()
 		fi := indexFamilies(s)
-		for _, tg := range ep.ad.targets {
-			fams := ep.chosen[tg.q]
-			if len(fams) == 0 {
+		for i := range ep.ad.targets {
+			tg := &ep.ad.targets[i]
+			if ep.chosenT[tg.q] != tg {
 				continue
 			}
+			fams := ep.chosen[tg.q]
 			scale := tg.scale
 			if scale == 0 {
 				scale = 1
