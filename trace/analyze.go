@@ -75,15 +75,17 @@ func AnalyzeTimeline(tl *timeline.Timeline, opts Options) *Result {
 func us(ns int64) float64 { return float64(ns) / 1000 }
 
 func round(v float64, digits int) float64 {
+	// numpy's round (HTA rounds its percentages with pandas/numpy): half to even of v·10^d.
 	p := math.Pow(10, float64(digits))
-	return math.Round(v*p) / p
+	return math.RoundToEven(v*p) / p
 }
 
 func pct(part, whole int64) float64 {
 	if whole <= 0 {
 		return 0
 	}
-	return round(100*float64(part)/float64(whole), 2)
+	// HTA: round(100 * (part / whole), 2), in that order (breakdown_analysis.py)
+	return round(100*(float64(part)/float64(whole)), 2)
 }
 
 // kernelType is HTA's classification (hta/utils/utils.py get_kernel_type): "ncclKernel" in
@@ -261,7 +263,8 @@ func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options) (gpu
 	}
 	gpu = nil
 	for _, op := range rk.GPU {
-		// GPU events without a correlation id count as host events in HTA's filter
+		// GPU events without a correlation id: HTA merges them on −1 with every host event
+		// (duplicating them); pel keeps each once if it starts before the last step.
 		if (op.Corr >= 0 && corr[op.Corr]) || (op.Corr < 0 && keep(op.Start)) {
 			gpu = append(gpu, op)
 		}
@@ -328,7 +331,7 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 		commT := total(comm)
 		v := 0.0
 		if commT > 0 {
-			v = round(100*float64(overlapTime(comm, comp))/float64(commT), 2)
+			v = round(100*(float64(overlapTime(comm, comp))/float64(commT)), 2)
 		}
 		res.CommCompOverlapPct = &v
 		res.CommPct = pct(commT, kernelTime)
@@ -369,7 +372,7 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 		}
 		p := 0.0
 		if sum > 0 {
-			p = round(100*float64(v)/float64(sum), 1)
+			p = round(float64(v)/float64(sum)*100, 1) // HTA: (sum / total) * 100, rounded to 1
 		}
 		res.KernelTypes = append(res.KernelTypes, KernelType{Type: strings.Join(parts, " overlapping "), TimeUs: us(v), Pct: p})
 	}
@@ -486,10 +489,12 @@ func isAttention(name string) bool {
 }
 
 // launchStats follows cuda_kernel_analysis.py cuda_kernel_launch_stats, see the package
-// documentation for the two deliberate differences (launch-API list, launch-delay formula).
+// documentation for the two deliberate differences (launch-API list, launch-delay formula);
+// Launch.HTA repeats the computation with HTA's API list and formula.
 func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
 	var delays, cpuD, gpuD []float64
 	var htaSum float64
+	var hDelays, hCPU, hGPU []float64
 	ls := &res.Launch
 	for _, op := range gpu {
 		if op.Corr < 0 || op.Kind == timeline.OpSync {
@@ -500,12 +505,28 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 			continue
 		}
 		c := calls[ci]
+		cpu := float64(c.End-c.Start) / 1000
+		g := float64(op.End-op.Start) / 1000
+		if c.Flags&timeline.CallHTALaunchStat != 0 {
+			// HTA's own row: launch_delay = ts_y - ts_x + dur_x (its code, verbatim)
+			hd := float64(op.Start-c.Start+(c.End-c.Start)) / 1000
+			h := &ls.HTA
+			h.Count++
+			if cpu <= opts.RuntimeCutoffUs && g < cpu {
+				h.ShortKernels++
+			}
+			if cpu > opts.RuntimeCutoffUs {
+				h.RuntimeOutliers++
+			}
+			if hd > opts.LaunchDelayCutoffUs {
+				h.LaunchDelayOutliers++
+			}
+			hDelays, hCPU, hGPU = append(hDelays, hd), append(hCPU, cpu), append(hGPU, g)
+		}
 		if c.Flags&(timeline.CallLaunch|timeline.CallHTALaunchStat) == 0 &&
 			!(c.Flags&timeline.CallAsync != 0 && c.Flags&(timeline.CallMemcpy|timeline.CallMemset) != 0) {
 			continue
 		}
-		cpu := float64(c.End-c.Start) / 1000
-		g := float64(op.End-op.Start) / 1000
 		delay := float64(op.Start-c.End) / 1000
 		ls.Count++
 		if cpu <= opts.RuntimeCutoffUs && g < cpu {
@@ -522,15 +543,20 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 		gpuD = append(gpuD, g)
 		htaSum += float64(op.Start-c.Start+(c.End-c.Start)) / 1000
 	}
+	if h := &ls.HTA; h.Count > 0 {
+		h.LaunchDelayMeanUs = round(mean(hDelays), 3)
+		sort.Float64s(hDelays)
+		sort.Float64s(hCPU)
+		sort.Float64s(hGPU)
+		h.LaunchDelayP50Us = round(quantile(hDelays, 0.5), 3)
+		h.CPUDurationP50Us = round(quantile(hCPU, 0.5), 3)
+		h.GPUDurationP50Us = round(quantile(hGPU, 0.5), 3)
+	}
 	if ls.Count == 0 {
 		return
 	}
 	ls.ShortKernelShare = round(float64(ls.ShortKernels)/float64(ls.Count), 4)
-	var sum float64
-	for _, d := range delays {
-		sum += d
-	}
-	ls.LaunchDelayMeanUs = round(sum/float64(len(delays)), 3)
+	ls.LaunchDelayMeanUs = round(mean(delays), 3)
 	ls.HTAFormulaDelayMeanU = round(htaSum/float64(len(delays)), 3)
 	sort.Float64s(delays)
 	sort.Float64s(cpuD)
@@ -538,6 +564,17 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 	ls.LaunchDelayP50Us = round(quantile(delays, 0.5), 3)
 	ls.CPUDurationP50Us = round(quantile(cpuD, 0.5), 3)
 	ls.GPUDurationP50Us = round(quantile(gpuD, 0.5), 3)
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 // queueLength is trace_counters.py _get_queue_length_time_series_for_rank summarised as in

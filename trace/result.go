@@ -91,6 +91,26 @@ type LaunchStats struct {
 	CPUDurationP50Us     float64 `json:"cpu_duration_p50_us"`
 	GPUDurationP50Us     float64 `json:"gpu_duration_p50_us"`
 	HTAFormulaDelayMeanU float64 `json:"hta_formula_launch_delay_mean_us"` // gpu_ts − cpu_ts + cpu_dur, as HTA's code computes it
+	// HTA is cuda_kernel_launch_stats exactly as HTA's code computes it, for a like-for-like
+	// check against HTA's output: see HTALaunchStats.
+	HTA HTALaunchStats `json:"hta"`
+}
+
+// HTALaunchStats are the figures of HTA's cuda_kernel_launch_stats DataFrame
+// (hta/analyzers/cuda_kernel_analysis.py, defaults runtime_cutoff=50, launch_delay_cutoff=100,
+// include_memory_events=True): only launches by cudaLaunchKernel, cudaMemcpyAsync and
+// cudaMemsetAsync, and launch_delay = gpu_ts − cpu_ts + cpu_dur as its code computes it.
+// HTA itself raises KeyError when one of those three names is absent from the trace; these
+// figures then cover the names present.
+type HTALaunchStats struct {
+	Count               int     `json:"count"`                 // rows of the DataFrame
+	ShortKernels        int     `json:"short_kernels"`         // cpu_duration ≤ 50 and gpu_duration < cpu_duration
+	RuntimeOutliers     int     `json:"runtime_outliers"`      // cpu_duration > 50
+	LaunchDelayOutliers int     `json:"launch_delay_outliers"` // launch_delay > 100
+	LaunchDelayMeanUs   float64 `json:"launch_delay_mean_us"`
+	LaunchDelayP50Us    float64 `json:"launch_delay_p50_us"`
+	CPUDurationP50Us    float64 `json:"cpu_duration_p50_us"`
+	GPUDurationP50Us    float64 `json:"gpu_duration_p50_us"`
 }
 
 // QueueStat is the queue length of one stream (hta/analyzers/trace_counters.py): the number
