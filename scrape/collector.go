@@ -203,6 +203,9 @@ func (c *Collector) write(s *Sample) {
 func (c *Collector) sample(parent context.Context, ep endpointCfg) *Sample {
 	start := time.Now()
 	s := &Sample{T: start, Endpoint: ep.url, Kind: ep.kind, Origin: OriginScrape}
+	if ep.kind == KindEngine {
+		s.Engine = c.cfg.EngineOverride
+	}
 	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
 	defer cancel()
 	fams, err := c.fetch(ctx, ep.url)
@@ -273,6 +276,9 @@ func (c *Collector) Stop(ctx context.Context) error {
 			perr = fmt.Errorf("prometheus: %w", err)
 		}
 		for i := range samples {
+			if samples[i].Kind == KindEngine {
+				samples[i].Engine = c.cfg.EngineOverride
+			}
 			c.write(&samples[i])
 		}
 	}

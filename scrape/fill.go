@@ -56,8 +56,10 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 	}
 	engines := st.replicasOf(KindEngine)
 	gpus := st.replicasOf(KindDCGM)
-	if len(engines) > 0 && ev.Run.Engine == "" {
-		ev.Run.Engine = engines[0].ep.ad.Engine
+	for _, ep := range st.endpoints {
+		if ep.kind == KindEngine && ep.ad != nil && ev.Run.Engine == "" {
+			ev.Run.Engine = ep.ad.Engine
+		}
 	}
 	dropped := 0
 	for _, p := range phases {
@@ -532,11 +534,13 @@ func (st *store) annotate(ev *evidence.Evidence, kind string, stage int) {
 	if kind == KindEngine && len(s.Signals) > 0 {
 		s.Notes = append(s.Notes, "server latency quantiles are "+quantileNote)
 	}
+	// Stage 4 is scrape's alone: its status is ours. Stage 2 is shared with profiler
+	// traces: never downgrade what another source established.
 	switch {
 	case len(s.Signals) == 0:
-	case clean && s.Status != evidence.StatusCollected:
+	case clean:
 		s.Status = evidence.StatusCollected
-	case s.Status == evidence.StatusMissing:
+	case kind == KindEngine || s.Status == evidence.StatusMissing:
 		s.Status = evidence.StatusPartial
 	}
 }

@@ -308,3 +308,20 @@ func TestSpecDecode(t *testing.T) {
 		t.Errorf("mean accepted len %g", v.Value)
 	}
 }
+
+// TestRecordedEngine: an engine forced at sampling time is written into the samples, so
+// a later analysis without the flag reads the pages the same way.
+func TestRecordedEngine(t *testing.T) {
+	s := scrapetest.Healthy()
+	ss := pages(t, "http://e/metrics", KindEngine, every(0, 3, 1), func(x float64) string { return s.PageAt(x, 0) }, nil)
+	ev := fill(t, ss)
+	if ev.Run.Engine != "vllm" {
+		t.Fatalf("auto-detected %q", ev.Run.Engine)
+	}
+	for i := range ss {
+		ss[i].Engine = "sglang"
+	}
+	if ev = fill(t, ss); ev.Run.Engine != "sglang" {
+		t.Errorf("recorded engine ignored: %q", ev.Run.Engine)
+	}
+}

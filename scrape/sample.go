@@ -31,10 +31,13 @@ type Sample struct {
 	Endpoint string    `json:"ep"`               // URL scraped, or "prom:<instance>" for the Prometheus path
 	Kind     string    `json:"kind"`             // engine | dcgm
 	Origin   string    `json:"origin,omitempty"` // scrape | prometheus
-	OK       bool      `json:"ok"`
-	Err      string    `json:"err,omitempty"`
-	DurMs    float64   `json:"dur_ms,omitempty"` // request duration (scrape origin only)
-	Families []Family  `json:"fam,omitempty"`
+	// Engine is the adapter forced at sampling time (--engine), so a later analysis
+	// (pel analyze) reads the page the same way; empty means auto-detect.
+	Engine   string   `json:"engine,omitempty"`
+	OK       bool     `json:"ok"`
+	Err      string   `json:"err,omitempty"`
+	DurMs    float64  `json:"dur_ms,omitempty"` // request duration (scrape origin only)
+	Families []Family `json:"fam,omitempty"`
 }
 
 // Family is one parsed metric family. Counter families are stored under their exposed

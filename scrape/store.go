@@ -145,11 +145,28 @@ func build(samples []Sample, base time.Time, override string) (*store, error) {
 		}
 		ep.start, ep.end = ep.okT[0], ep.okT[len(ep.okT)-1]
 		names := familyNames(ok)
+		recorded := ""
+		for _, s := range ss {
+			if s.Engine != "" {
+				recorded = s.Engine
+				break
+			}
+		}
+		var fromFile *Adapter
+		if recorded != "" && forced == nil {
+			a, err := AdapterFor(recorded)
+			if err != nil {
+				st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: recorded engine: %v; auto-detecting", id, err))
+			}
+			fromFile = a
+		}
 		switch {
 		case ep.kind == KindDCGM:
 			ep.ad, _ = AdapterFor("dcgm")
 		case forced != nil:
 			ep.ad = forced
+		case fromFile != nil:
+			ep.ad = fromFile
 		default:
 			ep.ad = Detect(names)
 			if ep.ad != nil && ep.ad.Kind == KindDCGM {
