@@ -12,9 +12,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/record"
 )
@@ -325,5 +327,64 @@ func TestBadInputLeavesNoDir(t *testing.T) {
 				t.Errorf("%s was created", dir)
 			}
 		})
+	}
+}
+
+// Ctrl-C: arrivals stop, in-flight tasks get the grace period, the rest are recorded as
+// cancelled, and every file is still written.
+func TestRunInterrupted(t *testing.T) {
+	h := &loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		return loadgentest.Behavior{FirstTokenDelay: time.Minute}
+	}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := writeContract(t, "name: i\nversion: 1\narrival: {process: constant, rate: 50}\nrequests: 100\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	dir := filepath.Join(t.TempDir(), "r")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 100000 && len(h.Seen()) < 3; i++ {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	ev, err := Run(ctx, Config{Target: srv.URL, Contract: c, OutDir: dir, Grace: 20 * time.Millisecond})
+	if err != nil && !errors.Is(err, ErrRunFailed) {
+		t.Fatal(err)
+	}
+	recs, rerr := record.ReadFile(filepath.Join(dir, RequestsFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if len(recs) < 3 || len(recs) >= 100 || len(recs) != ev.Workload.Requests {
+		t.Fatalf("%d records, workload %d", len(recs), ev.Workload.Requests)
+	}
+	for _, r := range recs {
+		if r.Status != record.StatusCancelled || r.Accepted || r.Reasons[0] != "cancelled" {
+			t.Errorf("seq %d: %s %v", r.Seq, r.Status, r.Reasons)
+		}
+	}
+	if len(ev.Run.Notes) == 0 || !strings.Contains(ev.Run.Notes[0], "interrupted") {
+		t.Errorf("notes %v", ev.Run.Notes)
+	}
+	if _, err := os.Stat(filepath.Join(dir, EvidenceFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	c := writeContract(t, "name: p\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 10\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	for _, tty := range []bool{true, false} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, tty, c)
+		p.drv = loadgen.NewDriver(loadgen.DriverConfig{})
+		p.began = time.Now()
+		p.print(true)
+		out := buf.String()
+		if tty && (!strings.HasPrefix(out, "\r[") || !strings.HasSuffix(out, "\n") || !strings.Contains(out, "in-flight 0")) {
+			t.Errorf("tty line %q", out)
+		}
+		if !tty && (!strings.HasPrefix(out, "done: ") || strings.Contains(out, "\r")) {
+			t.Errorf("plain line %q", out)
+		}
 	}
 }

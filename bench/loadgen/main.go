@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,7 +122,10 @@ func rate(args []string) error {
 	r := fs.Float64("rate", 1000, "requests per second")
 	dur := fs.Duration("duration", 5*time.Second, "schedule length")
 	write := fs.Bool("write", true, "append records to a requests.jsonl in a temp dir, as pel run does")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of the measured run")
+	spin := fs.Duration("spin", 0, "pacer busy-wait margin (0: loadgen.DefaultSpin, negative: timers only)")
 	fs.Parse(args)
+	clock := loadgen.RealClock{Spin: *spin}
 	n := int(*r * dur.Seconds())
 	sched := &constSchedule{n: n, every: time.Duration(float64(time.Second) / *r)}
 	client := loadgen.NewClient(loadgen.ClientConfig{BaseURL: *target, Model: "bench", Timeout: 30 * time.Second})
@@ -142,7 +146,7 @@ func rate(args []string) error {
 		defer w.Close()
 		sink = w.Write
 	}
-	drv := loadgen.NewDriver(loadgen.DriverConfig{Doer: client, Sink: sink, OnRecord: func(rec *record.Record) {
+	drv := loadgen.NewDriver(loadgen.DriverConfig{Clock: clock, Doer: client, Sink: sink, OnRecord: func(rec *record.Record) {
 		mu.Lock()
 		if v, ok := rec.ScheduleLag(); ok {
 			lag.Add(v)
@@ -156,10 +160,20 @@ func rate(args []string) error {
 	warm := &constSchedule{n: int(*r / 10), every: sched.every}
 	loadgen.NewDriver(loadgen.DriverConfig{Doer: client}).Run(context.Background(), warm)
 	runtime.GC()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	c0 := cpuTime()
 	res := drv.Run(context.Background(), sched)
 	cpu := cpuTime() - c0
 	wall := res.End.Sub(res.Start)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("spin %v, load average %s: ", *spin, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("rate %.0f/s target: %d requests in %.2fs (%.0f/s completed), failed %d, schedule lag p50 %.3f ms p99 %.3f ms max %.3f ms, client CPU %.1f µs/request (%.2f cores)\n",
 		*r, n, wall.Seconds(), float64(n)/wall.Seconds(), failed, lag.QuantileMs(50), lag.QuantileMs(99), lag.Quantiles().Max,
 		float64(cpu.Microseconds())/float64(n), cpu.Seconds()/wall.Seconds())

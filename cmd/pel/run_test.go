@@ -56,6 +56,18 @@ func TestRunCommand(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev["framework"] != "Performance Evidence Ladder" {
 		t.Errorf("--json: exit %d, %.200s", code, out)
 	}
+	// Text is stored only with --keep-text.
+	plain, _ := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if strings.Contains(string(plain), `"prompt":`) || strings.Contains(string(plain), `"output":`) || !strings.Contains(string(plain), `"prompt_sha256":`) {
+		t.Errorf("text stored without --keep-text")
+	}
+	if code, _, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", filepath.Join(tmp, "run3"), "--keep-text"); code != 0 {
+		t.Fatalf("--keep-text: %s", errs)
+	}
+	kept, _ := os.ReadFile(filepath.Join(tmp, "run3", "requests.jsonl"))
+	if !strings.Contains(string(kept), `"output":"tok tok tok tok "`) || !strings.Contains(string(kept), `"prompt":"`) {
+		t.Errorf("--keep-text did not keep text: %.300s", kept)
+	}
 	// An existing non-empty directory is refused (runs never mix).
 	if code, _, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", dir); code != 2 || !strings.Contains(errs, "not empty") {
 		t.Errorf("reuse of %s: exit %d %s", dir, code, errs)

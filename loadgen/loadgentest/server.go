@@ -167,8 +167,24 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		pt = 7
 	}
 	chat := r.URL.Path == "/v1/chat/completions"
+	ctx := r.Context()
+	sleep := func(d time.Duration) bool { // false when the client went away
+		if d <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	if !b.Stream {
-		time.Sleep(bh.FirstTokenDelay)
+		if !sleep(bh.FirstTokenDelay) {
+			return
+		}
 		text := strings.Repeat(word, n)
 		var choice string
 		if chat {
@@ -202,13 +218,15 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	if chat && !bh.NoRoleChunk {
 		send(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
 	}
-	time.Sleep(bh.FirstTokenDelay)
+	if !sleep(bh.FirstTokenDelay) {
+		return
+	}
 	chunks := 0
 	for left := n; left > 0; {
 		k := min(per, left)
 		left -= k
-		if chunks > 0 {
-			time.Sleep(bh.InterTokenDelay)
+		if chunks > 0 && !sleep(bh.InterTokenDelay) {
+			return
 		}
 		fin := ""
 		if left == 0 {
