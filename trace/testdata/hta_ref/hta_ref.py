@@ -93,6 +93,13 @@ def normalize_stream(v):
         return -1
 
 
+# HTA 0.6 (PR #325, ParserConfig.max_event_duration_us): _compress_df drops events whose
+# (rounded) duration is negative or longer than 7 days. Older releases keep them. main()
+# computes both ways and records whether the figures differ.
+MAX_EVENT_DURATION_US = 604_800_000_000
+DROP_BAD_DURATIONS = False
+
+
 def parse_trace_file(path):
     rec = parse_trace_dict(path)
     meta = {k: v for k, v in rec.items() if k != "traceEvents"}
@@ -108,6 +115,8 @@ def parse_trace_file(path):
         if dur is None or is_nan(dur) or cat is None:  # dropna(subset=["dur", "cat"])
             continue
         if cat == "Trace":
+            continue
+        if DROP_BAD_DURATIONS and (dur < 0 or dur > MAX_EVENT_DURATION_US):
             continue
         args = e.get("args")
         if not isinstance(args, dict):
@@ -522,12 +531,20 @@ def analyze(path):
 
 
 def main(argv):
+    global DROP_BAD_DURATIONS
     if not argv:
         print(__doc__)
         return 2
     here = os.path.dirname(os.path.abspath(__file__))
     for path in argv:
+        DROP_BAD_DURATIONS = True
+        res06 = analyze(path)
+        DROP_BAD_DURATIONS = False
         res = analyze(path)
+        strip = lambda r: {k: v for k, v in r.items() if k != "load"}
+        res["hta06_duration_filter_changes_figures"] = strip(res06) != strip(res)
+        if res["hta06_duration_filter_changes_figures"]:
+            print("warning: %s: HTA 0.6's duration filter changes the figures" % path)
         out = os.path.join(here, os.path.basename(path).replace(".trace.json.gz", "").replace(".json.gz", "").replace(".json", "") + ".json")
         with open(out, "w") as fh:
             json.dump(res, fh, indent=1, sort_keys=True)
