@@ -160,7 +160,7 @@ def transform_correlation_to_index(rows):
         by_index[y]["index_correlation"] = x
 
 
-PROFILER_STEP = re.compile(r"ProfilerStep\s*#\s*\d+")
+PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)")  # hta/common/types.py ProfilerStepGroupingPattern
 
 
 def load_trace(path, include_last_profiler_step=False):
