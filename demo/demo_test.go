@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 )
 
@@ -57,12 +56,13 @@ func TestScenarios(t *testing.T) {
 					t.Error(err)
 				}
 			}
+			// PEL_DEMO_KEEP=DIR keeps each run directory (DIR/<scenario>) for pel analyze.
 			if out := os.Getenv("PEL_DEMO_KEEP"); out != "" {
-				os.MkdirAll(out, 0o755)
-				ev.WriteFile(filepath.Join(out, name+".evidence.json"))
-				f, _ := os.Create(filepath.Join(out, name+".html"))
-				report.HTML(f, ev)
-				f.Close()
+				keep := filepath.Join(out, name)
+				os.RemoveAll(keep)
+				if err := os.CopyFS(keep, os.DirFS(dir)); err != nil {
+					t.Log(err)
+				}
 			}
 		})
 	}
