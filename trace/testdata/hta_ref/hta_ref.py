@@ -477,22 +477,32 @@ def queue_length(rows):
     gpu_filt = [(g["ts"], g["stream"], -1) for g in gpu if g["correlation"] in rcorr]
     if len(runtime_filt) != len(gpu_filt):
         return {"error": "AssertionError: %d runtime rows vs %d GPU rows" % (len(runtime_filt), len(gpu_filt))}, 0
-    merged = sorted(runtime_filt + gpu_filt, key=lambda p: p[0])  # stable; HTA's is not
+    def series(merged):
+        per = {}
+        for ts, s, q in merged:
+            if s is None:
+                continue  # groupby drops the NaN stream group
+            per.setdefault(s, []).append((ts, q))
+        return per
+
+    # stable sort: at equal ts the launch (+1, concatenated first) precedes the start (-1).
+    # HTA's quicksort may order ties either way; "mean_if_starts_first" is the other extreme.
+    per = series(sorted(runtime_filt + gpu_filt, key=lambda p: p[0]))
+    alt = series(sorted(runtime_filt + gpu_filt, key=lambda p: (p[0], p[2])))
     ties = 0
-    per = {}
-    for ts, s, q in merged:
-        if s is None:
-            continue  # groupby drops the NaN stream group
-        per.setdefault(s, []).append((ts, q))
     out = []
     for s in sorted(per):
         pts = per[s]
         ties += ts_ties([{"ts": t} for t, _ in pts])
-        qlen, vals = 0, []
-        for _, q in pts:
-            qlen += q
-            vals.append(qlen)
-        out.append({"stream": s, "count": len(vals), "mean": sum(vals) / len(vals), "max": max(vals)})
+        means = []
+        for seq in (pts, alt[s]):
+            qlen, vals = 0, []
+            for _, q in seq:
+                qlen += q
+                vals.append(qlen)
+            means.append(sum(vals) / len(vals))
+        out.append({"stream": s, "count": len(vals), "mean": means[0], "mean_if_starts_first": means[1],
+                    "max": max(vals)})
     return out, ties
 
 
