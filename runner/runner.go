@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -236,6 +237,11 @@ func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
 	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
 	if v, err := strconv.Atoi(strings.TrimSpace(c.Version)); err == nil {
 		ev.Contract.Version = v
+	} else {
+		note := fmt.Sprintf("contract version %q is not an integer: evidence.json records version 0 (the sha256 still identifies the contract)", c.Version)
+		if !slices.Contains(ev.Run.Notes, note) {
+			ev.Run.Notes = append(ev.Run.Notes, note)
+		}
 	}
 	opt := stats.Options{Start: ev.Run.StartedAt, SLOFor: func(task string) stats.RequestSLO {
 		s := c.SLOFor(task)

@@ -95,6 +95,9 @@ func Compute(recs []record.Record, opt Options) *Result {
 	w := &res.Workload
 	w.Summary = Summarize(head, hw.dur(), opt.CostPerHourUSD)
 	w.TokenSource = tokenSource(head)
+	if est := countEstimated(head); est > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", est))
+	}
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range phaseNames {
 		w.ByPhase[p] = Summarize(byPhase[p], windows[p].dur(), opt.CostPerHourUSD)
@@ -194,6 +197,16 @@ func countSent(rs []*record.Record) int {
 	n := 0
 	for _, r := range rs {
 		if r.Attempts > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func countEstimated(rs []*record.Record) int {
+	n := 0
+	for _, r := range rs {
+		if r.OK() && r.TokenSource == record.TokensEstimate {
 			n++
 		}
 	}

@@ -192,11 +192,6 @@ func rssKiB() int64 {
 	return 0
 }
 
-func liveBytes() uint64 {
-	h, s := memSplit()
-	return h + s
-}
-
 func memSplit() (heap, stack uint64) {
 	runtime.GC()
 	var m runtime.MemStats
