@@ -1,0 +1,825 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	mstats "github.com/aclements/go-moremath/stats"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// ErrBadInput marks an unreadable run directory, a contract mismatch or unusable options
+// (the command line maps it to exit 2). Test with errors.Is.
+var ErrBadInput = errors.New("bad input")
+
+type inputError struct{ err error }
+
+func (e *inputError) Error() string   { return e.err.Error() }
+func (e *inputError) Unwrap() []error { return []error{ErrBadInput, e.err} }
+
+func badInput(format string, a ...any) error { return &inputError{fmt.Errorf(format, a...)} }
+
+// File names inside a run directory (DESIGN.md §3; the same names as package runner's).
+const (
+	ContractFile = "contract.yaml"
+	RequestsFile = "requests.jsonl"
+	EvidenceFile = "evidence.json"
+)
+
+// Verdict of a comparison.
+type Verdict string
+
+const (
+	Accept       Verdict = "accept"
+	Reject       Verdict = "reject"
+	Inconclusive Verdict = "inconclusive"
+)
+
+// Check statuses.
+const (
+	StatusPass          = "pass"           // the candidate's whole CI is on the safe side of the bound
+	StatusFail          = "fail"           // the whole CI is past the bound: a significant breach
+	StatusUncertain     = "uncertain"      // the CI straddles the bound
+	StatusBaselineFails = "baseline_fails" // an SLO bound the baseline breaks too: not the change's doing
+	StatusNotChecked    = "not_checked"    // the signal cannot be computed for the candidate
+)
+
+// Options tune the statistics. Zero values take the defaults.
+type Options struct {
+	// AllowContractChange compares runs of different contracts (their sha256 differ); the
+	// result then says so loudly. Without it such a comparison is refused.
+	AllowContractChange bool `json:"allow_contract_change,omitempty"`
+	// Resamples of the bootstrap (default 2000).
+	Resamples int `json:"resamples"`
+	// Seed of the bootstrap's generator (default 1): the same inputs give the same intervals.
+	Seed uint64 `json:"seed"`
+	// Level of the confidence intervals (default 0.95).
+	Level float64 `json:"level"`
+	// MinTasks per side in the compared phase below which no verdict is given (default 30,
+	// the diagnosis' own floor for rollback triggers).
+	MinTasks int `json:"min_tasks"`
+	// Tolerance is the relative drop of acceptance rate or goodput that counts as worse
+	// (default 0.02): a change must be significant AND larger than this to reject. It keeps a
+	// fixed-window artefact (goodput = accepted / window, and the window ends with the
+	// slowest task) from rejecting a change whose every task was accepted.
+	Tolerance float64 `json:"tolerance"`
+}
+
+func (o *Options) defaults() {
+	if o.Resamples <= 0 {
+		o.Resamples = 2000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = 0.95
+	}
+	if o.MinTasks <= 0 {
+		o.MinTasks = 30
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 0.02
+	}
+}
+
+// Run is one run directory, loaded.
+type Run struct {
+	Dir      string
+	Contract *contract.Contract
+	// Evidence is evidence.json when present (rollback triggers come from it), else nil.
+	Evidence *evidence.Evidence
+	Records  []record.Record
+}
+
+// Load reads a run directory: contract.yaml and requests.jsonl are required,
+// evidence.json is optional.
+func Load(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, badInput("run directory %s: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, badInput("%s is not a run directory", dir)
+	}
+	c, err := contract.Load(filepath.Join(dir, ContractFile))
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	r := &Run{Dir: dir, Contract: c, Records: recs}
+	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
+	switch {
+	case err == nil:
+		r.Evidence = ev
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, badInput("%v", err)
+	}
+	return r, nil
+}
+
+// Result is a comparison, ready to render (Text) or encode as JSON.
+type Result struct {
+	Base      RunInfo `json:"base"`
+	Candidate RunInfo `json:"candidate"`
+	// ContractChanged: the two runs ran different contracts (allowed by option only).
+	ContractChanged bool    `json:"contract_changed"`
+	Method          string  `json:"method"`
+	Options         Options `json:"options"`
+	// Phases compared, primary (the one the verdict rests on) first.
+	Phases []PhaseResult `json:"phases"`
+	// Triggers are the baseline's rollback triggers checked against the candidate.
+	Triggers []Check `json:"triggers"`
+	// SLO are the contract's percentile SLO bounds checked against the candidate.
+	SLO      []Check  `json:"slo"`
+	Verdict  Verdict  `json:"verdict"`
+	Reasons  []string `json:"reasons"`
+	Warnings []string `json:"warnings,omitempty"`
+	// NeededTasks, with an inconclusive verdict, estimates the tasks per side that would
+	// settle it (0: unknown, or more samples alone would not).
+	NeededTasks int `json:"needed_tasks,omitempty"`
+}
+
+// RunInfo identifies one side.
+type RunInfo struct {
+	Dir             string         `json:"dir"`
+	ContractName    string         `json:"contract_name"`
+	ContractVersion string         `json:"contract_version"`
+	SHA256          string         `json:"contract_sha256"`
+	Tasks           map[string]int `json:"tasks_by_phase"`
+}
+
+// PhaseResult is the metric table of one phase pair.
+type PhaseResult struct {
+	Phase          string   `json:"phase"` // e.g. "warm", or "canary" (candidate) vs "warm" (base)
+	BasePhase      string   `json:"base_phase"`
+	CandidatePhase string   `json:"candidate_phase"`
+	Primary        bool     `json:"primary"`
+	BaseTasks      int      `json:"base_tasks"`
+	CandidateTasks int      `json:"candidate_tasks"`
+	BaseCompleted  int      `json:"base_completed"`
+	CandCompleted  int      `json:"candidate_completed"`
+	Metrics        []Metric `json:"metrics"`
+}
+
+// Metric is one row: both values, the delta and its confidence interval.
+type Metric struct {
+	Name   string `json:"name"`
+	Label  string `json:"label"`
+	Signal string `json:"signal,omitempty"` // evidence vocabulary name, when there is one
+	Unit   string `json:"unit"`
+	Better string `json:"better"` // "higher" or "lower"
+	// Base and Candidate are the point estimates on each run's tasks (null: no data).
+	Base      *float64 `json:"base"`
+	Candidate *float64 `json:"candidate"`
+	// Delta = candidate − base; DeltaPct relative to base (null when base is 0).
+	Delta    *float64 `json:"delta"`
+	DeltaPct *float64 `json:"delta_pct"`
+	// CILo/CIHi bound the delta (same unit), by bootstrap.
+	CILo *float64 `json:"ci_lo"`
+	CIHi *float64 `json:"ci_hi"`
+	// P is the two-sided Mann-Whitney U p-value on per-task values (latency rows only).
+	P *float64 `json:"p,omitempty"`
+	// Significant: the CI of the delta excludes 0.
+	Significant bool `json:"significant"`
+	// Change: "better", "worse", "~" (no significant change) or "n/a".
+	Change string `json:"change"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Check is one bound checked against the candidate.
+type Check struct {
+	Source    string   `json:"source"` // "rollback trigger (base evidence.json)" or "contract slo"
+	Signal    string   `json:"signal"`
+	Op        string   `json:"op"` // the breach condition: value Op Bound
+	Bound     float64  `json:"bound"`
+	Unit      string   `json:"unit"`
+	Scope     string   `json:"scope,omitempty"` // "all tasks" or "task NAME"
+	Basis     string   `json:"basis,omitempty"`
+	Base      *float64 `json:"base,omitempty"`
+	Candidate *float64 `json:"candidate"`
+	CILo      *float64 `json:"ci_lo"`
+	CIHi      *float64 `json:"ci_hi"`
+	Status    string   `json:"status"`
+	Note      string   `json:"note,omitempty"`
+	// NeededTasks estimates how many candidate tasks would move an uncertain check out of
+	// its CI (the interval narrows as 1/√n).
+	NeededTasks int `json:"needed_tasks,omitempty"`
+}
+
+// metricDef is one row of the table.
+type metricDef struct {
+	name, label, signal, unit string
+	higher                    bool
+	st                        stat
+}
+
+var table = []metricDef{
+	{"acceptance_rate", "acceptance rate", evidence.SigAcceptanceRate, "ratio", true, stat{kAccept, 0}},
+	{"goodput_rps", "goodput", evidence.SigGoodput, "1/s", true, stat{kGoodput, 0}},
+	{"error_rate", "error rate", evidence.SigErrorRate, "ratio", false, stat{kError, 0}},
+	{"ttft_p50_ms", "TTFT p50", evidence.SigTTFTP50, "ms", false, stat{kTTFT, 0.50}},
+	{"ttft_p99_ms", "TTFT p99", evidence.SigTTFTP99, "ms", false, stat{kTTFT, 0.99}},
+	{"itl_p50_ms", "ITL p50", evidence.SigITLP50, "ms", false, stat{kITL, 0.50}},
+	{"itl_p99_ms", "ITL p99", evidence.SigITLP99, "ms", false, stat{kITL, 0.99}},
+	{"tpot_p50_ms", "TPOT p50", evidence.SigTPOTP50, "ms", false, stat{kTPOT, 0.50}},
+	{"e2e_p99_ms", "E2E p99", evidence.SigE2EP99, "ms", false, stat{kE2E, 0.99}},
+	{"cost_per_accepted_task", "cost per accepted task", "", "usd", false, stat{kCost, 0}},
+}
+
+// signalStats maps the client signals a trigger may name to the statistic that recomputes
+// them from records (so the candidate's value gets a confidence interval).
+var signalStats = map[string]stat{
+	evidence.SigAcceptanceRate: {kAccept, 0},
+	evidence.SigErrorRate:      {kError, 0},
+	evidence.SigGoodput:        {kGoodput, 0},
+	evidence.SigTTFTP50:        {kTTFT, 0.50},
+	evidence.SigTTFTP95:        {kTTFT, 0.95},
+	evidence.SigTTFTP99:        {kTTFT, 0.99},
+	evidence.SigITLP50:         {kITL, 0.50},
+	evidence.SigITLP99:         {kITL, 0.99},
+	evidence.SigTPOTP50:        {kTPOT, 0.50},
+	evidence.SigE2EP50:         {kE2E, 0.50},
+	evidence.SigE2EP99:         {kE2E, 0.99},
+}
+
+// Dirs loads two run directories and compares them.
+func Dirs(baseDir, candDir string, o Options) (*Result, error) {
+	base, err := Load(baseDir)
+	if err != nil {
+		return nil, err
+	}
+	cand, err := Load(candDir)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(base, cand, o)
+}
+
+// Compare judges the candidate against the base. It refuses runs of different contracts
+// unless o.AllowContractChange, and never mixes phases.
+func Compare(base, cand *Run, o Options) (*Result, error) {
+	o.defaults()
+	res := &Result{
+		Base: runInfo(base), Candidate: runInfo(cand), Options: o,
+		Triggers: []Check{}, SLO: []Check{}, Reasons: []string{},
+		Method: fmt.Sprintf("%.0f%% percentile bootstrap over tasks (%d resamples, seed %d; ITL resamples whole tasks); Mann-Whitney U, two-sided, on per-task latencies (ITL: per-task mean)",
+			o.Level*100, o.Resamples, o.Seed),
+	}
+	if res.Base.SHA256 != res.Candidate.SHA256 {
+		if !o.AllowContractChange {
+			return nil, badInput("the runs used different contracts: base %s (%s v%s, sha256 %.12s), candidate %s (%s v%s, sha256 %.12s); a comparison across workloads is not a comparison of the change (pass --allow-contract-change to compare anyway)",
+				base.Dir, res.Base.ContractName, res.Base.ContractVersion, res.Base.SHA256, cand.Dir, res.Candidate.ContractName, res.Candidate.ContractVersion, res.Candidate.SHA256)
+		}
+		res.ContractChanged = true
+		res.Warnings = append(res.Warnings, fmt.Sprintf("CONTRACTS DIFFER (base sha256 %.12s, candidate %.12s): compared anyway because --allow-contract-change was given; any difference below may be the workload's, not the change's",
+			res.Base.SHA256, res.Candidate.SHA256))
+	}
+	for _, r := range []*Run{base, cand} {
+		if r.Evidence != nil && r.Evidence.Contract.SHA256 != "" && r.Evidence.Contract.SHA256 != r.Contract.SHA256() {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: evidence.json names contract sha256 %.12s but contract.yaml hashes to %.12s (stale evidence?): records and contract.yaml were used",
+				r.Dir, r.Evidence.Contract.SHA256, r.Contract.SHA256()))
+		}
+	}
+	pairs := pairPhases(base.Records, cand.Records)
+	if len(pairs) == 0 {
+		return nil, badInput("no phase in common: base has %s, candidate has %s", phaseList(res.Base.Tasks), phaseList(res.Candidate.Tasks))
+	}
+	for _, p := range pairs {
+		if p.base != p.cand {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("candidate phase %q compared with base phase %q (a canary is the candidate's steady state)", p.cand, p.base))
+		}
+	}
+
+	var primary struct {
+		b, c   *side
+		bb, cb boot
+		stats  []stat
+	}
+	for i, p := range pairs {
+		bs := newSide(filterPhase(base.Records, p.base), costPerHour(base.Contract))
+		cs := newSide(filterPhase(cand.Records, p.cand), costPerHour(cand.Contract))
+		stats := make([]stat, len(table))
+		for j, m := range table {
+			stats[j] = m.st
+		}
+		if i == 0 {
+			// The primary phase also carries the stats behind triggers and SLO bounds.
+			stats = appendUnique(stats, triggerStats(base.Evidence)...)
+			stats = appendUnique(stats, sloStats(base.Contract.SLO)...)
+		}
+		bb := bs.bootstrap(stats, o.Resamples, rng(o.Seed, "base", p.base))
+		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate", p.cand))
+		pr := PhaseResult{Phase: p.cand, BasePhase: p.base, CandidatePhase: p.cand, Primary: i == 0,
+			BaseTasks: bs.n, CandidateTasks: cs.n, BaseCompleted: bs.completed, CandCompleted: cs.completed}
+		for j, m := range table {
+			if m.st.kind == kCost && bs.costPerHour == 0 && cs.costPerHour == 0 {
+				continue // the contract prices nothing
+			}
+			pr.Metrics = append(pr.Metrics, metricRow(m, j, bs, cs, bb, cb, o))
+		}
+		res.Phases = append(res.Phases, pr)
+		if i == 0 {
+			primary.b, primary.c, primary.bb, primary.cb, primary.stats = bs, cs, bb, cb, stats
+		}
+	}
+
+	// Checks run on the primary phase only.
+	find := func(st stat) int {
+		for i, s := range primary.stats {
+			if s == st {
+				return i
+			}
+		}
+		return -1
+	}
+	if base.Evidence == nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s has no evidence.json: no rollback triggers to check", base.Dir))
+	} else if len(base.Evidence.Rollback.Triggers) == 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s/evidence.json has no rollback triggers (run `pel analyze %s` to derive them): latency changes are reported but only the contract's SLO bounds and acceptance decide", base.Dir, base.Dir))
+	}
+	if base.Evidence != nil {
+		for _, t := range base.Evidence.Rollback.Triggers {
+			ch := Check{Source: "rollback trigger (base evidence.json)", Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all tasks"}
+			if st, ok := signalStats[t.Signal]; ok {
+				j := find(st)
+				judge(&ch, primary.cb.point[j], primary.cb.reps[j], primary.c.n, o.Level)
+			} else {
+				pointOnly(&ch, cand.Evidence)
+			}
+			res.Triggers = append(res.Triggers, ch)
+		}
+	}
+	for _, sb := range sloBounds(base.Contract.SLO) {
+		j := find(sb.st)
+		ch := Check{Source: "contract slo", Signal: sb.signal, Op: ">", Bound: sb.bound, Unit: "ms", Scope: "all tasks"}
+		judge(&ch, primary.cb.point[j], primary.cb.reps[j], primary.c.n, o.Level)
+		baselineToo(&ch, primary.bb.point[j], primary.bb.reps[j], o.Level)
+		res.SLO = append(res.SLO, ch)
+	}
+	res.SLO = append(res.SLO, taskSLOChecks(base, cand, pairs[0], o)...)
+
+	decide(res, primary.b, primary.c, o)
+	return res, nil
+}
+
+func runInfo(r *Run) RunInfo {
+	ri := RunInfo{Dir: r.Dir, ContractName: r.Contract.Name, ContractVersion: r.Contract.Version, SHA256: r.Contract.SHA256(), Tasks: map[string]int{}}
+	for _, rec := range r.Records {
+		ri.Tasks[rec.Phase]++
+	}
+	return ri
+}
+
+func phaseList(m map[string]int) string {
+	if len(m) == 0 {
+		return "no tasks"
+	}
+	var ps []string
+	for p, n := range m {
+		ps = append(ps, fmt.Sprintf("%s (%d)", p, n))
+	}
+	sort.Strings(ps)
+	return strings.Join(ps, ", ")
+}
+
+type phasePair struct{ base, cand string }
+
+// pairPhases pairs phases of the same name, warm first, then cold, then others; a
+// candidate that has only a canary phase is paired with the base's warm phase.
+func pairPhases(base, cand []record.Record) []phasePair {
+	bp, cp := map[string]bool{}, map[string]bool{}
+	for _, r := range base {
+		bp[r.Phase] = true
+	}
+	for _, r := range cand {
+		cp[r.Phase] = true
+	}
+	var out []phasePair
+	if bp[record.PhaseWarm] && cp[record.PhaseWarm] {
+		out = append(out, phasePair{record.PhaseWarm, record.PhaseWarm})
+	} else if bp[record.PhaseWarm] && cp[record.PhaseCanary] && !bp[record.PhaseCanary] {
+		out = append(out, phasePair{record.PhaseWarm, record.PhaseCanary})
+	}
+	var rest []string
+	for p := range bp {
+		if p != record.PhaseWarm && cp[p] {
+			rest = append(rest, p)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		if rest[i] == record.PhaseCanary || rest[j] == record.PhaseCanary {
+			return rest[i] == record.PhaseCanary && rest[j] != record.PhaseCanary // canary before cold when no warm pair
+		}
+		return rest[i] < rest[j]
+	})
+	for _, p := range rest {
+		if len(out) > 0 && out[0].cand == p {
+			continue
+		}
+		out = append(out, phasePair{p, p})
+	}
+	return out
+}
+
+func filterPhase(recs []record.Record, phase string) []*record.Record {
+	var out []*record.Record
+	for i := range recs {
+		if recs[i].Phase == phase {
+			out = append(out, &recs[i])
+		}
+	}
+	return out
+}
+
+func filterTask(rs []*record.Record, task string) []*record.Record {
+	var out []*record.Record
+	for _, r := range rs {
+		if r.Task == task {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func costPerHour(c *contract.Contract) float64 {
+	if !c.Cost.Known() {
+		return 0
+	}
+	return c.Cost.AcceleratorHourUSD * float64(c.Cost.Accelerators)
+}
+
+// rng gives each side and phase its own deterministic stream.
+func rng(seed uint64, who, phase string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(who + "/" + phase))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+func appendUnique(stats []stat, more ...stat) []stat {
+	for _, s := range more {
+		dup := false
+		for _, t := range stats {
+			if s == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			stats = append(stats, s)
+		}
+	}
+	return stats
+}
+
+func triggerStats(ev *evidence.Evidence) []stat {
+	if ev == nil {
+		return nil
+	}
+	var out []stat
+	for _, t := range ev.Rollback.Triggers {
+		if st, ok := signalStats[t.Signal]; ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+type sloBound struct {
+	signal string
+	bound  float64 // ms
+	st     stat
+}
+
+// sloBounds lists an SLO's percentile bounds (per-request max bounds are already part of
+// acceptance: a task over one is not accepted).
+func sloBounds(s contract.SLO) []sloBound {
+	var out []sloBound
+	for _, m := range []struct {
+		name string
+		k    kind
+		b    contract.Bound
+	}{{"ttft", kTTFT, s.TTFT}, {"itl", kITL, s.ITL}, {"tpot", kTPOT, s.TPOT}, {"e2e", kE2E, s.E2E}} {
+		ps := m.b.Percentiles()
+		var qs []float64
+		for q := range ps {
+			qs = append(qs, q)
+		}
+		sort.Float64s(qs)
+		for _, q := range qs {
+			out = append(out, sloBound{
+				signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q),
+				bound:  float64(ps[q]) / float64(time.Millisecond),
+				st:     stat{m.k, q / 100},
+			})
+		}
+	}
+	return out
+}
+
+func sloStats(s contract.SLO) []stat {
+	var out []stat
+	for _, b := range sloBounds(s) {
+		out = append(out, b.st)
+	}
+	return out
+}
+
+// taskSLOChecks checks the percentile bounds a task's own slo block sets, over that task's
+// tasks in the primary phase.
+func taskSLOChecks(base, cand *Run, p phasePair, o Options) []Check {
+	var out []Check
+	for _, t := range base.Contract.Tasks {
+		if t.SLO == nil {
+			continue
+		}
+		bounds := sloBounds(*t.SLO)
+		if len(bounds) == 0 {
+			continue
+		}
+		stats := make([]stat, len(bounds))
+		for i, b := range bounds {
+			stats[i] = b.st
+		}
+		bs := newSide(filterTask(filterPhase(base.Records, p.base), t.Name), 0)
+		cs := newSide(filterTask(filterPhase(cand.Records, p.cand), t.Name), 0)
+		bb := bs.bootstrap(stats, o.Resamples, rng(o.Seed, "base/task/"+t.Name, p.base))
+		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate/task/"+t.Name, p.cand))
+		for i, b := range bounds {
+			ch := Check{Source: "contract slo", Signal: b.signal, Op: ">", Bound: b.bound, Unit: "ms", Scope: "task " + t.Name}
+			judge(&ch, cb.point[i], cb.reps[i], cs.n, o.Level)
+			baselineToo(&ch, bb.point[i], bb.reps[i], o.Level)
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+func num(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// breach reports whether v is past the bound in the op's direction.
+func breach(op string, v, bound float64) (bool, bool) {
+	switch op {
+	case ">":
+		return v > bound, true
+	case ">=":
+		return v >= bound, true
+	case "<":
+		return v < bound, true
+	case "<=":
+		return v <= bound, true
+	}
+	return false, false
+}
+
+// judge sets a check's status from the candidate's point estimate and bootstrap replicates:
+// fail only when the whole CI is past the bound, pass only when the whole CI is short of it.
+func judge(ch *Check, point float64, reps []float64, n int, level float64) {
+	ch.Candidate = num(point)
+	if ch.Candidate == nil {
+		ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the compared phase"
+		return
+	}
+	lo, hi, ok := percentileCI(append([]float64(nil), reps...), level)
+	if !ok {
+		ch.Status, ch.Note = StatusNotChecked, "too few tasks for a confidence interval"
+		return
+	}
+	ch.CILo, ch.CIHi = num(lo), num(hi)
+	bLo, valid := breach(ch.Op, lo, ch.Bound)
+	if !valid {
+		ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", ch.Op)
+		return
+	}
+	bHi, _ := breach(ch.Op, hi, ch.Bound)
+	switch {
+	case bLo && bHi:
+		ch.Status = StatusFail
+	case !bLo && !bHi:
+		ch.Status = StatusPass
+	default:
+		ch.Status = StatusUncertain
+		ch.NeededTasks = needed(n, point, lo, hi, ch.Bound)
+	}
+}
+
+// needed estimates the sample size at which the interval around point would no longer
+// reach the bound: its half-width shrinks as 1/√n.
+func needed(n int, point, lo, hi, bound float64) int {
+	dist := math.Abs(point - bound)
+	half := (hi - lo) / 2
+	if dist == 0 || half <= 0 || n == 0 {
+		return 0
+	}
+	k := float64(n) * (half / dist) * (half / dist)
+	if k > 1e7 {
+		return 0
+	}
+	return int(math.Ceil(k))
+}
+
+// baselineToo marks an SLO breach the baseline shows as clearly as the candidate: the
+// comparison cannot blame the change for it.
+func baselineToo(ch *Check, point float64, reps []float64, level float64) {
+	ch.Base = num(point)
+	if ch.Status != StatusFail || ch.Base == nil {
+		return
+	}
+	lo, hi, ok := percentileCI(append([]float64(nil), reps...), level)
+	if !ok {
+		return
+	}
+	bLo, _ := breach(ch.Op, lo, ch.Bound)
+	bHi, _ := breach(ch.Op, hi, ch.Bound)
+	if bLo && bHi {
+		ch.Status = StatusBaselineFails
+		ch.Note = fmt.Sprintf("the baseline breaks this bound too (%.4g, CI [%.4g, %.4g])", point, lo, hi)
+	}
+}
+
+// pointOnly checks a trigger on a signal pel cannot recompute from records (a server-side
+// signal) against the candidate's evidence.json value, without an interval.
+func pointOnly(ch *Check, ev *evidence.Evidence) {
+	if ev == nil {
+		ch.Status, ch.Note = StatusNotChecked, "the candidate has no evidence.json"
+		return
+	}
+	s, ok := ev.Signal(ch.Signal)
+	if !ok {
+		ch.Status, ch.Note = StatusNotChecked, "the candidate's evidence.json has no such signal"
+		return
+	}
+	ch.Candidate = num(s.Value)
+	b, valid := breach(ch.Op, s.Value, ch.Bound)
+	switch {
+	case !valid:
+		ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", ch.Op)
+	case b:
+		// No interval: a breach is not significant by construction, so it cannot reject.
+		ch.Status, ch.Note = StatusUncertain, "point value from "+s.Source+" past the bound; no interval for a server-side signal"
+	default:
+		ch.Status, ch.Note = StatusPass, "point value from "+s.Source+"; no interval for a server-side signal"
+	}
+}
+
+func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric {
+	row := Metric{Name: m.name, Label: m.label, Signal: m.signal, Unit: m.unit, Better: "lower", Change: "n/a"}
+	if m.higher {
+		row.Better = "higher"
+	}
+	bv, cv := bb.point[j], cb.point[j]
+	row.Base, row.Candidate = num(bv), num(cv)
+	if row.Base == nil || row.Candidate == nil {
+		row.Note = "no data on one side"
+		return row
+	}
+	row.Delta = num(cv - bv)
+	if bv != 0 {
+		row.DeltaPct = num((cv - bv) / math.Abs(bv) * 100)
+	}
+	if bb.reps[j] == nil || cb.reps[j] == nil {
+		return row
+	}
+	d := make([]float64, o.Resamples)
+	for r := range d {
+		d[r] = cb.reps[j][r] - bb.reps[j][r]
+	}
+	lo, hi, ok := percentileCI(d, o.Level)
+	if !ok {
+		row.Note = "too few values for an interval"
+		return row
+	}
+	row.CILo, row.CIHi = num(lo), num(hi)
+	row.Significant = lo > 0 || hi < 0
+	row.Change = "~"
+	if row.Significant {
+		if (cv > bv) == m.higher {
+			row.Change = "better"
+		} else {
+			row.Change = "worse"
+		}
+	}
+	if m.st.kind.latency() {
+		x, y := bs.perTask[m.st.kind], cs.perTask[m.st.kind]
+		u, err := mstats.MannWhitneyUTest(x, y, mstats.LocationDiffers)
+		switch {
+		case err == nil:
+			row.P = num(u.P)
+		case errors.Is(err, mstats.ErrSamplesEqual):
+			row.P = num(1)
+		}
+		if row.P != nil && (*row.P < 1-o.Level) != row.Significant {
+			if row.Significant {
+				row.Note = "the interval moved but the U test sees no shift of the distribution as a whole (a tail or sampling effect)"
+			} else {
+				row.Note = "the U test sees the distribution shift, this quantile's interval does not exclude 0"
+			}
+		}
+	}
+	n := min(bs.completed, cs.completed)
+	if !m.st.kind.latency() {
+		n = min(bs.n, cs.n)
+	}
+	if n < o.MinTasks {
+		row.Note = joinNote(row.Note, fmt.Sprintf("only %d tasks on the smaller side: indicative only", n))
+	} else if m.st.q >= 0.99 && n < 100 {
+		row.Note = joinNote(row.Note, fmt.Sprintf("p99 of %d tasks rests on the top one or two", n))
+	}
+	return row
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// decide sets the verdict: reject on a significant breach or a significant fall of
+// acceptance or goodput; inconclusive on too few tasks or an interval straddling a bound;
+// accept otherwise.
+func decide(res *Result, b, c *side, o Options) {
+	p := res.Phases[0]
+	if b.n < o.MinTasks || c.n < o.MinTasks {
+		res.Verdict = Inconclusive
+		res.NeededTasks = o.MinTasks
+		res.Reasons = append(res.Reasons, fmt.Sprintf("too few tasks to judge: %s phase has %d (base) and %d (candidate); need at least %d per side",
+			p.Phase, b.n, c.n, o.MinTasks))
+		return
+	}
+	var reject, uncertain []string
+	need := 0
+	for _, list := range [][]Check{res.Triggers, res.SLO} {
+		for _, ch := range list {
+			desc := fmt.Sprintf("%s %s %.4g %s (%s, %s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source, ch.Scope)
+			switch ch.Status {
+			case StatusFail:
+				reject = append(reject, fmt.Sprintf("%s: candidate %.4g, %.0f%% CI [%.4g, %.4g] entirely past the bound", desc, deref(ch.Candidate), o.Level*100, deref(ch.CILo), deref(ch.CIHi)))
+			case StatusUncertain:
+				s := fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi))
+				if ch.NeededTasks > 0 {
+					s += fmt.Sprintf(" (about %d tasks would settle it)", ch.NeededTasks)
+					need = max(need, ch.NeededTasks)
+				}
+				uncertain = append(uncertain, s)
+			}
+		}
+	}
+	for _, m := range p.Metrics {
+		if m.Name != "acceptance_rate" && m.Name != "goodput_rps" {
+			continue
+		}
+		if m.CIHi == nil || m.Base == nil {
+			continue
+		}
+		if *m.CIHi < -o.Tolerance*math.Abs(*m.Base) {
+			reject = append(reject, fmt.Sprintf("%s fell %.1f%%, CI of the change [%s, %s] entirely below −%.0f%%",
+				m.Label, -deref(m.DeltaPct), fmtRel(m.CILo, m.Base), fmtRel(m.CIHi, m.Base), o.Tolerance*100))
+		}
+	}
+	switch {
+	case len(reject) > 0:
+		res.Verdict = Reject
+		res.Reasons = append(res.Reasons, reject...)
+	case len(uncertain) > 0:
+		res.Verdict = Inconclusive
+		res.NeededTasks = need
+		res.Reasons = append(res.Reasons, uncertain...)
+	default:
+		res.Verdict = Accept
+		n := 0
+		for _, ch := range append(append([]Check{}, res.Triggers...), res.SLO...) {
+			if ch.Status == StatusPass {
+				n++
+			}
+		}
+		res.Reasons = append(res.Reasons, fmt.Sprintf("no bound breached (%d checks passed) and neither acceptance nor goodput fell significantly by more than %.0f%%", n, o.Tolerance*100))
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}

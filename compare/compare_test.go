@@ -1,0 +1,326 @@
+package compare
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/compare/comparetest"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// p99TTFT is the nearest-rank p99 TTFT (ms) of completed records.
+func p99TTFT(recs []record.Record) float64 {
+	var v []float64
+	for i := range recs {
+		if d, ok := recs[i].TTFT(); ok {
+			v = append(v, ms(d))
+		}
+	}
+	sort.Float64s(v)
+	return v[int(math.Ceil(0.99*float64(len(v))))-1]
+}
+
+// ttftTrigger is a rollback trigger like the diagnosis derives: base p99 TTFT + margin.
+func ttftTrigger(recs []record.Record, margin float64) []evidence.Trigger {
+	return []evidence.Trigger{{Signal: evidence.SigTTFTP99, Op: ">", Bound: p99TTFT(recs) * (1 + margin), Unit: "ms", Basis: "test: base p99 + margin"}}
+}
+
+func write(t *testing.T, dir, contractYAML string, recs []record.Record, trig []evidence.Trigger) string {
+	t.Helper()
+	if err := comparetest.WriteRun(dir, contractYAML, recs, trig); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func metric(t *testing.T, p PhaseResult, name string) Metric {
+	t.Helper()
+	for _, m := range p.Metrics {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s in phase %s", name, p.Phase)
+	return Metric{}
+}
+
+func TestVerdicts(t *testing.T) {
+	sloContract := comparetest.Contract + "slo:\n  ttft: {p99: 400ms}\n"
+	tightSLO := comparetest.Contract + "slo:\n  ttft: {p99: 120ms}\n"
+	cases := []struct {
+		name       string
+		contract   string
+		base, cand comparetest.Spec
+		trigger    bool // give the base a TTFT p99 trigger (+10%)
+		want       []Verdict
+		check      func(t *testing.T, r *Result)
+	}{{
+		name: "identical distributions never reject",
+		base: comparetest.Spec{N: 400, Seed: 1}, cand: comparetest.Spec{N: 400, Seed: 2},
+		trigger: true, want: []Verdict{Accept, Inconclusive},
+		check: func(t *testing.T, r *Result) {
+			if m := metric(t, r.Phases[0], "ttft_p50_ms"); m.Change == "worse" && m.P != nil && *m.P < 0.001 {
+				t.Errorf("same distribution judged clearly worse: %+v", m)
+			}
+		},
+	}, {
+		// A p99 needs many tasks: with 400 the interval straddles a +10% trigger.
+		name: "30% slower TTFT breaches the trigger",
+		base: comparetest.Spec{N: 2000, Seed: 1}, cand: comparetest.Spec{N: 2000, Seed: 2, Scale: 1.3},
+		trigger: true, want: []Verdict{Reject},
+		check: func(t *testing.T, r *Result) {
+			m := metric(t, r.Phases[0], "ttft_p50_ms")
+			if m.Change != "worse" || m.P == nil || *m.P > 0.01 || *m.DeltaPct < 20 || *m.DeltaPct > 40 {
+				t.Errorf("TTFT p50 row: %+v (delta %v, p %v)", m, deref(m.DeltaPct), deref(m.P))
+			}
+			if *m.CILo <= 0 {
+				t.Errorf("CI of a 30%% slowdown includes 0: [%v, %v]", *m.CILo, *m.CIHi)
+			}
+			if len(r.Triggers) != 1 || r.Triggers[0].Status != StatusFail {
+				t.Errorf("trigger: %+v", r.Triggers)
+			}
+			if !strings.Contains(strings.Join(r.Reasons, "\n"), evidence.SigTTFTP99) {
+				t.Errorf("reasons do not name the trigger: %v", r.Reasons)
+			}
+		},
+	}, {
+		name: "five samples are inconclusive, with the number needed",
+		base: comparetest.Spec{N: 5, Seed: 1}, cand: comparetest.Spec{N: 5, Seed: 2, Scale: 1.3},
+		trigger: true, want: []Verdict{Inconclusive},
+		check: func(t *testing.T, r *Result) {
+			if r.NeededTasks != 30 || !strings.Contains(r.Reasons[0], "too few tasks to judge: warm phase has 5 (base) and 5 (candidate); need at least 30") {
+				t.Errorf("reasons %v, needed %d", r.Reasons, r.NeededTasks)
+			}
+			if m := metric(t, r.Phases[0], "ttft_p99_ms"); !strings.Contains(m.Note, "only 5 tasks") {
+				t.Errorf("p99 row carries no small-sample warning: %q", m.Note)
+			}
+		},
+	}, {
+		name: "acceptance drop rejects without any trigger",
+		base: comparetest.Spec{N: 300, Seed: 1, AcceptP: 0.97}, cand: comparetest.Spec{N: 300, Seed: 2, AcceptP: 0.80},
+		want: []Verdict{Reject},
+		check: func(t *testing.T, r *Result) {
+			if m := metric(t, r.Phases[0], "acceptance_rate"); m.Change != "worse" {
+				t.Errorf("acceptance row %+v", m)
+			}
+			if !strings.Contains(strings.Join(r.Reasons, "\n"), "acceptance rate fell") {
+				t.Errorf("reasons %v", r.Reasons)
+			}
+			if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "no evidence.json") {
+				t.Errorf("missing evidence.json not reported: %v", r.Warnings)
+			}
+		},
+	}, {
+		name:     "a 3x slower candidate breaks the contract SLO",
+		contract: sloContract,
+		base:     comparetest.Spec{N: 300, Seed: 1}, cand: comparetest.Spec{N: 300, Seed: 2, Scale: 3},
+		want: []Verdict{Reject},
+		check: func(t *testing.T, r *Result) {
+			if len(r.SLO) != 1 || r.SLO[0].Status != StatusFail || r.SLO[0].Signal != "client.ttft_p99_ms" || r.SLO[0].Bound != 400 {
+				t.Errorf("slo checks %+v", r.SLO)
+			}
+		},
+	}, {
+		name:     "an SLO the baseline breaks too is not blamed on the change",
+		contract: tightSLO,
+		base:     comparetest.Spec{N: 300, Seed: 1}, cand: comparetest.Spec{N: 300, Seed: 2},
+		want: []Verdict{Accept},
+		check: func(t *testing.T, r *Result) {
+			if r.SLO[0].Status != StatusBaselineFails {
+				t.Errorf("slo %+v", r.SLO[0])
+			}
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			br := comparetest.Records(tc.base)
+			var trig []evidence.Trigger
+			if tc.trigger {
+				trig = ttftTrigger(br, 0.10)
+			}
+			b := write(t, filepath.Join(tmp, "base"), tc.contract, br, trig)
+			c := write(t, filepath.Join(tmp, "cand"), tc.contract, comparetest.Records(tc.cand), nil)
+			r, err := Dirs(b, c, Options{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := false
+			for _, v := range tc.want {
+				ok = ok || r.Verdict == v
+			}
+			if !ok {
+				var buf bytes.Buffer
+				Text(&buf, r)
+				t.Fatalf("verdict %s, want one of %v\n%s", r.Verdict, tc.want, buf.String())
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func TestContractMismatch(t *testing.T) {
+	tmp := t.TempDir()
+	recs := comparetest.Records(comparetest.Spec{N: 50, Seed: 1})
+	b := write(t, filepath.Join(tmp, "b"), "", recs, nil)
+	other := strings.Replace(comparetest.Contract, "rate: 10", "rate: 20", 1)
+	c := write(t, filepath.Join(tmp, "c"), other, recs, nil)
+	_, err := Dirs(b, c, Options{Resamples: 100})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "different contracts") || !strings.Contains(err.Error(), "--allow-contract-change") {
+		t.Fatalf("err = %v", err)
+	}
+	r, err := Dirs(b, c, Options{Resamples: 100, AllowContractChange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	Text(&buf, r)
+	if !r.ContractChanged || !strings.Contains(buf.String(), "WARNING: CONTRACTS DIFFER") || !strings.Contains(buf.String(), "A DIFFERENT CONTRACT") {
+		t.Errorf("contract change not shouted:\n%s", buf.String())
+	}
+	// A comment or key order does not change the contract's identity.
+	same := "# a comment\n" + comparetest.Contract
+	c2 := write(t, filepath.Join(tmp, "c2"), same, recs, nil)
+	if _, err := Dirs(b, c2, Options{Resamples: 100}); err != nil {
+		t.Errorf("same contract with a comment refused: %v", err)
+	}
+}
+
+func TestPhasesNeverMix(t *testing.T) {
+	tmp := t.TempDir()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(seed uint64, coldScale float64, warmPhase string) []record.Record {
+		cold := comparetest.Records(comparetest.Spec{N: 40, Seed: seed, Phase: record.PhaseCold, Scale: coldScale, Start: start})
+		warm := comparetest.Records(comparetest.Spec{N: 300, Seed: seed + 10, Phase: warmPhase, Start: start.Add(10 * time.Second), FirstSeq: 40})
+		return append(cold, warm...)
+	}
+	br := mk(1, 1, record.PhaseWarm)
+	b := write(t, filepath.Join(tmp, "b"), "", br, ttftTrigger(br, 0.25))
+	// The candidate's cold phase is 5x slower: reported, but it does not decide.
+	c := write(t, filepath.Join(tmp, "c"), "", mk(2, 5, record.PhaseWarm), nil)
+	r, err := Dirs(b, c, Options{Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Phases) != 2 || r.Phases[0].Phase != "warm" || !r.Phases[0].Primary || r.Phases[1].Phase != "cold" || r.Phases[1].Primary {
+		t.Fatalf("phases %+v", r.Phases)
+	}
+	if r.Phases[0].BaseTasks != 300 || r.Phases[1].CandidateTasks != 40 {
+		t.Errorf("phase sizes %+v", r.Phases)
+	}
+	if m := metric(t, r.Phases[1], "ttft_p50_ms"); m.Change != "worse" {
+		t.Errorf("cold slowdown not visible in the cold table: %+v", m)
+	}
+	if r.Verdict == Reject {
+		t.Errorf("a cold-phase slowdown decided the verdict: %v", r.Reasons)
+	}
+	// A candidate labelled canary is compared, as such, with the base's warm phase.
+	c2 := write(t, filepath.Join(tmp, "c2"), "", mk(3, 1, record.PhaseCanary), nil)
+	r, err = Dirs(b, c2, Options{Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Phases[0]; p.BasePhase != "warm" || p.CandidatePhase != "canary" || !p.Primary {
+		t.Errorf("canary pairing %+v", p)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	tmp := t.TempDir()
+	br := comparetest.Records(comparetest.Spec{N: 200, Seed: 1})
+	b := write(t, filepath.Join(tmp, "b"), "", br, ttftTrigger(br, 0.1))
+	c := write(t, filepath.Join(tmp, "c"), "", comparetest.Records(comparetest.Spec{N: 200, Seed: 2, Scale: 1.05}), nil)
+	var outs [2]bytes.Buffer
+	for i := range outs {
+		r, err := Dirs(b, c, Options{Resamples: 300, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		JSON(&outs[i], r)
+	}
+	if outs[0].String() != outs[1].String() {
+		t.Error("two comparisons of the same runs differ")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	good := write(t, filepath.Join(tmp, "good"), "", comparetest.Records(comparetest.Spec{N: 5, Seed: 1}), nil)
+	bad := filepath.Join(tmp, "bad")
+	os.MkdirAll(bad, 0o700)
+	os.WriteFile(filepath.Join(bad, "contract.yaml"), []byte(comparetest.Contract), 0o600)
+	os.WriteFile(filepath.Join(bad, "requests.jsonl"), []byte("{\"seq\":0}\n{oops\n"), 0o600)
+	for _, tc := range []struct{ dir, want string }{
+		{filepath.Join(tmp, "missing"), "run directory"},
+		{bad, "line 2"},
+		{tmp, "contract.yaml"},
+	} {
+		_, err := Dirs(good, tc.dir, Options{})
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want ErrBadInput mentioning %q", tc.dir, err, tc.want)
+		}
+	}
+}
+
+func TestWeightedQuantiles(t *testing.T) {
+	// Unit weights give the nearest-rank order statistics; doubling one task's weight
+	// moves the median onto it.
+	c := newClustered([][]float64{{1}, {2}, {3}, {4}})
+	out := make([]float64, 3)
+	c.quantiles([]int{1, 1, 1, 1}, []float64{0.25, 0.5, 1}, out)
+	if out[0] != 1 || out[1] != 2 || out[2] != 4 {
+		t.Errorf("unit weights: %v", out)
+	}
+	c.quantiles([]int{0, 0, 3, 1}, []float64{0.5, 0.99}, out[:2])
+	if out[0] != 3 || out[1] != 4 {
+		t.Errorf("weights 0,0,3,1: %v", out[:2])
+	}
+	// A task with several values moves them together.
+	c = newClustered([][]float64{{1, 1, 1}, {9}})
+	c.quantiles([]int{0, 2}, []float64{0.5}, out[:1])
+	if out[0] != 9 {
+		t.Errorf("clustered: %v", out[0])
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	tmp := t.TempDir()
+	br := comparetest.Records(comparetest.Spec{N: 200, Seed: 1})
+	b := write(t, filepath.Join(tmp, "base"), comparetest.Contract+"slo:\n  ttft: {p99: 400ms}\ncost: {accelerator_hour_usd: 2.5}\n", br, ttftTrigger(br, 0.1))
+	c := write(t, filepath.Join(tmp, "cand"), comparetest.Contract+"slo:\n  ttft: {p99: 400ms}\ncost: {accelerator_hour_usd: 2.5}\n",
+		comparetest.Records(comparetest.Spec{N: 200, Seed: 2, Scale: 1.3, AcceptP: 0.85}), nil)
+	r, err := Dirs(b, c, Options{Resamples: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Text(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(buf.String(), tmp, "TMP")
+	golden := filepath.Join("testdata", "reject.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("text output differs from %s (rerun with -update if intended):\n%s", golden, got)
+	}
+}

@@ -1,0 +1,295 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/pel-ladder/pel/record"
+)
+
+// kind is what a statistic is computed from.
+type kind int
+
+const (
+	kAccept kind = iota
+	kError
+	kGoodput
+	kCost
+	kTTFT
+	kITL
+	kTPOT
+	kE2E
+	nKinds
+)
+
+// latency kinds index side.lat.
+func (k kind) latency() bool { return k >= kTTFT && k <= kE2E }
+
+// stat is one statistic of one side: a rate (q unused) or a latency quantile q in (0, 1].
+type stat struct {
+	kind kind
+	q    float64
+}
+
+// clustered holds latency values that belong to tasks. ITLs are many per task and
+// correlated within it, so the bootstrap resamples tasks (a cluster bootstrap), never single
+// values; TTFT, TPOT and E2E are one value per task and the same code covers them.
+type clustered struct {
+	vals  []float64 // ascending
+	owner []int     // task index of vals[i]
+	per   []int     // values per task
+}
+
+func newClustered(per [][]float64) clustered {
+	type vo struct {
+		v float64
+		o int
+	}
+	var all []vo
+	c := clustered{per: make([]int, len(per))}
+	for i, xs := range per {
+		c.per[i] = len(xs)
+		for _, x := range xs {
+			all = append(all, vo{x, i})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	c.vals = make([]float64, len(all))
+	c.owner = make([]int, len(all))
+	for i, x := range all {
+		c.vals[i], c.owner[i] = x.v, x.o
+	}
+	return c
+}
+
+// quantiles returns the nearest-rank qs-quantiles (qs ascending, in (0, 1]) of the values
+// when task i counts w[i] times, in one pass; NaN when no value has weight. Nearest rank is
+// the convention of the HDR histograms behind evidence.json (stats package).
+func (c *clustered) quantiles(w []int, qs []float64, out []float64) {
+	total := 0
+	for i, k := range w {
+		total += k * c.per[i]
+	}
+	if total == 0 {
+		for i := range qs {
+			out[i] = math.NaN()
+		}
+		return
+	}
+	j, cum := 0, 0
+	for i, v := range c.vals {
+		cum += w[c.owner[i]]
+		for j < len(qs) && float64(cum) >= math.Max(qs[j]*float64(total), 1) {
+			out[j] = v
+			j++
+		}
+		if j == len(qs) {
+			return
+		}
+	}
+	for ; j < len(qs); j++ {
+		out[j] = c.vals[len(c.vals)-1]
+	}
+}
+
+// side is one run's tasks of one phase, reduced to what the statistics need.
+type side struct {
+	n           int       // tasks, every one in every rate's denominator
+	completed   int       // status ok (latency distributions are over these)
+	acc, fail   []float64 // per task: 1 accepted / 1 failed
+	windowS     float64   // first scheduled_at to last done_at, as stats measures it
+	costPerHour float64   // 0: unknown
+	lat         [nKinds]clustered
+	// perTask holds one value per completed task (ITL: that task's mean ITL) for the
+	// Mann-Whitney U test, which assumes independent observations.
+	perTask [nKinds][]float64
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func newSide(recs []*record.Record, costPerHour float64) *side {
+	s := &side{n: len(recs), acc: make([]float64, len(recs)), fail: make([]float64, len(recs)), costPerHour: costPerHour}
+	var per [nKinds][][]float64
+	for k := kTTFT; k <= kE2E; k++ {
+		per[k] = make([][]float64, len(recs))
+	}
+	var start, end time.Time
+	for i, r := range recs {
+		if i == 0 || r.ScheduledAt.Before(start) {
+			start = r.ScheduledAt
+		}
+		e := r.DoneAt
+		if e.IsZero() {
+			e = r.ScheduledAt
+		}
+		if e.After(end) {
+			end = e
+		}
+		if r.Accepted {
+			s.acc[i] = 1
+		}
+		if r.Failed() {
+			s.fail[i] = 1
+		}
+		if !r.OK() {
+			continue
+		}
+		s.completed++
+		if d, ok := r.TTFT(); ok {
+			per[kTTFT][i] = []float64{ms(d)}
+			s.perTask[kTTFT] = append(s.perTask[kTTFT], ms(d))
+		}
+		if d, ok := r.TPOT(); ok {
+			per[kTPOT][i] = []float64{ms(d)}
+			s.perTask[kTPOT] = append(s.perTask[kTPOT], ms(d))
+		}
+		if d, ok := r.E2E(); ok {
+			per[kE2E][i] = []float64{ms(d)}
+			s.perTask[kE2E] = append(s.perTask[kE2E], ms(d))
+		}
+		sum := 0.0
+		r.ITLs(func(d time.Duration) {
+			per[kITL][i] = append(per[kITL][i], ms(d))
+			sum += ms(d)
+		})
+		if k := len(per[kITL][i]); k > 0 {
+			s.perTask[kITL] = append(s.perTask[kITL], sum/float64(k))
+		}
+	}
+	s.windowS = end.Sub(start).Seconds()
+	for k := kTTFT; k <= kE2E; k++ {
+		s.lat[k] = newClustered(per[k])
+	}
+	return s
+}
+
+// eval computes every stat for task weights w (w[i] = how often task i is in the sample).
+func (s *side) eval(w []int, stats []stat, out []float64) {
+	var acc, fail, n float64
+	for i, k := range w {
+		acc += float64(k) * s.acc[i]
+		fail += float64(k) * s.fail[i]
+		n += float64(k)
+	}
+	// Group the quantiles per latency kind so each distribution is walked once.
+	var qs [nKinds][]float64
+	var idx [nKinds][]int
+	for i, st := range stats {
+		if st.kind.latency() {
+			qs[st.kind] = append(qs[st.kind], st.q)
+			idx[st.kind] = append(idx[st.kind], i)
+		}
+	}
+	for k := kTTFT; k <= kE2E; k++ {
+		if len(qs[k]) == 0 {
+			continue
+		}
+		// qs must ascend for the single pass; sort a permutation.
+		ord := make([]int, len(qs[k]))
+		for i := range ord {
+			ord[i] = i
+		}
+		sort.Slice(ord, func(a, b int) bool { return qs[k][ord[a]] < qs[k][ord[b]] })
+		sq := make([]float64, len(ord))
+		for i, o := range ord {
+			sq[i] = qs[k][o]
+		}
+		res := make([]float64, len(ord))
+		s.lat[k].quantiles(w, sq, res)
+		for i, o := range ord {
+			out[idx[k][o]] = res[i]
+		}
+	}
+	for i, st := range stats {
+		switch st.kind {
+		case kAccept:
+			out[i] = ratio(acc, n)
+		case kError:
+			out[i] = ratio(fail, n)
+		case kGoodput:
+			out[i] = ratio(acc, s.windowS)
+		case kCost:
+			if s.costPerHour > 0 && acc > 0 && s.windowS > 0 {
+				out[i] = s.costPerHour * s.windowS / 3600 / acc
+			} else {
+				out[i] = math.NaN()
+			}
+		}
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// boot is a side's statistics on the sample itself and on each bootstrap resample.
+type boot struct {
+	point []float64   // [stat]
+	reps  [][]float64 // [stat][resample]
+}
+
+// bootstrap resamples the side's tasks with replacement b times (percentile bootstrap).
+// The generator is seeded, so the same inputs always give the same intervals.
+func (s *side) bootstrap(stats []stat, b int, rng *rand.Rand) boot {
+	out := boot{point: make([]float64, len(stats)), reps: make([][]float64, len(stats))}
+	w := make([]int, s.n)
+	for i := range w {
+		w[i] = 1
+	}
+	s.eval(w, stats, out.point)
+	if s.n == 0 {
+		return out
+	}
+	for i := range out.reps {
+		out.reps[i] = make([]float64, b)
+	}
+	row := make([]float64, len(stats))
+	for r := 0; r < b; r++ {
+		clear(w)
+		for range s.n {
+			w[rng.IntN(s.n)]++
+		}
+		s.eval(w, stats, row)
+		for i := range stats {
+			out.reps[i][r] = row[i]
+		}
+	}
+	return out
+}
+
+// percentileCI is the central 95% interval of the finite values of xs (sorted in place);
+// ok is false when fewer than half the resamples gave a value.
+func percentileCI(xs []float64, level float64) (lo, hi float64, ok bool) {
+	fin := xs[:0:0]
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			fin = append(fin, x)
+		}
+	}
+	if len(fin) == 0 || len(fin) < len(xs)/2 {
+		return 0, 0, false
+	}
+	sort.Float64s(fin)
+	a := (1 - level) / 2
+	return quantileSorted(fin, a), quantileSorted(fin, 1-a), true
+}
+
+// quantileSorted interpolates linearly between order statistics (for bootstrap
+// distributions, where smoothness matters more than matching a recorded value).
+func quantileSorted(xs []float64, q float64) float64 {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	pos := q * float64(len(xs)-1)
+	i := int(pos)
+	if i >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	f := pos - float64(i)
+	return xs[i]*(1-f) + xs[i+1]*f
+}

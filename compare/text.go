@@ -1,0 +1,175 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// JSON writes the result as indented JSON.
+func JSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Text writes the result as a benchstat-like table: one row per metric with both values,
+// the change and its interval, then every bound checked, then the verdict.
+func Text(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	same := "same contract"
+	if r.ContractChanged {
+		same = "A DIFFERENT CONTRACT"
+	}
+	fmt.Fprintf(ew, "pel compare\n  base:      %s  (contract %s v%s, sha256 %.12s)\n  candidate: %s  (%s)\n",
+		r.Base.Dir, r.Base.ContractName, r.Base.ContractVersion, r.Base.SHA256, r.Candidate.Dir, same)
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(ew, "  WARNING: %s\n", wn)
+	}
+	fmt.Fprintf(ew, "  method: %s\n", r.Method)
+	for _, p := range r.Phases {
+		title := p.Phase + " phase"
+		if p.BasePhase != p.CandidatePhase {
+			title = fmt.Sprintf("base %s phase vs candidate %s phase", p.BasePhase, p.CandidatePhase)
+		}
+		role := ""
+		if p.Primary {
+			role = ", decides the verdict"
+		} else {
+			role = ", reported apart, does not decide"
+		}
+		fmt.Fprintf(ew, "\n%s%s: base %d tasks (%d completed), candidate %d tasks (%d completed)\n",
+			title, role, p.BaseTasks, p.BaseCompleted, p.CandidateTasks, p.CandCompleted)
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  metric\tbase\tcandidate\tdelta\t%.0f%% CI of delta\tU-test p\tchange\n", r.Options.Level*100)
+		var notes []string
+		for _, m := range p.Metrics {
+			p := "-"
+			if m.P != nil {
+				p = fmt.Sprintf("%.3f", *m.P)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Label+unitSuffix(m.Unit), fmtVal(m.Base, m.Unit), fmtVal(m.Candidate, m.Unit),
+				fmtPct(m.DeltaPct), ciRel(m.CILo, m.CIHi, m.Base), p, m.Change)
+			if m.Note != "" {
+				notes = append(notes, m.Label+": "+m.Note)
+			}
+		}
+		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintf(ew, "  note: %s\n", n)
+		}
+	}
+	for _, sec := range []struct {
+		title string
+		list  []Check
+	}{{"rollback triggers (from the base's evidence.json; breach when value op bound)", r.Triggers}, {"contract SLO percentile bounds (breach when value > bound)", r.SLO}} {
+		if len(sec.list) == 0 {
+			continue
+		}
+		fmt.Fprintf(ew, "\n%s:\n", sec.title)
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+		for _, c := range sec.list {
+			extra := ""
+			if c.NeededTasks > 0 {
+				extra = fmt.Sprintf("; ~%d tasks would settle it", c.NeededTasks)
+			}
+			if c.Note != "" {
+				extra += "; " + c.Note
+			}
+			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\t%s\tcandidate %s\tCI %s%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, c.Scope,
+				fmtNum(c.Candidate), fmtCI(c.CILo, c.CIHi), extra)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(ew, "\nverdict: %s\n", strings.ToUpper(string(r.Verdict)))
+	for _, why := range r.Reasons {
+		fmt.Fprintf(ew, "  - %s\n", why)
+	}
+	if r.Verdict == Inconclusive && r.NeededTasks > 0 {
+		fmt.Fprintf(ew, "  - rerun both sides with at least %d tasks in the compared phase\n", r.NeededTasks)
+	}
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func unitSuffix(u string) string {
+	switch u {
+	case "ms":
+		return " (ms)"
+	case "1/s":
+		return " (/s)"
+	case "usd":
+		return " ($)"
+	}
+	return ""
+}
+
+func fmtVal(p *float64, unit string) string {
+	if p == nil {
+		return "-"
+	}
+	switch unit {
+	case "ratio":
+		return fmt.Sprintf("%.1f%%", *p*100)
+	case "usd":
+		return fmt.Sprintf("%.6f", *p)
+	case "1/s":
+		return fmt.Sprintf("%.3f", *p)
+	}
+	return fmt.Sprintf("%.1f", *p)
+}
+
+func fmtNum(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *p)
+}
+
+func fmtCI(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return "-"
+	}
+	return fmt.Sprintf("[%.4g, %.4g]", *lo, *hi)
+}
+
+func fmtPct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func ciRel(lo, hi, base *float64) string {
+	if lo == nil || hi == nil {
+		return "-"
+	}
+	return "[" + fmtRel(lo, base) + ", " + fmtRel(hi, base) + "]"
+}
+
+// fmtRel prints an absolute delta as a percentage of the base (absolute when base is 0).
+func fmtRel(d, base *float64) string {
+	if d == nil {
+		return "-"
+	}
+	if base == nil || *base == 0 {
+		return fmt.Sprintf("%+.4g", *d)
+	}
+	return fmt.Sprintf("%+.1f%%", *d/math.Abs(*base)*100)
+}
