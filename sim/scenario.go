@@ -42,7 +42,6 @@ type Scenario struct {
 	Contract []byte `yaml:"-"`
 
 	ContractText string `yaml:"contract"`
-	file         string
 }
 
 // EngineSpec is a scenario's simulated deployment.
@@ -225,7 +224,6 @@ func ParseScenario(data, contract []byte, file string) (*Scenario, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	s.file = file
 	if s.ContractText != "" {
 		s.Contract = []byte(s.ContractText)
 	} else {

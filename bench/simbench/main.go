@@ -1,7 +1,8 @@
 // Command simbench measures how many concurrent streams and tokens per second `pel sim`
 // sustains on this machine before its own step loop lags (pel_sim_step_lag_seconds): it runs
 // closed-loop streaming clients in the same process against the healthy scenario (Llama-3-8B
-// on H100, max_num_seqs raised to admit every stream) at increasing concurrency.
+// on H100 with the tiny model by default, max_num_seqs raised to admit every stream) at
+// increasing concurrency.
 //
 //	go run ./bench/simbench -streams 250,500,1000,2000 -duration 5s
 package main
@@ -32,6 +33,7 @@ func main() {
 	dur := flag.Duration("duration", 5*time.Second, "measured time per level (after 2 s of ramp-up)")
 	tokens := flag.Int("tokens", 256, "max_tokens per request")
 	scenario := flag.String("scenario", "healthy", "scenario")
+	modelName := flag.String("model", "tiny", "model override: the tiny model keeps the virtual GPU far from its limits, so the figures measure the simulator itself")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -50,17 +52,20 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := level(*scenario, n, *tokens, *dur); err != nil {
+		if err := level(*scenario, *modelName, n, *tokens, *dur); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return
 		}
 	}
 }
 
-func level(name string, n, maxTokens int, dur time.Duration) error {
+func level(name, modelName string, n, maxTokens int, dur time.Duration) error {
 	sc, err := sim.LoadScenario(name)
 	if err != nil {
 		return err
+	}
+	if modelName != "" {
+		sc.Engine.Model, sc.Engine.ServedModelName = modelName, modelName
 	}
 	sc.Engine.MaxNumSeqs = n + 16
 	sc.Engine.MaxNumBatchedTokens = 16384
@@ -78,8 +83,8 @@ func level(name string, n, maxTokens int, dur time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	var counting atomic.Bool
 	var events, toks, errs atomic.Int64
-	body := fmt.Sprintf(`{"model":"llama-3-8b","messages":[{"role":"user","content":%q}],"max_tokens":%d,"stream":true,"ignore_eos":true}`,
-		strings.Repeat("word ", 64), maxTokens)
+	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"max_tokens":%d,"stream":true,"ignore_eos":true}`,
+		sc.Engine.ServedModelName, strings.Repeat("word ", 64), maxTokens)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
