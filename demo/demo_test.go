@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/sim"
 )
 
@@ -51,6 +54,7 @@ func TestScenarios(t *testing.T) {
 				}
 				t.Errorf("owner layer %s, want %s", got, want)
 			}
+			checkDegrades(t, res, dir)
 			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
@@ -65,5 +69,30 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkDegrades re-diagnoses the run as if sources had not been collected: the owner layer
+// is then the scenario's or none (never a confident wrong one), and a lost owner comes with
+// the missing sources named.
+func checkDegrades(t *testing.T, res *Result, dir string) {
+	t.Helper()
+	recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Load(filepath.Join(dir, "contract.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := res.Scenario.OwnerLayer
+	for _, drop := range [][]string{{srcMetrics}, {srcDCGM}, {srcTrace}, {srcDCGM, srcTrace}, {srcMetrics, srcDCGM}, {srcMetrics, srcDCGM, srcTrace}} {
+		ev := diagnose.Diagnose(without(res.Evidence, drop...), recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Resamples: 50})
+		if ev.OwnerLayer != nil && string(*ev.OwnerLayer) != want {
+			t.Errorf("without %v: confident wrong layer %s (%s)", drop, *ev.OwnerLayer, ev.Verdict)
+		}
+		if ev.OwnerLayer == nil && want != "none" && len(ev.Missing) == 0 {
+			t.Errorf("without %v: owner lost but nothing reported missing", drop)
+		}
 	}
 }

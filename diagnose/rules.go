@@ -33,7 +33,7 @@ type hit struct {
 
 // What a missing source would settle; the words name the flag that adds it.
 const (
-	missMetrics = "engine /metrics (pel run --metrics URL): queue depth, KV-cache usage and preemptions tell queueing from cache pressure"
+	missMetrics = "engine /metrics (pel run --metrics URL): queue depth, KV-cache usage, preemptions, server-side latencies and speculative-decoding counters tell the engine's share from the rest"
 	missDCGM    = "DCGM (pel run --dcgm URL): SM active, DRAM active and tensor active tell bandwidth-bound from launch-bound"
 	missTrace   = "a profiler trace (pel analyze DIR --trace FILE): kernel gaps, short-kernel share and graph launches confirm launch overhead"
 	missCommTr  = "a profiler trace of all ranks (pel analyze DIR --trace FILE): communication share and compute overlap"
@@ -392,6 +392,14 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 	} else {
 		h.confidence = 0.7
 		h.confNote = "tensor activity not reported"
+	}
+	// DRAM near its ceiling is the normal state of decode; what makes it the limiter is that
+	// nothing upstream inflates the bytes per token or the time between tokens. Without the
+	// engine's metrics, a net-negative speculation or a buffering proxy cannot be ruled out.
+	if !v.has(evidence.SigServerITLP99) {
+		h.confidence *= 0.6
+		h.confNote = joinNote(h.confNote, "server-side ITL and speculative-decoding counters not seen: an upstream cause cannot be ruled out")
+		h.missing = append(h.missing, missMetrics)
 	}
 	h.items = append(h.items, sym)
 	if _, ok := o.bound(evidence.SigITLP99); !ok {
