@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pel-ladder/pel/compare"
+)
+
+func init() { subcommands = append(subcommands, newCompareCmd) }
+
+func newCompareCmd(a *app) *cobra.Command {
+	var (
+		o      compare.Options
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "compare BASE_DIR CANDIDATE_DIR",
+		Short: "Judge a candidate run against a baseline run: accept, reject or inconclusive",
+		Long: `compare reads two run directories of the same workload contract (their contract.yaml
+must hash the same) and compares them phase by phase, never mixing phases: warm with warm
+decides; cold (and canary) are reported apart. For acceptance rate, goodput, error rate,
+TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p99 and cost per accepted task it prints both
+values, the change and a bootstrap confidence interval of the change (tasks resampled,
+seeded: reruns print the same), plus a Mann-Whitney U test on latency rows. It then checks
+the baseline evidence.json's rollback triggers and the contract's percentile SLO bounds
+against the candidate.
+
+Verdict: reject when a bound is breached with the whole interval past it, or acceptance
+rate or goodput fell significantly by more than --tolerance; inconclusive with fewer than
+--min-tasks tasks per side, or when an interval straddles a bound (it says how many tasks
+would settle it); accept otherwise.
+
+Exit status: 0 accept; 1 reject ("pel: verdict: reject") or inconclusive
+("pel: verdict: inconclusive", a distinct message: no change may ship on it); 2 bad input
+(unreadable directory, different contracts without --allow-contract-change).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.Level <= 0 || o.Level >= 1:
+				return usageErrorf("--level %v: want a confidence level between 0 and 1 (e.g. 0.95)", o.Level)
+			case o.Resamples < 100:
+				return usageErrorf("--resamples %d: want at least 100", o.Resamples)
+			case o.MinTasks < 1:
+				return usageErrorf("--min-tasks %d: want at least 1", o.MinTasks)
+			case o.Tolerance < 0 || o.Tolerance >= 1:
+				return usageErrorf("--tolerance %v: want a fraction in [0, 1)", o.Tolerance)
+			}
+			res, err := compare.Dirs(args[0], args[1], o)
+			if err != nil {
+				if errors.Is(err, compare.ErrBadInput) {
+					return usageError(err)
+				}
+				return failError(err)
+			}
+			if asJSON {
+				err = compare.JSON(a.stdout, res)
+			} else {
+				err = compare.Text(a.stdout, res)
+			}
+			if err != nil {
+				return failError(err)
+			}
+			switch res.Verdict {
+			case compare.Reject:
+				return failError(fmt.Errorf("verdict: reject (%d reason(s) above)", len(res.Reasons)))
+			case compare.Inconclusive:
+				return failError(errors.New("verdict: inconclusive: the runs cannot settle it; do not ship on this comparison"))
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	f.BoolVar(&o.AllowContractChange, "allow-contract-change", false, "compare runs of different contracts anyway (the output says so loudly)")
+	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples")
+	f.Uint64Var(&o.Seed, "seed", 1, "bootstrap seed (same seed, same intervals)")
+	f.Float64Var(&o.Level, "level", 0.95, "confidence level of the intervals")
+	f.IntVar(&o.MinTasks, "min-tasks", 30, "fewest tasks per side in the compared phase for a verdict")
+	f.Float64Var(&o.Tolerance, "tolerance", 0.02, "relative fall of acceptance rate or goodput that counts as worse")
+	return c
+}
