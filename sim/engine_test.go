@@ -67,9 +67,7 @@ func drain(t *testing.T, e *Engine, limit int) totals {
 		tt.accepted += r.SpecAccepted
 		tt.maxKV = math.Max(tt.maxKV, r.KVUsage)
 		tt.busy += r.Timing.GPUEnd - r.Timing.GPUStart
-		for _, f := range r.Finished {
-			tt.finished = append(tt.finished, f)
-		}
+		tt.finished = append(tt.finished, r.Finished...)
 	}
 	t.Fatalf("engine not idle after %d steps", limit)
 	return tt
