@@ -10,6 +10,7 @@
 package demo
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,13 @@ import (
 // DefaultScenario has a real bottleneck that takes several stages of evidence to pin down.
 const DefaultScenario = "kv-thrash"
 
-// TraceFile is the captured trace's name in the run directory.
-const TraceFile = "trace.json"
+// TraceFile is the captured trace's name in the run directory: gzip-compressed Kineto JSON,
+// as torch.profiler writes with a .json.gz name (an eager-launch second is ~80 MB of JSON).
+const TraceFile = "trace.json.gz"
+
+// traceWindow is how much virtual time the trace covers: a few hundred decode steps, enough
+// for every per-step ratio, little enough to stay a few MB compressed.
+const traceWindow = time.Second
 
 // ErrBadInput marks an unknown scenario or a scenario/contract that does not parse.
 var ErrBadInput = errors.New("bad input")
@@ -110,7 +116,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var traceDone chan error
 	tracePath := ""
 	if slices.Contains(sc.Evidence, "trace") && !o.NoTrace {
-		tmp, err := os.CreateTemp("", "pel-demo-trace-*.json")
+		tmp, err := os.CreateTemp("", "pel-demo-trace-*.json.gz")
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +152,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			traces = append(traces, filepath.Join(o.OutDir, TraceFile))
 		}
 	}
-	// From here on the demo is exactly `pel analyze DIR --trace DIR/trace.json`.
+	// From here on the demo is exactly `pel analyze DIR --trace DIR/trace.json.gz`.
 	ev, _, err = ladder.Analyze(o.OutDir, ladder.Options{Traces: traces, Seed: o.Seed})
 	if err != nil {
 		return nil, err
@@ -163,8 +169,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return &Result{Dir: o.OutDir, Scenario: sc, Evidence: ev, Wall: time.Since(begin)}, nil
 }
 
-// captureTrace waits until a third of the way into the warm phase, then records two virtual
-// seconds of the first replica in Kineto format.
+// captureTrace waits until a third of the way into the warm phase, then records traceWindow
+// of the first replica in Kineto format, gzip-compressed.
 func captureTrace(ctx context.Context, srv *sim.Server, c *contract.Contract, f *os.File) error {
 	defer f.Close()
 	warm := c.Duration - c.Warmup
@@ -179,8 +185,14 @@ func captureTrace(ctx context.Context, srv *sim.Server, c *contract.Contract, f 
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	window := min(2*time.Second, warm/3)
-	return srv.CaptureTrace(ctx, window, 0, f)
+	zw, err := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if err := srv.CaptureTrace(ctx, min(traceWindow, warm/3), 0, zw); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 func copyFile(src, dst string) error {
