@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,27 @@ func TestScenariosLoadAndDocument(t *testing.T) {
 	}
 	if _, err := LoadScenario("nope"); err == nil || !strings.Contains(err.Error(), "known:") {
 		t.Errorf("unknown scenario error %v should list the known ones", err)
+	}
+}
+
+func TestLoadScenarioFileWithSiblingContract(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mine.yaml")
+	os.WriteFile(path, []byte("name: mine\nowner_layer: memory\nengine:\n  gpu: h200\n  kv_cache_tokens: 4096\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "mine.contract.yaml"), []byte("name: mine-contract\n"), 0o600)
+	s, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "mine" || s.Engine.GPU != "h200" || string(s.Contract) != "name: mine-contract\n" {
+		t.Errorf("loaded %+v", s)
+	}
+	srv, err := NewServer(s, Options{})
+	if err != nil || srv.KVCapacityTokens() != 4096 {
+		t.Errorf("KV capacity %d, %v", srv.KVCapacityTokens(), err)
+	}
+	if _, err := LoadScenario(filepath.Join(dir, "absent.yaml")); err == nil {
+		t.Error("missing file accepted")
 	}
 }
 

@@ -49,6 +49,9 @@ DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
 				a.stdout.Write(s.Contract)
 				return nil
 			}
+			if !(speed > 0) {
+				return usageErrorf("--speed %g: must be > 0", speed)
+			}
 			if err := checkLoopback(addr, "--addr"); err != nil {
 				return err
 			}
@@ -66,7 +69,7 @@ DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
 			}
 			defer srv.Close()
 			fmt.Fprintf(a.stderr, "pel sim: scenario %s (owner layer: %s) serving %s on %s (KV capacity %d tokens, speed %gx)\n",
-				s.Name, s.OwnerLayer, s.Engine.ServedModelName, srv.URL(), srv.KVCapacityTokens(), max(speed, 1e-9))
+				s.Name, s.OwnerLayer, s.Engine.ServedModelName, srv.URL(), srv.KVCapacityTokens(), speed)
 			if d := srv.DCGMURL(); d != "" {
 				fmt.Fprintf(a.stderr, "pel sim: DCGM exporter page on %s/metrics\n", d)
 			}
