@@ -143,8 +143,8 @@ func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, str
 		return s / float64(n)
 	}, o)
 	bound := lo - o.Margin/5
-	if bound < 0 {
-		bound = 0
+	if bound <= 0 {
+		return out, basis // a baseline that accepts (almost) nothing has no floor to guard
 	}
 	out = append(out, evidence.Trigger{
 		Signal: evidence.SigAcceptanceRate, Op: "<", Bound: bound, Unit: "ratio",
