@@ -17,27 +17,54 @@ type Clock interface {
 
 // RealClock is the wall clock (monotonic readings via time.Now).
 //
-// Go's runtime timers wake up late by up to ~1 ms when the process is otherwise idle (the
-// Linux netpoller sleeps in whole milliseconds), which would show up as schedule lag. So
-// SleepUntil sleeps on a timer until Spin before the deadline and then yields in a loop
-// (runtime.Gosched) until it passes: other goroutines still run, at the cost of up to Spin
-// of CPU per arrival. Spin 0 means DefaultSpin; negative means timer only.
+// Its SleepUntil uses a runtime timer, which is fine for retry backoff and grace periods
+// but wakes up late by up to ~1 ms when the process is otherwise idle (the Linux netpoller
+// sleeps in whole milliseconds). The pacer needs better, so it uses PaceUntil: on Linux a
+// nanosleep(2) on its own OS thread with 1 µs timer slack (no CPU spent waiting); elsewhere
+// a timer until Spin before the deadline, then yielding in a loop (runtime.Gosched) until
+// it passes.
 type RealClock struct {
+	// Spin is the busy-wait margin of the non-Linux pacer (0: DefaultSpin; negative: none).
 	Spin time.Duration
+	// TimerOnly makes the pacer use runtime timers alone (for comparisons).
+	TimerOnly bool
 }
 
-// DefaultSpin is RealClock's default busy-wait margin.
+// DefaultSpin is the non-Linux pacer's busy-wait margin.
 const DefaultSpin = time.Millisecond
 
 // Now returns time.Now().
 func (RealClock) Now() time.Time { return time.Now() }
 
-// SleepUntil sleeps on a runtime timer, then yields until t.
-func (c RealClock) SleepUntil(ctx context.Context, t time.Time) error {
-	spin := c.Spin
-	if spin == 0 {
-		spin = DefaultSpin
+// SleepUntil sleeps on a runtime timer.
+func (RealClock) SleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
 	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PaceUntil is SleepUntil for the pacer: as precise as the platform allows. The caller
+// runs it between pacerThread() and its release.
+func (c RealClock) PaceUntil(ctx context.Context, t time.Time) error {
+	if c.TimerOnly {
+		return c.SleepUntil(ctx, t)
+	}
+	if c.Spin != 0 {
+		return c.spinSleepUntil(ctx, t, c.Spin)
+	}
+	return preciseSleepUntil(ctx, t)
+}
+
+func (RealClock) spinSleepUntil(ctx context.Context, t time.Time, spin time.Duration) error {
 	spin = max(spin, 0)
 	if d := time.Until(t) - spin; d > 0 {
 		tm := time.NewTimer(d)
@@ -55,4 +82,9 @@ func (c RealClock) SleepUntil(ctx context.Context, t time.Time) error {
 		runtime.Gosched()
 	}
 	return ctx.Err()
+}
+
+// pacer is a Clock with a precise wait for the arrival loop.
+type pacer interface {
+	PaceUntil(ctx context.Context, t time.Time) error
 }

@@ -151,6 +151,11 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 			}()
 		}
 	} else {
+		wait := clk.SleepUntil
+		if p, ok := clk.(pacer); ok {
+			defer pacerThread()()
+			wait = p.PaceUntil
+		}
 		for {
 			req, ok := sched.Next()
 			if !ok || (d.cfg.Duration > 0 && req.At >= d.cfg.Duration) {
@@ -158,7 +163,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 			}
 			at := start.Add(req.At)
 			body, berr := d.cfg.Doer.Body(&req)
-			if clk.SleepUntil(ctx, at) != nil {
+			if wait(ctx, at) != nil {
 				break // stopped: this request was never due, so it gets no record
 			}
 			req.Phase = d.phase(req.Phase, req.At, false)

@@ -123,9 +123,10 @@ func rate(args []string) error {
 	dur := fs.Duration("duration", 5*time.Second, "schedule length")
 	write := fs.Bool("write", true, "append records to a requests.jsonl in a temp dir, as pel run does")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of the measured run")
-	spin := fs.Duration("spin", 0, "pacer busy-wait margin (0: loadgen.DefaultSpin, negative: timers only)")
+	spin := fs.Duration("spin", 0, "pacer: timer then busy-wait this margin (0: nanosleep on Linux)")
+	timers := fs.Bool("timers", false, "pacer: Go runtime timers only")
 	fs.Parse(args)
-	clock := loadgen.RealClock{Spin: *spin}
+	clock := loadgen.RealClock{Spin: *spin, TimerOnly: *timers}
 	n := int(*r * dur.Seconds())
 	sched := &constSchedule{n: n, every: time.Duration(float64(time.Second) / *r)}
 	client := loadgen.NewClient(loadgen.ClientConfig{BaseURL: *target, Model: "bench", Timeout: 30 * time.Second})
@@ -173,7 +174,13 @@ func rate(args []string) error {
 	cpu := cpuTime() - c0
 	wall := res.End.Sub(res.Start)
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("spin %v, load average %s: ", *spin, strings.Join(strings.Fields(string(load))[:3], " "))
+	mode := "nanosleep"
+	if *timers {
+		mode = "timers"
+	} else if *spin != 0 {
+		mode = "spin " + spin.String()
+	}
+	fmt.Printf("pacer %s, load average %s: ", mode, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("rate %.0f/s target: %d requests in %.2fs (%.0f/s completed), failed %d, schedule lag p50 %.3f ms p99 %.3f ms max %.3f ms, client CPU %.1f µs/request (%.2f cores)\n",
 		*r, n, wall.Seconds(), float64(n)/wall.Seconds(), failed, lag.QuantileMs(50), lag.QuantileMs(99), lag.Quantiles().Max,
 		float64(cpu.Microseconds())/float64(n), cpu.Seconds()/wall.Seconds())
