@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -89,6 +90,66 @@ func bootstrapCI(tasks int, stat func(w []int) float64, o *Options) (est, lo, hi
 // distributions: a latency quantile may not exceed its CI upper bound plus the margin, the
 // acceptance rate may not fall under its CI lower bound less the margin in points.
 func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, string) {
+	n := 0
+	for i := range recs {
+		if recs[i].Phase == record.PhaseWarm && recs[i].Status != record.StatusCancelled {
+			n++
+		}
+	}
+	if n < minTriggerTasks {
+		return nil, fmt.Sprintf("%d warm tasks (< %d): too few for a confidence interval", n, minTriggerTasks)
+	}
+	basis := fmt.Sprintf("95%% CI by bootstrap over %d warm tasks, %d resamples, seed %d", n, o.Resamples, o.Seed)
+	var out []evidence.Trigger
+	for _, q := range []struct{ sig, what string }{
+		{evidence.SigTTFTP99, "p99 TTFT"}, {evidence.SigITLP99, "p99 ITL"}, {evidence.SigE2EP99, "p99 E2E"},
+	} {
+		e, ok := EstimateSignal(recs, q.sig, *o)
+		if !ok {
+			continue
+		}
+		out = append(out, evidence.Trigger{
+			Signal: q.sig, Op: ">", Bound: e.Hi * (1 + o.Margin), Unit: "ms",
+			Basis: fmt.Sprintf("baseline warm %s %.1f ms, CI [%.1f, %.1f] + %.0f%%; %s", q.what, e.Value, e.Lo, e.Hi, o.Margin*100, basis),
+		})
+	}
+	e, ok := EstimateSignal(recs, evidence.SigAcceptanceRate, *o)
+	if !ok {
+		return out, basis
+	}
+	bound := e.Lo - o.Margin/5
+	if bound <= 0 {
+		return out, basis // a baseline that accepts (almost) nothing has no floor to guard
+	}
+	out = append(out, evidence.Trigger{
+		Signal: evidence.SigAcceptanceRate, Op: "<", Bound: bound, Unit: "ratio",
+		Basis: fmt.Sprintf("baseline warm acceptance %.3f, CI [%.3f, %.3f] − %.0f points; %s", e.Value, e.Lo, e.Hi, o.Margin/5*100, basis),
+	})
+	return out, basis
+}
+
+// Estimate is a statistic of a run's warm tasks with its 95% bootstrap interval.
+type Estimate struct {
+	Signal    string
+	Value     float64
+	Lo, Hi    float64
+	Unit      string
+	Tasks     int // warm tasks resampled
+	Resamples int
+	Seed      uint64
+}
+
+// Estimable lists the signals Estimate can compute from task records.
+var Estimable = []string{evidence.SigTTFTP50, evidence.SigTTFTP99, evidence.SigITLP50, evidence.SigITLP99,
+	evidence.SigE2EP50, evidence.SigE2EP99, evidence.SigAcceptanceRate}
+
+// EstimateSignal computes one client signal from the warm, non-cancelled tasks of recs with
+// its bootstrap interval (tasks resampled with replacement, seeded: the same inputs give the
+// same interval). ok is false for a signal it cannot compute or with fewer than
+// minTriggerTasks tasks. Rollback triggers and pel compare use the same estimator.
+func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, bool) {
+	o := &opts
+	o.defaults()
 	var warm []*record.Record
 	for i := range recs {
 		if recs[i].Phase == record.PhaseWarm && recs[i].Status != record.StatusCancelled {
@@ -96,59 +157,57 @@ func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, str
 		}
 	}
 	if len(warm) < minTriggerTasks {
-		return nil, fmt.Sprintf("%d warm tasks (< %d): too few for a confidence interval", len(warm), minTriggerTasks)
+		return Estimate{}, false
 	}
-	ttft := make([][]float64, len(warm))
-	itl := make([][]float64, len(warm))
-	e2e := make([][]float64, len(warm))
-	acc := make([]float64, len(warm))
-	for i, r := range warm {
-		if d, ok := r.TTFT(); ok {
-			ttft[i] = []float64{ms(d)}
+	est := Estimate{Signal: sig, Tasks: len(warm), Resamples: o.Resamples, Seed: o.Seed, Unit: "ms"}
+	per := make([][]float64, len(warm))
+	q := 0.0
+	switch sig {
+	case evidence.SigTTFTP50, evidence.SigTTFTP99:
+		for i, r := range warm {
+			if d, ok := r.TTFT(); ok {
+				per[i] = []float64{ms(d)}
+			}
 		}
-		r.ITLs(func(d time.Duration) { itl[i] = append(itl[i], ms(d)) })
-		if d, ok := r.E2E(); ok && r.OK() {
-			e2e[i] = []float64{ms(d)}
+	case evidence.SigITLP50, evidence.SigITLP99:
+		for i, r := range warm {
+			r.ITLs(func(d time.Duration) { per[i] = append(per[i], ms(d)) })
 		}
-		if r.Accepted {
-			acc[i] = 1
+	case evidence.SigE2EP50, evidence.SigE2EP99:
+		for i, r := range warm {
+			if d, ok := r.E2E(); ok && r.OK() {
+				per[i] = []float64{ms(d)}
+			}
 		}
+	case evidence.SigAcceptanceRate:
+		acc := make([]float64, len(warm))
+		for i, r := range warm {
+			if r.Accepted {
+				acc[i] = 1
+			}
+		}
+		est.Unit = "ratio"
+		est.Value, est.Lo, est.Hi = bootstrapCI(len(warm), func(w []int) float64 {
+			s, n := 0.0, 0
+			for i, k := range w {
+				s += float64(k) * acc[i]
+				n += k
+			}
+			return s / float64(n)
+		}, o)
+		return est, true
+	default:
+		return Estimate{}, false
 	}
-	var out []evidence.Trigger
-	basis := fmt.Sprintf("95%% CI by bootstrap over %d warm tasks, %d resamples, seed %d", len(warm), o.Resamples, o.Seed)
-	for _, q := range []struct {
-		sig, what string
-		per       [][]float64
-	}{
-		{evidence.SigTTFTP99, "p99 TTFT", ttft},
-		{evidence.SigITLP99, "p99 ITL", itl},
-		{evidence.SigE2EP99, "p99 E2E", e2e},
-	} {
-		c := newClustered(q.per)
-		if len(c.vals) < minTriggerTasks {
-			continue
-		}
-		est, lo, hi := bootstrapCI(len(warm), func(w []int) float64 { return c.weightedQuantile(w, 0.99) }, o)
-		out = append(out, evidence.Trigger{
-			Signal: q.sig, Op: ">", Bound: hi * (1 + o.Margin), Unit: "ms",
-			Basis: fmt.Sprintf("baseline warm %s %.1f ms, CI [%.1f, %.1f] + %.0f%%; %s", q.what, est, lo, hi, o.Margin*100, basis),
-		})
+	if strings.HasSuffix(sig, "_p50_ms") {
+		q = 0.5
+	} else {
+		q = 0.99
 	}
-	est, lo, hi := bootstrapCI(len(warm), func(w []int) float64 {
-		s, n := 0.0, 0
-		for i, k := range w {
-			s += float64(k) * acc[i]
-			n += k
-		}
-		return s / float64(n)
-	}, o)
-	bound := lo - o.Margin/5
-	if bound <= 0 {
-		return out, basis // a baseline that accepts (almost) nothing has no floor to guard
+	c := newClustered(per)
+	if len(c.vals) < minTriggerTasks {
+		return Estimate{}, false
 	}
-	out = append(out, evidence.Trigger{
-		Signal: evidence.SigAcceptanceRate, Op: "<", Bound: bound, Unit: "ratio",
-		Basis: fmt.Sprintf("baseline warm acceptance %.3f, CI [%.3f, %.3f] − %.0f points; %s", est, lo, hi, o.Margin/5*100, basis),
-	})
-	return out, basis
+	est.Value, est.Lo, est.Hi = bootstrapCI(len(warm), func(w []int) float64 { return c.weightedQuantile(w, q) }, o)
+	return est, true
 }
