@@ -28,6 +28,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Hostname is the DCGM Hostname label (default: os.Hostname).
 	Hostname string
+	// OTLPEndpoint, when set, receives one vLLM-shaped "llm_request" span per finished
+	// request as OTLP/HTTP JSON (e.g. http://127.0.0.1:4318/v1/traces).
+	OTLPEndpoint string
 }
 
 // Server runs a scenario's replicas in real time behind an OpenAI-compatible HTTP API.
@@ -42,6 +45,7 @@ type Server struct {
 	metrics  *vllmMetrics
 	reqSeq   atomic.Uint64
 	dcgm     *dcgmState
+	otlp     *otlpExporter
 
 	mu       sync.Mutex
 	httpSrv  *http.Server
@@ -115,6 +119,9 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	}
 	srv.metrics = newVLLMMetrics(s.Engine.ServedModelName, n, srv.cfg, cfg.SpecK > 0, gmu)
 	srv.dcgm = newDCGMState(srv)
+	if opts.OTLPEndpoint != "" {
+		srv.otlp = newOTLPExporter(opts.OTLPEndpoint)
+	}
 	return srv, nil
 }
 
@@ -188,6 +195,9 @@ func (s *Server) Close() error {
 			d.Close()
 		}
 		s.wg.Wait()
+		if s.otlp != nil {
+			s.otlp.close()
+		}
 	})
 	return err
 }
@@ -264,6 +274,9 @@ func (s *Server) drive(r *replica) {
 		r.out = r.out[:0]
 		s.metrics.record(r.idx, res, s.obs)
 		for i := range res.Finished {
+			if s.otlp != nil {
+				s.exportSpan(&res.Finished[i])
+			}
 			res.Finished[i].Seq = nil
 			r.load.Add(-1)
 		}
@@ -291,6 +304,26 @@ func (s *Server) abortAll(r *replica) {
 			}
 		}
 	}
+}
+
+// exportSpan queues the llm_request span of a finished request.
+func (s *Server) exportSpan(f *Finished) {
+	st, ok := f.Seq.Sink.(*stream)
+	if !ok {
+		return
+	}
+	sp := spanRecord{traceID: st.traceID, parentID: st.parentID, spanID: randHex(8),
+		start: s.wallAt(f.Seq.Arrival), end: s.wallAt(f.Seq.Arrival + f.E2E), reqID: st.reqID,
+		model: s.sc.Engine.ServedModelName, maxTokens: f.MaxTokensParam, prompt: f.PromptTokens,
+		completion: f.GenerationTokens, queue: s.obs(f.Queue), e2e: s.obs(f.E2E), prefill: s.obs(f.Prefill),
+		decode: s.obs(f.Decode), infer: s.obs(f.Inference), finish: f.Reason}
+	if f.Seq.FirstToken > 0 {
+		sp.ttft = s.obs(f.Seq.FirstToken - f.Seq.Arrival)
+	}
+	if sp.traceID == "" {
+		sp.traceID = randHex(16)
+	}
+	s.otlp.add(sp)
 }
 
 // route picks a replica: round-robin, or the least loaded (fewest unfinished requests).
@@ -321,6 +354,8 @@ type stream struct {
 	finish  string // set once
 	done    bool
 	notify  chan struct{}
+	// For the OTLP span: the client's request id and W3C trace context, if any.
+	reqID, traceID, parentID string
 }
 
 // Emit is called by the engine during a step; delivery waits for the step's wall time.
@@ -429,7 +464,8 @@ func validTraceparent(h string) bool {
 func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
 	id := s.requestID(r)
 	w.Header().Set("X-Request-Id", id)
-	if tp := r.Header.Get("traceparent"); tp != "" && validTraceparent(tp) {
+	tp := r.Header.Get("traceparent")
+	if tp != "" && validTraceparent(tp) {
 		w.Header().Set("traceparent", tp) // continue the caller's trace context
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
@@ -459,7 +495,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		target = min(target, eos.Sample(newRand(seed)))
 	}
 	rep := s.route()
-	st := &stream{r: rep, notify: make(chan struct{}, 1)}
+	st := &stream{r: rep, notify: make(chan struct{}, 1), reqID: id}
+	st.traceID, st.parentID, _ = parseTraceparent(tp)
 	st.seq = &Seq{ID: seed, PromptTokens: prompt, MaxTokens: p.maxTokens, Target: target, Sink: st}
 	st.hashes = HashBlocks(p.promptIDs, s.cfg.BlockSize)
 	st.arrival = s.virtNow()

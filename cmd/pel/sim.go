@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 
 	"github.com/pel-ladder/pel/sim"
@@ -14,6 +15,7 @@ func init() { subcommands = append(subcommands, newSimCmd) }
 func newSimCmd(a *app) *cobra.Command {
 	var (
 		scenario, addr, dcgmAddr string
+		otlpEndpoint             string
 		speed                    float64
 		seed                     uint64
 		list, showContract       bool
@@ -23,8 +25,9 @@ func newSimCmd(a *app) *cobra.Command {
 		Short: "Run the simulated LLM engine (OpenAI API, vLLM /metrics, DCGM page, Kineto traces)",
 		Long: `pel sim serves a simulated continuous-batching LLM engine (vLLM V1 as the reference) on
 loopback: /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics (vLLM names),
-/debug/trace?seconds=S (a Kineto trace of the virtual GPU) and, with --dcgm-addr, a
-DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
+/debug/trace?seconds=S (a Kineto trace of the virtual GPU), with --dcgm-addr a
+DCGM-exporter page, and with --otlp-endpoint vLLM-shaped llm_request spans. Each scenario
+injects one fault whose owner layer is known:
 
   pel sim --list
   pel sim --scenario kv-thrash --addr 127.0.0.1:8000 --dcgm-addr 127.0.0.1:9400
@@ -60,7 +63,13 @@ DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
 					return err
 				}
 			}
-			srv, err := sim.NewServer(s, sim.Options{Speed: speed, Seed: seed})
+			if otlpEndpoint != "" {
+				u, err := url.Parse(otlpEndpoint)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageErrorf("--otlp-endpoint %q: want a URL like http://127.0.0.1:4318/v1/traces", otlpEndpoint)
+				}
+			}
+			srv, err := sim.NewServer(s, sim.Options{Speed: speed, Seed: seed, OTLPEndpoint: otlpEndpoint})
 			if err != nil {
 				return usageError(err)
 			}
@@ -83,6 +92,7 @@ DCGM-exporter page. Each scenario injects one fault whose owner layer is known:
 	f.StringVar(&dcgmAddr, "dcgm-addr", "", "listen address for a DCGM-exporter page (off when empty)")
 	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (compresses all timing consistently)")
 	f.Uint64Var(&seed, "seed", 1, "random seed (speculative acceptance, EOS lengths)")
+	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "send one vLLM-shaped llm_request span per request as OTLP/HTTP JSON to this URL")
 	f.BoolVar(&list, "list", false, "list the embedded scenarios and their owner layers")
 	f.BoolVar(&showContract, "contract", false, "print the scenario's workload contract and exit")
 	return cmd

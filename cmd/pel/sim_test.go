@@ -40,6 +40,7 @@ func TestSimBadUsage(t *testing.T) {
 		{"sim", "--dcgm-addr", "10.0.0.1:9400"},
 		{"sim", "--speed", "5000", "--addr", "127.0.0.1:0"},
 		{"sim", "--speed", "-1", "--addr", "127.0.0.1:0"},
+		{"sim", "--otlp-endpoint", "localhost:4318", "--addr", "127.0.0.1:0"},
 	} {
 		_, _, err := runPel(t, context.Background(), args...)
 		var ee *exitErr
