@@ -14,8 +14,16 @@
 //   - engine.go, kv.go: the step-driven scheduler on a virtual clock: waiting queue, token
 //     budget, chunked prefill, paged KV blocks with a prefix cache, preemption by recompute,
 //     speculative decoding. Unit tests drive Step directly, so no test depends on wall time.
-//   - server.go, openai.go, metrics.go, dcgm.go, trace.go: the real-time driver (with a
-//     --speed factor that compresses virtual time consistently everywhere), the
-//     OpenAI-compatible HTTP API, vLLM-named Prometheus metrics, a DCGM-exporter-shaped page
-//     and a Kineto (PyTorch profiler) trace of a window of the virtual GPU.
+//   - server.go, openai.go, tokens.go, metrics.go, dcgm.go, trace.go, otlp.go: the real-time
+//     driver, the OpenAI-compatible HTTP API (with an approximate word tokenizer), vLLM-named
+//     Prometheus metrics, a DCGM-exporter-shaped page, a Kineto (PyTorch profiler) trace of a
+//     window of the virtual GPU, and vLLM-shaped llm_request spans over OTLP/HTTP.
+//   - scenario.go and scenarios/: the shipped faults, each with its owner layer, the
+//     evidence it needs and the workload contract that exposes it.
+//
+// Time: the engine runs on a virtual clock. Options.Speed maps it to the wall clock and
+// everything an observer sees is expressed in observed (wall) seconds: response timing,
+// histogram observations (virtual / speed), DCGM rates and trace timestamps. A run at speed 10
+// looks exactly like a GPU ten times faster. pel_sim_step_lag_seconds says how far the real-time
+// loop falls behind that schedule, so "the simulator is overloaded" is never mistaken for a fault.
 package sim
