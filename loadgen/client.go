@@ -374,8 +374,8 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		rec.LastTokenAt = now
 		rec.ChunkUS = append(rec.ChunkUS, now.Sub(rec.SentAt).Microseconds())
 		if ch.Usage != nil && continuous {
-			rec.ChunkTokens = append(rec.ChunkTokens, ch.Usage.CompletionTokens-prevCum)
-			prevCum = ch.Usage.CompletionTokens
+			rec.ChunkTokens = append(rec.ChunkTokens, max(ch.Usage.CompletionTokens-prevCum, 0))
+			prevCum = max(ch.Usage.CompletionTokens, prevCum)
 		} else {
 			continuous = false
 			// Until the end, ChunkTokens holds each chunk's byte length (weights for spreadTokens).

@@ -110,6 +110,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = loadgen.DefaultHTTPClient()
+		defer hc.CloseIdleConnections() // this run's keep-alive connections end with it
 	}
 	ready, err := loadgen.CheckReady(ctx, hc, cfg.Target, apiKey)
 	if err != nil {

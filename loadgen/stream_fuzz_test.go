@@ -1,0 +1,71 @@
+package loadgen
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/workload"
+)
+
+// FuzzStream feeds arbitrary response bodies to the OpenAI stream decoder: it must never
+// panic, and what it records must be self-consistent.
+func FuzzStream(f *testing.F) {
+	for _, s := range []string{
+		"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"a b\"}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n",
+		"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":1}}\n\n",
+		"event: error\ndata: {\"error\":{\"message\":\"boom\"}}\n\n",
+		"data: {\"error\":\"overloaded\"}\n\n",
+		"data: not json\n\n",
+		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens\":5}}\n\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		c := NewClient(ClientConfig{BaseURL: "http://127.0.0.1", KeepOutput: true})
+		rec := &record.Record{SentAt: time.Now()}
+		var out outputSink
+		out.keep = true
+		fail := func(status, msg string) { rec.Status, rec.Error = status, msg }
+		c.readStream(strings.NewReader(body), &workload.Request{PromptTokens: 4}, rec, &out, fail)
+		if rec.Status != record.StatusOK && rec.Status != record.StatusStreamError {
+			t.Fatalf("status %q", rec.Status)
+		}
+		if rec.Status == record.StatusStreamError && rec.Error == "" {
+			t.Fatal("stream error without a message")
+		}
+		if len(rec.ChunkUS) != len(rec.ChunkTokens) {
+			t.Fatalf("%d chunk times, %d counts", len(rec.ChunkUS), len(rec.ChunkTokens))
+		}
+		if (len(rec.ChunkUS) > 0) == rec.FirstTokenAt.IsZero() {
+			t.Fatalf("first token %v with %d chunks", rec.FirstTokenAt, len(rec.ChunkUS))
+		}
+		sum := 0
+		for _, k := range rec.ChunkTokens {
+			if k < 0 {
+				t.Fatalf("negative chunk tokens %v", rec.ChunkTokens)
+			}
+			sum += k
+		}
+		switch rec.TokenSource {
+		case record.TokensEstimate:
+			if sum != len(rec.ChunkTokens) || rec.OutputTokens != sum {
+				t.Fatalf("estimate: chunks %v output %d", rec.ChunkTokens, rec.OutputTokens)
+			}
+		case record.TokensUsage:
+			if len(rec.ChunkTokens) > 0 && rec.OutputTokens >= len(rec.ChunkTokens) && sum != rec.OutputTokens && !continuousLike(body) {
+				t.Fatalf("usage %d but chunks sum to %d (%v)", rec.OutputTokens, sum, rec.ChunkTokens)
+			}
+		default:
+			t.Fatalf("token source %q", rec.TokenSource)
+		}
+		if out.chars != len([]rune(out.sb.String())) {
+			t.Fatalf("chars %d for %q", out.chars, out.sb.String())
+		}
+	})
+}
+
+// continuousLike: with per-chunk cumulative usage the chunk counts are the server's
+// differences, which a hostile body can make disagree with its final total.
+func continuousLike(body string) bool { return strings.Count(body, "completion_tokens") > 1 }
