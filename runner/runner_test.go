@@ -251,8 +251,8 @@ func TestTimingAccuracy(t *testing.T) {
 	defer srv.Close()
 	c := writeContract(t, `name: timing
 version: 1
-arrival: {process: constant, rate: 10}
-requests: 8
+arrival: {process: constant, rate: 20}
+requests: 16
 tasks:
   - {name: t, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 10}
 `)
@@ -263,7 +263,7 @@ tasks:
 	l := ev.Workload.Latency
 	t.Logf("TTFT p50 %.3f ms (from sent %.3f), ITL p50 %.3f ms over %d tokens, schedule lag p99 %.3f ms",
 		l.TTFTms.P50, l.TTFTFromSentMs.P50, l.ITLms.P50, l.ITLms.N, l.ScheduleLagMs.P99)
-	if l.TTFTms.N != 8 || l.ITLms.N != 8*9 {
+	if l.TTFTms.N != 16 || l.ITLms.N != 16*9 {
 		t.Fatalf("samples: ttft %d itl %d", l.TTFTms.N, l.ITLms.N)
 	}
 	if l.TTFTms.P50 < T || l.TTFTms.P50 > T+5 {
