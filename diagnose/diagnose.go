@@ -88,6 +88,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	}
 
 	var found []ranked
+	specs := map[string]impactSpec{}
 	phaseTasks := map[string]int{}
 	for i := range recs {
 		if recs[i].Status != record.StatusCancelled {
@@ -133,6 +134,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 				f.Severity = evidence.SeverityCritical
 			}
 		}
+		specs[r.id] = h.impact
 		rep := reproduce(ev, recs, full, r, o)
 		f.Reproduced = &rep
 		score := sevRank(f.Severity) + f.Confidence + 0.3*h.strength
@@ -206,12 +208,19 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 
 	ev.Headroom = headroom(full, o)
 	ev.Missing = missingSources(full)
-	triggers, _ := rollbackTriggers(recs, o)
+	triggers, rollbackWhy := rollbackTriggers(recs, o)
 	if triggers == nil {
 		triggers = []evidence.Trigger{}
 	}
 	ev.Rollback = evidence.Rollback{Triggers: triggers}
-	ev.StopConditions = stopConditions(ev, owner, ownerWhy, recs, o)
+	var breach []string
+	if owner != nil {
+		breach = aggregateBreaches(full, o, specs[owner.ID].dims)
+		if im := owner.AcceptanceImpact; im != nil && len(breach) > 0 {
+			im.Basis += "; the run also misses " + strings.Join(breach, ", ")
+		}
+	}
+	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
 	ev.Verdict = verdict(ev, owner, ownerWhy, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
@@ -335,7 +344,31 @@ func missingText(f *evidence.Finding) string {
 	return "missing " + strings.Join(f.Missing, "; ")
 }
 
-func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, recs []record.Record, o *Options) map[string]evidence.StopCondition {
+// aggregateBreaches lists the contract's percentile bounds the run exceeds in the given
+// dimensions ("p99 ITL 181 ms > 60 ms"): tasks are accepted one by one, but the run as a
+// whole misses its contract.
+func aggregateBreaches(v *view, o *Options, dims []string) []string {
+	var out []string
+	for _, sig := range []string{evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigITLP50, evidence.SigITLP99,
+		evidence.SigTPOTP50, evidence.SigE2EP50, evidence.SigE2EP99} {
+		b, ok := o.bound(sig)
+		if !ok {
+			continue
+		}
+		inDims := false
+		for _, d := range dims {
+			if strings.Contains(sig, "."+d+"_") {
+				inDims = true
+			}
+		}
+		if m := v.judge(sig, ">", b); inDims && m.present && m.holds {
+			out = append(out, fmt.Sprintf("its %s bound (%s %.4g %s > %.4g)", strings.TrimPrefix(sig, "client."), sig, m.item.Value, m.item.Unit, b))
+		}
+	}
+	return out
+}
+
+func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, breach []string, rollbackWhy string, o *Options) map[string]evidence.StopCondition {
 	sc := map[string]evidence.StopCondition{}
 	if owner != nil {
 		sc[evidence.StopOwnerLayer] = evidence.StopCondition{Met: true,
@@ -345,8 +378,11 @@ func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy str
 		switch {
 		case im == nil:
 			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no task records"}
+		case im.Explained == 0 && len(breach) > 0:
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Met: true,
+				Reason: fmt.Sprintf("no task was rejected for it, but the run misses %s in the symptom's dimension", strings.Join(breach, ", "))}
 		case im.Rejected == 0:
-			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no rejected tasks in the phase: the symptom costs no accepted tasks at this load"}
+			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: "no rejected tasks in the phase and no percentile bound missed: the symptom costs no accepted tasks at this load"}
 		case im.Explained == 0:
 			sc[evidence.StopAcceptanceImpact] = evidence.StopCondition{Reason: fmt.Sprintf("none of %d rejected tasks coincide with the symptom", im.Rejected)}
 		default:
@@ -362,8 +398,10 @@ func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy str
 		sc[evidence.StopRollbackDefined] = evidence.StopCondition{Met: true,
 			Reason: fmt.Sprintf("%d triggers from the baseline's warm distributions (bootstrap 95%% CI, seed %d)", len(ev.Rollback.Triggers), o.Seed)}
 	} else {
-		_, why := rollbackTriggers(recs, o)
-		sc[evidence.StopRollbackDefined] = evidence.StopCondition{Reason: why}
+		if rollbackWhy == "" {
+			rollbackWhy = "no warm latency or acceptance measured"
+		}
+		sc[evidence.StopRollbackDefined] = evidence.StopCondition{Reason: rollbackWhy}
 	}
 	return sc
 }

@@ -426,8 +426,12 @@ func ruleComm(v *view, o *Options) *hit {
 		if ov.present {
 			h.items = append(h.items, ov)
 		}
-		if nv := v.judge(evidence.SigNVLinkBytesPS, ">", 0); nv.present {
-			h.items = append(h.items, nv)
+		// The link the all-reduce crossed, as context (NVLink, or PCIe without it).
+		for _, link := range []string{evidence.SigNVLinkBytesPS, evidence.SigPCIeBytesPS} {
+			if m := v.judge(link, ">", 0); m.present && m.holds {
+				h.items = append(h.items, asContext(m))
+				break
+			}
 		}
 		h.symptom = fmt.Sprintf("communication kernels take %.0f%% of GPU kernel time and are not hidden under compute", comm.item.Value)
 		h.hypothesis = "Tensor-parallel all-reduces sit on the critical path of every layer: the step waits for the interconnect, so more GPUs add communication faster than they remove compute."
