@@ -168,7 +168,14 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	chat := r.URL.Path == "/v1/chat/completions"
 	ctx := r.Context()
+	// Delays run on an absolute schedule from the request's arrival (first token at
+	// FirstTokenDelay, token chunk k at FirstTokenDelay + k·InterTokenDelay), so timer
+	// lateness does not accumulate and the median gap is the configured one.
+	began := time.Now()
+	next := began
 	sleep := func(d time.Duration) bool { // false when the client went away
+		next = next.Add(d)
+		d = time.Until(next)
 		if d <= 0 {
 			return ctx.Err() == nil
 		}
