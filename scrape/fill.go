@@ -231,7 +231,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 			if !ok {
 				continue
 			}
-			note := fmt.Sprintf("%s [%g, %g] ms; n=%.0f", quantileNote, round(lo*1000), round(hi*1000), d.cnt)
+			note := fmt.Sprintf("bucket-interpolated from histogram deltas; true value in [%g, %g] ms; n=%.0f", round(lo*1000), round(hi*1000), d.cnt)
 			if skipped > 0 {
 				note += fmt.Sprintf("; %d series with other bucket bounds left out", skipped)
 			}
