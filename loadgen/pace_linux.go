@@ -25,7 +25,12 @@ func pacerThread() (release func()) {
 // runtime timer (which an idle Go process services from the netpoller with millisecond
 // granularity, so it wakes up to ~1 ms late) a nanosleep with 1 µs slack wakes within tens
 // of µs, and costs no CPU while waiting. Long waits are cut into slices to notice ctx.
+//
+// It first yields: a blocking syscall keeps this goroutine's P until sysmon takes it back
+// (20 µs to 10 ms later), and the tasks just launched sit in that P's run queue meanwhile;
+// yielding lets them start (and send) before the pacer sleeps.
 func preciseSleepUntil(ctx context.Context, t time.Time) error {
+	runtime.Gosched()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
