@@ -25,43 +25,27 @@ import (
 // window edges shift by at most that much: counter increases differ by what happened in
 // ≤ 1 scrape interval at each edge, and gauge means by the change over that interval.
 
-// promNameRegex matches every family an adapter can read (by prefix, or by exact name
-// with the histogram suffixes for the unprefixed trtllm-serve names).
+// promNameRegex matches exactly the families the adapters read (histograms with their
+// _bucket/_sum/_count series), so a fleet's Prometheus returns only what the analysis uses.
 func promNameRegex() string {
 	seen := map[string]bool{}
-	var parts []string
-	for _, a := range adapters {
-		for _, p := range a.prefixes {
-			if !seen[p] {
-				seen[p] = true
-				parts = append(parts, regexp.QuoteMeta(p)+".+")
-			}
-		}
-	}
+	var names []string
 	for _, a := range adapters {
 		for _, t := range a.targets {
 			for _, f := range t.fams {
-				covered := false
-				for _, p := range a.prefixes {
-					if strings.HasPrefix(f, p) {
-						covered = true
-					}
-				}
-				for _, b := range adapters {
-					for _, p := range b.prefixes {
-						if strings.HasPrefix(f, p) {
-							covered = true
-						}
-					}
-				}
-				if !covered && !seen[f] {
+				if !seen[f] {
 					seen[f] = true
-					parts = append(parts, regexp.QuoteMeta(f)+"(_bucket|_sum|_count)?")
+					names = append(names, f)
 				}
 			}
 		}
 	}
-	return strings.Join(parts, "|")
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = regexp.QuoteMeta(n)
+	}
+	return "(" + strings.Join(parts, "|") + ")(_bucket|_sum|_count)?"
 }
 
 // promSelector builds the series selector from the user's label matchers.
