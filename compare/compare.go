@@ -175,6 +175,7 @@ type PhaseResult struct {
 	BaseCompleted  int      `json:"base_completed"`
 	CandCompleted  int      `json:"candidate_completed"`
 	Metrics        []Metric `json:"metrics"`
+	Notes          []string `json:"notes,omitempty"`
 }
 
 // Metric is one row: both values, the delta and its confidence interval.
@@ -196,10 +197,9 @@ type Metric struct {
 	// P is the two-sided Mann-Whitney U p-value on per-task values (latency rows only).
 	P *float64 `json:"p,omitempty"`
 	// Significant: the CI of the delta excludes 0.
-	Significant bool `json:"significant"`
-	// Change: "better", "worse", "~" (no significant change) or "n/a".
-	Change string `json:"change"`
-	Note   string `json:"note,omitempty"`
+	Significant bool   `json:"significant"`
+	Change      string `json:"change"` // "better", "worse", "~" (no significant change), "?" (too few values to judge), "n/a"
+	Note        string `json:"note,omitempty"`
 }
 
 // Check is one bound checked against the candidate.
@@ -213,10 +213,12 @@ type Check struct {
 	Basis     string   `json:"basis,omitempty"`
 	Base      *float64 `json:"base,omitempty"`
 	Candidate *float64 `json:"candidate"`
-	CILo      *float64 `json:"ci_lo"`
-	CIHi      *float64 `json:"ci_hi"`
-	Status    string   `json:"status"`
-	Note      string   `json:"note,omitempty"`
+	// CILo/CIHi bound the candidate's value; null on a side the sample cannot bound (a
+	// p99 of fewer than 368 tasks has no upper bound at 95%), or both null without interval.
+	CILo   *float64 `json:"ci_lo"`
+	CIHi   *float64 `json:"ci_hi"`
+	Status string   `json:"status"`
+	Note   string   `json:"note,omitempty"`
 	// NeededTasks estimates how many candidate tasks would move an uncertain check out of
 	// its CI (the interval narrows as 1/√n).
 	NeededTasks int `json:"needed_tasks,omitempty"`
@@ -333,6 +335,9 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 			}
 			pr.Metrics = append(pr.Metrics, metricRow(m, j, bs, cs, bb, cb, o))
 		}
+		if n := min(bs.n, cs.n); n < o.MinTasks {
+			pr.Notes = append(pr.Notes, fmt.Sprintf("only %d tasks on the smaller side (fewer than %d): every figure here is indicative only", n, o.MinTasks))
+		}
 		res.Phases = append(res.Phases, pr)
 		if i == 0 {
 			primary.b, primary.c, primary.bb, primary.cb, primary.stats = bs, cs, bb, cb, stats
@@ -358,7 +363,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 			ch := Check{Source: "rollback trigger (base evidence.json)", Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all tasks"}
 			if st, ok := signalStats[t.Signal]; ok {
 				j := find(st)
-				judge(&ch, primary.cb.point[j], primary.cb.reps[j], primary.c.n, o.Level)
+				judge(&ch, primary.c, st, primary.cb.point[j], primary.cb.reps[j], o.Level)
 			} else {
 				pointOnly(&ch, cand.Evidence)
 			}
@@ -368,8 +373,8 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 	for _, sb := range sloBounds(base.Contract.SLO) {
 		j := find(sb.st)
 		ch := Check{Source: "contract slo", Signal: sb.signal, Op: ">", Bound: sb.bound, Unit: "ms", Scope: "all tasks"}
-		judge(&ch, primary.cb.point[j], primary.cb.reps[j], primary.c.n, o.Level)
-		baselineToo(&ch, primary.bb.point[j], primary.bb.reps[j], o.Level)
+		judge(&ch, primary.c, sb.st, primary.cb.point[j], primary.cb.reps[j], o.Level)
+		baselineToo(&ch, primary.b, sb.st, primary.bb.point[j], primary.bb.reps[j], o.Level)
 		res.SLO = append(res.SLO, ch)
 	}
 	res.SLO = append(res.SLO, taskSLOChecks(base, cand, pairs[0], o)...)
@@ -562,8 +567,8 @@ func taskSLOChecks(base, cand *Run, p phasePair, o Options) []Check {
 		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate/task/"+t.Name, p.cand))
 		for i, b := range bounds {
 			ch := Check{Source: "contract slo", Signal: b.signal, Op: ">", Bound: b.bound, Unit: "ms", Scope: "task " + t.Name}
-			judge(&ch, cb.point[i], cb.reps[i], cs.n, o.Level)
-			baselineToo(&ch, bb.point[i], bb.reps[i], o.Level)
+			judge(&ch, cs, b.st, cb.point[i], cb.reps[i], o.Level)
+			baselineToo(&ch, bs, b.st, bb.point[i], bb.reps[i], o.Level)
 			out = append(out, ch)
 		}
 	}
@@ -592,25 +597,75 @@ func breach(op string, v, bound float64) (bool, bool) {
 	return false, false
 }
 
-// judge sets a check's status from the candidate's point estimate and bootstrap replicates:
-// fail only when the whole CI is past the bound, pass only when the whole CI is short of it.
-func judge(ch *Check, point float64, reps []float64, n int, level float64) {
+// minSamples is the fewest values for which a distribution-free interval of the q-quantile
+// at this level is bounded on both sides: the sample extremes must cover the quantile with
+// probability level, i.e. max(q, 1-q)^n <= (1-level)/2. For the median at 95% it is 6
+// (benchstat's "need >= 6 samples"); for a p99 it is 367.
+func minSamples(q, level float64) int {
+	p := math.Max(q, 1-q)
+	if p >= 1 {
+		return math.MaxInt32
+	}
+	return int(math.Ceil(math.Log((1-level)/2) / math.Log(p)))
+}
+
+// interval is the confidence interval of one statistic of one side. Quantiles of one value
+// per task (TTFT, TPOT, E2E) use the distribution-free order-statistic interval (binomial;
+// it is one-sided, ±Inf, when the sample cannot bound the quantile); ITL quantiles and
+// rates use the bootstrap, ITL only with at least minSamples values. need is the sample
+// size that would give a two-sided interval, when it is not.
+func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, ok bool, need int, why string) {
+	if st.kind.latency() {
+		c := &s.lat[st.kind]
+		n := len(c.vals)
+		if n == 0 {
+			return 0, 0, false, 0, "no values"
+		}
+		nmin := minSamples(st.q, level)
+		if st.kind != kITL {
+			r := mstats.QuantileCI(n, st.q, level)
+			lo, hi = math.Inf(-1), math.Inf(1)
+			if r.LoOrder >= 1 && r.LoOrder <= n {
+				lo = c.vals[r.LoOrder-1]
+			}
+			if r.HiOrder >= 1 && r.HiOrder <= n {
+				hi = c.vals[r.HiOrder-1]
+			}
+			if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+				need = nmin
+			}
+			return lo, hi, true, need, ""
+		}
+		if n < nmin {
+			return 0, 0, false, nmin, fmt.Sprintf("p%g of %d values: an interval needs at least %d", st.q*100, n, nmin)
+		}
+	}
+	lo, hi, ok = percentileCI(append([]float64(nil), reps...), level)
+	if !ok {
+		return 0, 0, false, 0, "too few tasks for an interval"
+	}
+	return lo, hi, true, 0, ""
+}
+
+// judge sets a check's status from the candidate's point estimate and interval: fail only
+// when the whole interval is past the bound, pass only when it is wholly short of it.
+func judge(ch *Check, s *side, st stat, point float64, reps []float64, level float64) {
 	ch.Candidate = num(point)
 	if ch.Candidate == nil {
 		ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the compared phase"
 		return
 	}
-	lo, hi, ok := percentileCI(append([]float64(nil), reps...), level)
-	if !ok {
-		ch.Status, ch.Note = StatusNotChecked, "too few tasks for a confidence interval"
-		return
-	}
-	ch.CILo, ch.CIHi = num(lo), num(hi)
-	bLo, valid := breach(ch.Op, lo, ch.Bound)
-	if !valid {
+	if _, valid := breach(ch.Op, 0, 0); !valid {
 		ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", ch.Op)
 		return
 	}
+	lo, hi, ok, need, why := interval(s, st, reps, level)
+	if !ok {
+		ch.Status, ch.Note, ch.NeededTasks = StatusUncertain, why, need
+		return
+	}
+	ch.CILo, ch.CIHi = num(lo), num(hi)
+	bLo, _ := breach(ch.Op, lo, ch.Bound)
 	bHi, _ := breach(ch.Op, hi, ch.Bound)
 	switch {
 	case bLo && bHi:
@@ -619,7 +674,12 @@ func judge(ch *Check, point float64, reps []float64, n int, level float64) {
 		ch.Status = StatusPass
 	default:
 		ch.Status = StatusUncertain
-		ch.NeededTasks = needed(n, point, lo, hi, ch.Bound)
+		if need > 0 {
+			ch.NeededTasks = need
+			ch.Note = fmt.Sprintf("%d tasks cannot bound this quantile on both sides at this level", s.n)
+		} else {
+			ch.NeededTasks = needed(s.n, point, lo, hi, ch.Bound)
+		}
 	}
 }
 
@@ -640,12 +700,12 @@ func needed(n int, point, lo, hi, bound float64) int {
 
 // baselineToo marks an SLO breach the baseline shows as clearly as the candidate: the
 // comparison cannot blame the change for it.
-func baselineToo(ch *Check, point float64, reps []float64, level float64) {
+func baselineToo(ch *Check, s *side, st stat, point float64, reps []float64, level float64) {
 	ch.Base = num(point)
 	if ch.Status != StatusFail || ch.Base == nil {
 		return
 	}
-	lo, hi, ok := percentileCI(append([]float64(nil), reps...), level)
+	lo, hi, ok, _, _ := interval(s, st, reps, level)
 	if !ok {
 		return
 	}
@@ -697,6 +757,24 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	if bv != 0 {
 		row.DeltaPct = num((cv - bv) / math.Abs(bv) * 100)
 	}
+	if m.st.kind.latency() {
+		x, y := bs.perTask[m.st.kind], cs.perTask[m.st.kind]
+		u, err := mstats.MannWhitneyUTest(x, y, mstats.LocationDiffers)
+		switch {
+		case err == nil:
+			row.P = num(u.P)
+		case errors.Is(err, mstats.ErrSamplesEqual):
+			row.P = num(1)
+		}
+		// Judge a quantile only where both samples can bound it: below that a bootstrap of
+		// a p99 is a bootstrap of the sample maximum, and its interval is fiction.
+		n := min(len(bs.lat[m.st.kind].vals), len(cs.lat[m.st.kind].vals))
+		if nmin := minSamples(m.st.q, o.Level); n < nmin {
+			row.Change = "?"
+			row.Note = fmt.Sprintf("not judged: a p%g needs at least %d values per side for a %.0f%% interval, the smaller side has %d", m.st.q*100, nmin, o.Level*100, n)
+			return row
+		}
+	}
 	if bb.reps[j] == nil || cb.reps[j] == nil {
 		return row
 	}
@@ -711,6 +789,11 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	}
 	row.CILo, row.CIHi = num(lo), num(hi)
 	row.Significant = lo > 0 || hi < 0
+	if (m.st.kind == kGoodput || m.st.kind == kCost) && math.Abs(cv-bv) < o.Tolerance*math.Abs(bv) {
+		// Their intervals hold the window fixed: a change under the tolerance is the
+		// window's last task, not a finding.
+		row.Significant = false
+	}
 	row.Change = "~"
 	if row.Significant {
 		if (cv > bv) == m.higher {
@@ -719,31 +802,12 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 			row.Change = "worse"
 		}
 	}
-	if m.st.kind.latency() {
-		x, y := bs.perTask[m.st.kind], cs.perTask[m.st.kind]
-		u, err := mstats.MannWhitneyUTest(x, y, mstats.LocationDiffers)
-		switch {
-		case err == nil:
-			row.P = num(u.P)
-		case errors.Is(err, mstats.ErrSamplesEqual):
-			row.P = num(1)
+	if row.P != nil && (*row.P < 1-o.Level) != row.Significant {
+		if row.Significant {
+			row.Note = "the interval moved but the U test sees no shift of the distribution as a whole (a tail effect)"
+		} else {
+			row.Note = "the U test sees the distribution shift; this quantile's interval still includes no change"
 		}
-		if row.P != nil && (*row.P < 1-o.Level) != row.Significant {
-			if row.Significant {
-				row.Note = "the interval moved but the U test sees no shift of the distribution as a whole (a tail or sampling effect)"
-			} else {
-				row.Note = "the U test sees the distribution shift, this quantile's interval does not exclude 0"
-			}
-		}
-	}
-	n := min(bs.completed, cs.completed)
-	if !m.st.kind.latency() {
-		n = min(bs.n, cs.n)
-	}
-	if n < o.MinTasks {
-		row.Note = joinNote(row.Note, fmt.Sprintf("only %d tasks on the smaller side: indicative only", n))
-	} else if m.st.q >= 0.99 && n < 100 {
-		row.Note = joinNote(row.Note, fmt.Sprintf("p99 of %d tasks rests on the top one or two", n))
 	}
 	return row
 }
@@ -774,7 +838,7 @@ func decide(res *Result, b, c *side, o Options) {
 			desc := fmt.Sprintf("%s %s %.4g %s (%s, %s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source, ch.Scope)
 			switch ch.Status {
 			case StatusFail:
-				reject = append(reject, fmt.Sprintf("%s: candidate %.4g, %.0f%% CI [%.4g, %.4g] entirely past the bound", desc, deref(ch.Candidate), o.Level*100, deref(ch.CILo), deref(ch.CIHi)))
+				reject = append(reject, fmt.Sprintf("%s: candidate %s, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
 			case StatusUncertain:
 				s := fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi))
 				if ch.NeededTasks > 0 {

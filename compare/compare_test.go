@@ -102,8 +102,15 @@ func TestVerdicts(t *testing.T) {
 			if r.NeededTasks != 30 || !strings.Contains(r.Reasons[0], "too few tasks to judge: warm phase has 5 (base) and 5 (candidate); need at least 30") {
 				t.Errorf("reasons %v, needed %d", r.Reasons, r.NeededTasks)
 			}
-			if m := metric(t, r.Phases[0], "ttft_p99_ms"); !strings.Contains(m.Note, "only 5 tasks") {
-				t.Errorf("p99 row carries no small-sample warning: %q", m.Note)
+			if m := metric(t, r.Phases[0], "ttft_p99_ms"); m.Change != "?" || m.CILo != nil || !strings.Contains(m.Note, "at least 368 values") {
+				t.Errorf("p99 of 5 tasks judged: %+v", m)
+			}
+			// Like benchstat: a median's 95% interval needs 6 samples.
+			if m := metric(t, r.Phases[0], "ttft_p50_ms"); m.Change != "?" || !strings.Contains(m.Note, "at least 6 values") {
+				t.Errorf("a median of 5 tasks judged: %+v", m)
+			}
+			if len(r.Phases[0].Notes) == 0 || !strings.Contains(r.Phases[0].Notes[0], "only 5 tasks") {
+				t.Errorf("phase carries no small-sample warning: %q", r.Phases[0].Notes)
 			}
 		},
 	}, {

@@ -58,6 +58,9 @@ func Text(w io.Writer, r *Result) error {
 			}
 		}
 		tw.Flush()
+		for _, n := range p.Notes {
+			fmt.Fprintf(ew, "  note: %s\n", n)
+		}
 		for _, n := range notes {
 			fmt.Fprintf(ew, "  note: %s\n", n)
 		}
@@ -142,9 +145,16 @@ func fmtNum(p *float64) string {
 	return fmt.Sprintf("%.4g", *p)
 }
 
+// fmtCI prints an interval; a missing end of a check's interval is unbounded (the sample
+// cannot bound the quantile on that side).
 func fmtCI(lo, hi *float64) string {
-	if lo == nil || hi == nil {
+	switch {
+	case lo == nil && hi == nil:
 		return "-"
+	case hi == nil:
+		return fmt.Sprintf("[%.4g, +inf)", *lo)
+	case lo == nil:
+		return fmt.Sprintf("(-inf, %.4g]", *hi)
 	}
 	return fmt.Sprintf("[%.4g, %.4g]", *lo, *hi)
 }
