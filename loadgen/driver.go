@@ -119,6 +119,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	start := clk.Now()
 	var wg sync.WaitGroup
 	var records atomic.Int64
+	var stoppedEarly atomic.Bool // arrivals ended because ctx was cancelled
 	// The request body is encoded before the task is due (in the pacer, while it waits), so
 	// encoding never adds to schedule lag.
 	launch := func(req workload.Request, body []byte, berr error, at time.Time) {
@@ -131,7 +132,11 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for ctx.Err() == nil {
+				for {
+					if ctx.Err() != nil {
+						stoppedEarly.Store(true)
+						return
+					}
 					mu.Lock()
 					req, ok := sched.Next()
 					mu.Unlock()
@@ -164,6 +169,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 			at := start.Add(req.At)
 			body, berr := d.cfg.Doer.Body(&req)
 			if wait(ctx, at) != nil {
+				stoppedEarly.Store(true)
 				break // stopped: this request was never due, so it gets no record
 			}
 			req.Phase = d.phase(req.Phase, req.At, false)
@@ -173,7 +179,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
-	interrupted := false
+	interrupted := stoppedEarly.Load()
 	select {
 	case <-allDone:
 	case <-ctx.Done():
@@ -192,9 +198,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 		<-allDone
 		gcancel()
 	}
-	if ctx.Err() != nil {
-		interrupted = true
-	}
+	interrupted = interrupted || stoppedEarly.Load()
 	d.sinkMu.Lock()
 	serr := d.sinkErr
 	d.sinkMu.Unlock()
