@@ -20,10 +20,18 @@
 //     acceptance, not run-to-run throughput variation (repeat runs for that).
 //   - Latency rows also carry a two-sided Mann-Whitney U test (aclements/go-moremath) on one
 //     value per task (ITL: the task's mean). A row is "significant" when its interval
-//     excludes 0; when the U test disagrees the row says so.
+//     excludes 0; when the U test disagrees the row says so. Goodput and cost rows are not
+//     significant under Tolerance (their window is held fixed).
+//   - A quantile is judged only where the samples can bound it: a distribution-free 95%
+//     interval of the q-quantile needs max(q,1-q)^n <= 2.5%, i.e. 6 values for a median
+//     (benchstat's own "need >= 6 samples") and 368 for a p99. Below that the row shows
+//     both values, marks the change "?" and says how many are needed, because a bootstrap of
+//     a p99 from 54 tasks is a bootstrap of their maximum.
 //   - Bounds: the baseline evidence.json's rollback triggers (signal, op, bound: breach when
 //     value op bound) and the contract's percentile SLO bounds (global, and each task's own)
-//     are checked on the candidate: fail when its whole interval is past the bound, pass
+//     are checked on the candidate, with the order-statistic (binomial) interval of the
+//     quantile for TTFT/TPOT/E2E (one-sided when the sample cannot bound it) and the cluster
+//     bootstrap for ITL and rates: fail when its whole interval is past the bound, pass
 //     when it is wholly short of it, uncertain when it straddles (with the sample size that
 //     would settle it, from the 1/√n narrowing). An SLO bound the baseline breaks as clearly
 //     is marked baseline_fails and blames nothing on the change. A trigger on a server-side
