@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -329,5 +330,43 @@ func TestTextGolden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("text output differs from %s (rerun with -update if intended):\n%s", golden, got)
+	}
+}
+
+func TestMinSamples(t *testing.T) {
+	for _, tc := range []struct {
+		q, level float64
+		want     int
+	}{{0.5, 0.95, 6}, {0.99, 0.95, 368}, {0.95, 0.95, 72}, {0.01, 0.95, 368}, {0.5, 0.99, 8}} {
+		if got := minSamples(tc.q, tc.level); got != tc.want {
+			t.Errorf("minSamples(%v, %v) = %d, want %d", tc.q, tc.level, got, tc.want)
+		}
+	}
+}
+
+// A p99 of few tasks can prove a breach (its lower bound exists) but never a pass (its
+// upper bound does not): the checks are one-sided exactly where the data are.
+func TestFewTasksCanFailButNotPass(t *testing.T) {
+	tmp := t.TempDir()
+	br := comparetest.Records(comparetest.Spec{N: 100, Seed: 1})
+	trig := ttftTrigger(br, 0.10)
+	b := write(t, filepath.Join(tmp, "b"), "", br, trig)
+	for _, tc := range []struct {
+		scale  float64
+		status string
+		want   Verdict
+	}{{0.5, StatusUncertain, Inconclusive}, {3, StatusFail, Reject}} {
+		c := write(t, filepath.Join(tmp, fmt.Sprint(tc.scale)), "", comparetest.Records(comparetest.Spec{N: 100, Seed: 2, Scale: tc.scale}), nil)
+		r, err := Dirs(b, c, Options{Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := r.Triggers[0]
+		if ch.Status != tc.status || r.Verdict != tc.want || ch.CILo == nil || ch.CIHi != nil {
+			t.Errorf("scale %v: %s %v, check %+v", tc.scale, r.Verdict, r.Reasons, ch)
+		}
+		if tc.status == StatusUncertain && (ch.NeededTasks != 368 || r.NeededTasks != 368) {
+			t.Errorf("scale %v: needed %d/%d, want 368", tc.scale, ch.NeededTasks, r.NeededTasks)
+		}
 	}
 }

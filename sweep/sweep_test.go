@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/runner"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const baseContract = `name: sweep-test   # a comment survives
 version: 3
@@ -382,5 +385,33 @@ func TestFailedPointStaysInTheCurve(t *testing.T) {
 	}
 	if res.Knee == nil || res.Knee.Name != "r1" || !strings.Contains(res.Knee.Reason, "goodput fell") {
 		t.Errorf("knee %+v", res.Knee)
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	pts := []Point{pt("c1", 1, 10, 50, 10), pt("c2", 2, 20, 52, 10), pt("c4", 4, 39, 55, 11), pt("c8", 8, 40, 120, 11),
+		{Name: "c16", Load: 16, Concurrency: 16, Error: "every request failed"}}
+	for i := range pts[:4] {
+		pts[i].Concurrency = int(pts[i].Load)
+		pts[i].Accepted, pts[i].AcceptanceRate, pts[i].InFlightMean = 100, 1, pts[i].Load*0.9
+		pts[i].TTFTP50, pts[i].ITLP50, pts[i].E2EP99 = pts[i].TTFTP99/2, pts[i].ITLP99/2, pts[i].TTFTP99*4
+	}
+	r := &Result{Mode: "concurrency", Target: "http://127.0.0.1:8000", Points: pts, KneeRule: KneeRule, Knee: FindKnee(pts)}
+	r.Contract.Name, r.Contract.Version, r.Contract.SHA256 = "chat", 2, "0123456789abcdef"
+	var buf bytes.Buffer
+	if err := Text(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "text.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
 	}
 }
