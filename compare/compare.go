@@ -812,13 +812,6 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	return row
 }
 
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
 // decide sets the verdict: reject on a significant breach or a significant fall of
 // acceptance or goodput; inconclusive on too few tasks or an interval straddling a bound;
 // accept otherwise.
