@@ -186,6 +186,15 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		switch {
 		case top.Severity == evidence.SeverityInfo:
 			ownerWhy = "no finding above informational"
+		case top.ID == sloBreachID:
+			var flags []string
+			for _, m := range missingSources(full) {
+				flags = append(flags, m.Flag)
+			}
+			ownerWhy = top.Symptom
+			if len(flags) > 0 {
+				ownerWhy += "; add " + strings.Join(flags, ", ") + " to separate the layers"
+			}
 		case top.Confidence < ownerMinConfidence:
 			ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", top.ID, top.Confidence, ownerMinConfidence, missingText(top))
 		default:
