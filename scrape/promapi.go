@@ -79,7 +79,12 @@ type promData struct {
 	Result     []promSeries `json:"result"`
 }
 
+// promRequestTimeout bounds one Prometheus API call, so a stuck server cannot hold Stop.
+const promRequestTimeout = 30 * time.Second
+
 func (c *Collector) promGet(ctx context.Context, path string, params url.Values) (*promData, error) {
+	ctx, cancel := context.WithTimeout(ctx, promRequestTimeout)
+	defer cancel()
 	u := strings.TrimSuffix(c.cfg.Prometheus, "/") + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(params.Encode()))
 	if err != nil {
