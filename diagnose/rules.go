@@ -228,8 +228,10 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	if pr.present && !pr.holds {
 		return nil
 	}
-	h := &hit{
-		impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimITL, dimTPOT}, when: []seriesCond{{evidence.SigWaitingMean, ">=", waitingMin}}},
+	h := &hit{impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimITL, dimTPOT}}}
+	if wait.present && wait.holds {
+		// Tasks suffer while requests queue; without a queue the whole window is affected.
+		h.impact.when = []seriesCond{{evidence.SigWaitingMean, ">=", waitingMin}}
 	}
 	for _, m := range []meas{wait, scal} {
 		if m.present && m.holds {
