@@ -42,6 +42,7 @@ var finishReasons = []string{"stop", "length", "abort"}
 
 type engineMetrics struct {
 	running, waiting, kvUsage, gpuCacheUsage, lag           prometheus.Gauge
+	skipped                                                 prometheus.Counter
 	preemptions, promptTokens, genTokens                    prometheus.Counter
 	prefixQueries, prefixHits, gpuPrefixQueries, gpuPrefHit prometheus.Counter
 	success                                                 map[string]prometheus.Counter
@@ -102,6 +103,7 @@ func newVLLMMetrics(modelName string, engines int, cfg EngineConfig, spec bool, 
 	// pel's own gauge, not vLLM's: how far the simulator's step loop runs behind its virtual
 	// schedule, so a run can tell "sim overloaded" from a scenario's fault.
 	lag := gauge("pel_sim_step_lag_seconds", "How far pel sim's step loop ran behind its schedule at the last step (wall seconds; 0 when keeping up).")
+	skipped := counter("pel_sim_clock_skipped_seconds_total", "Wall seconds of schedule pel sim dropped because its step loop fell more than 50 ms behind (the simulator, not the scenario, was overloaded).")
 
 	// vllm:cache_config_info: an info gauge (value 1) carrying the cache configuration.
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
@@ -121,7 +123,7 @@ func newVLLMMetrics(modelName string, engines int, cfg EngineConfig, spec bool, 
 		em := &engineMetrics{
 			running: running.WithLabelValues(modelName, e), waiting: waiting.WithLabelValues(modelName, e),
 			kvUsage: kv.WithLabelValues(modelName, e), gpuCacheUsage: gpuCache.WithLabelValues(modelName, e),
-			lag:         lag.WithLabelValues(modelName, e),
+			lag: lag.WithLabelValues(modelName, e), skipped: skipped.WithLabelValues(modelName, e),
 			preemptions: pre.WithLabelValues(modelName, e), promptTokens: pt.WithLabelValues(modelName, e),
 			genTokens: gt.WithLabelValues(modelName, e), prefixQueries: pq.WithLabelValues(modelName, e),
 			prefixHits: ph.WithLabelValues(modelName, e), gpuPrefixQueries: gpuPQ.WithLabelValues(modelName, e),

@@ -265,6 +265,7 @@ func (s *Server) drive(r *replica) {
 		}
 		lagG.Set(lag.Seconds())
 		if lag > lagTolerance {
+			s.metrics.engines[r.idx].skipped.Add(lag.Seconds())
 			eng.AdvanceTo(s.virtNow())
 		}
 		for _, em := range r.out {
