@@ -115,9 +115,12 @@ func checkLoopback(addr, flag string) error {
 }
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, ".\n"); i > 0 {
-		return s[:i]
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
 	}
 	return s
 }
