@@ -82,6 +82,14 @@ func Compute(recs []record.Record, opt Options) *Result {
 		windows[p] = w
 		res.Phases = append(res.Phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(res.Start)), EndS: secs(w.end.Sub(res.Start))})
 	}
+	// Run phases are time ranges that never overlap, so that a server-side window (metrics,
+	// traces) holds one phase: a phase ends where the next one's schedule begins, even though
+	// its own slowest tasks may still be finishing (their records keep their phase label).
+	for i := 0; i+1 < len(res.Phases); i++ {
+		if next := res.Phases[i+1].StartS; res.Phases[i].EndS > next && next >= res.Phases[i].StartS {
+			res.Phases[i].EndS = next
+		}
+	}
 	head := byPhase[record.PhaseWarm]
 	headPhase := record.PhaseWarm
 	if len(head) == 0 {

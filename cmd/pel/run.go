@@ -22,7 +22,7 @@ func init() { subcommands = append(subcommands, newRunCmd) }
 
 // runCollectors builds the collectors for --metrics/--dcgm/--prometheus/--selector. It is
 // set by the scrape wiring (another file); nil means those flags are refused when given.
-var runCollectors func(metrics, dcgm []string, prom, selector string) ([]runner.Collector, error)
+var runCollectors func(metrics, dcgm []string, prom, selector, engine string) ([]runner.Collector, error)
 
 func newRunCmd(a *app) *cobra.Command {
 	var (
@@ -55,7 +55,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				if runCollectors == nil {
 					return usageErrorf("--metrics/--dcgm/--prometheus are not available in this build")
 				}
-				if cols, err = runCollectors(metrics, dcgm, prom, selector); err != nil {
+				if cols, err = runCollectors(metrics, dcgm, prom, selector, engine); err != nil {
 					return usageError(err)
 				}
 			}
@@ -91,7 +91,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.StringArrayVar(&dcgm, "dcgm", nil, "DCGM exporter /metrics URL to sample (repeatable)")
 	f.StringVar(&prom, "prometheus", "", "Prometheus base URL to query instead of scraping")
 	f.StringVar(&selector, "selector", "", "Prometheus label selector for --prometheus (e.g. '{job=\"vllm\"}')")
-	f.StringVar(&engine, "engine", "", "engine name recorded in evidence (vllm, sglang, tgi, ...)")
+	f.StringVar(&engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
 	return cmd
 }

@@ -9,8 +9,8 @@ import (
 // scrape.Collector that samples every endpoint during the load (or reads the run window
 // from Prometheus afterwards) and fills stages 4, 2 and 5.
 func init() {
-	runCollectors = func(metrics, dcgm []string, prom, selector string) ([]runner.Collector, error) {
-		c, err := scrape.NewCollector(scrape.Config{Engine: metrics, DCGM: dcgm, Prometheus: prom, Selector: selector})
+	runCollectors = func(metrics, dcgm []string, prom, selector, engine string) ([]runner.Collector, error) {
+		c, err := scrape.NewCollector(scrape.Config{Engine: metrics, DCGM: dcgm, Prometheus: prom, Selector: selector, EngineOverride: engine})
 		if err != nil {
 			return nil, err
 		}

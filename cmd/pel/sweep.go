@@ -66,10 +66,10 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 				if runCollectors == nil {
 					return usageErrorf("--metrics/--dcgm/--prometheus are not available in this build")
 				}
-				if _, err := runCollectors(metrics, dcgm, prom, selector); err != nil {
+				if _, err := runCollectors(metrics, dcgm, prom, selector, engine); err != nil {
 					return usageError(err)
 				}
-				cfg.Collectors = func() ([]runner.Collector, error) { return runCollectors(metrics, dcgm, prom, selector) }
+				cfg.Collectors = func() ([]runner.Collector, error) { return runCollectors(metrics, dcgm, prom, selector, engine) }
 			}
 			cfg.Run = runner.Config{Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: engine}
@@ -101,7 +101,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.DurationVar(&duration, "duration", 0, "replace the contract's duration at every point")
 	f.IntVar(&requests, "requests", 0, "replace the contract's request count at every point")
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
-	f.StringVar(&engine, "engine", "", "engine name recorded in evidence (vllm, sglang, tgi, ...)")
+	f.StringVar(&engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
 	f.StringArrayVar(&metrics, "metrics", nil, "engine /metrics URL to sample during each point (repeatable)")
 	f.StringArrayVar(&dcgm, "dcgm", nil, "DCGM exporter /metrics URL to sample (repeatable)")
 	f.StringVar(&prom, "prometheus", "", "Prometheus base URL to query instead of scraping")
