@@ -465,3 +465,14 @@ func TestTraceparentValidation(t *testing.T) {
 }
 
 var _ = context.Background
+
+// stream_interval batches tokens into fewer SSE events (vLLM's --stream-interval), always
+// flushing the last partial batch with the finish reason.
+func TestStreamInterval(t *testing.T) {
+	srv := startSim(t, "healthy", 20, func(s *Scenario) { s.Engine.StreamInterval = 4 })
+	r := complete(t, srv.URL(), 10, 10, true, "x")
+	if r.chunks != 3 || len(strings.Fields(r.content)) != 10 || r.finish != "length" || r.completionTk != 10 {
+		t.Errorf("10 tokens at stream_interval 4: %d events, %q, finish %q, usage %d; want 3 events (4+4+2)",
+			r.chunks, r.content, r.finish, r.completionTk)
+	}
+}
