@@ -25,7 +25,7 @@ func TestTraceCommand(t *testing.T) {
 			Overlap  *float64                   `json:"comm_comp_overlap_pct"`
 			Idle     []map[string]float64       `json:"idle_by_stream"`
 			Types    []map[string]any           `json:"kernel_types"`
-			Launch   map[string]float64         `json:"launch"`
+			Launch   map[string]any             `json:"launch"`
 			Queue    []map[string]float64       `json:"queue_length"`
 			Extra    map[string]json.RawMessage `json:"-"`
 		} `json:"ranks"`
