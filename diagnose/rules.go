@@ -42,6 +42,18 @@ const (
 
 // Thresholds. Each says why it sits where it does; change them only with a test that shows
 // a scenario moving across the line.
+//
+// Sources for the quantities (their definitions, not the thresholds, which are pel's own
+// judgement, checked against the simulated scenarios):
+//   - vLLM "Optimization and Tuning" (docs.vllm.ai/en/stable/configuration/optimization/):
+//     preemption by recompute when KV blocks run out, and the advice to lower max_num_seqs /
+//     max_num_batched_tokens or raise gpu_memory_utilization; chunked prefill.
+//   - DCGM feature overview, profiling metrics
+//     (docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html#metrics):
+//     DCGM_FI_DEV_GPU_UTIL is the share of time a kernel ran; SM_ACTIVE, DRAM_ACTIVE and
+//     PIPE_TENSOR_ACTIVE are ratios of cycles each unit was active.
+//   - Holistic Trace Analysis (hta/trace_analysis.py): idle time breakdown into host_wait /
+//     kernel_wait, and communication-computation overlap.
 const (
 	// kvFullRatio: vLLM preempts only when no free KV block is left; a window whose peak
 	// usage stays under 95% of blocks had room, so preemptions there come from elsewhere.
