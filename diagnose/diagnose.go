@@ -441,7 +441,10 @@ func headroom(v *view, o *Options) []evidence.Headroom {
 			out = append(out, evidence.Headroom{Signal: c.sig, Value: s.Value, Bound: c.bound, Unit: s.Unit, Note: c.note})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Value/out[i].Bound > out[j].Value/out[j].Bound })
+	for i := range out {
+		out[i].Pct = math.Round(1000*(1-out[i].Value/out[i].Bound)) / 10
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pct < out[j].Pct })
 	return out
 }
 
@@ -494,7 +497,7 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]
-		s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, 100*(1-h.Value/h.Bound))
+		s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, h.Pct)
 	} else {
 		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
 	}

@@ -290,7 +290,9 @@ type Headroom struct {
 	Value  float64 `json:"value"`
 	Bound  float64 `json:"bound"`
 	Unit   string  `json:"unit"`
-	Note   string  `json:"note,omitempty"`
+	// Pct is the room left, 100 × (1 − value/bound); negative when the bound is exceeded.
+	Pct  float64 `json:"headroom_pct"`
+	Note string  `json:"note,omitempty"`
 }
 
 // MissingSource names an absent evidence source and what it would settle.

@@ -282,7 +282,7 @@ func headroomPct(h evidence.Headroom) string {
 	if h.Bound == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.0f%% headroom", 100*(1-h.Value/h.Bound))
+	return fmt.Sprintf("%.0f%% headroom", h.Pct)
 }
 
 func cost(c *float64) string {
