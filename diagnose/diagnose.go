@@ -471,6 +471,9 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	acc := ""
 	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
 		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
+		if c := ev.Workload.CostPerAcceptedTask; c != nil {
+			acc += fmt.Sprintf(" at $%.4f per accepted task", *c)
+		}
 	}
 	if owner != nil {
 		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
