@@ -123,13 +123,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Target: srv.URL(), Contract: c, OutDir: o.OutDir, Collectors: cols, Engine: "sim",
 		Progress: o.Progress, IsTTY: o.IsTTY,
 	})
+	if errors.Is(err, runner.ErrBadInput) {
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	if ev == nil {
 		return nil, err
 	}
 	if err != nil && !errors.Is(err, runner.ErrRunFailed) {
-		if errors.Is(err, runner.ErrBadInput) {
-			return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
-		}
 		return nil, err
 	}
 	notes := []string{fmt.Sprintf("pel demo: simulated %s serving %s (scenario %s); the diagnosis reads only its HTTP, /metrics, DCGM and trace outputs", sc.Engine.GPU, sc.Engine.Model, sc.Name)}

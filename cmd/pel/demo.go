@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/mattn/go-isatty"
 	"github.com/pel-ladder/pel/demo"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
@@ -46,9 +44,7 @@ Scenarios: %s (default %s).
 			}
 			if !asJSON {
 				o.Progress = a.stderr
-				if f, ok := a.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-					o.IsTTY = true
-				}
+				o.IsTTY = isTerminal(a.stderr)
 			}
 			res, err := demo.Run(a.ctx, o)
 			if err != nil {
