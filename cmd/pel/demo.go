@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"github.com/pel-ladder/pel/demo"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/spf13/cobra"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 func init() { subcommands = append(subcommands, newDemoCmd) }
