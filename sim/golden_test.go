@@ -2,6 +2,7 @@ package sim
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -89,21 +89,11 @@ func TestTraceMatchesRealKinetoKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startSim(t, "launch-bound", 10, nil)
-	var b strings.Builder
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := srv.CaptureTrace(t.Context(), 50*time.Millisecond, 0, &b); err != nil {
-			t.Error(err)
-		}
-	}()
-	load(t, srv.URL(), 2, 2, 20, 100, false)
-	wg.Wait()
+	b := captureDuring(t, srv, func() { load(t, srv.URL(), 2, 2, 20, 4, false) })
 	var ours struct {
 		TraceEvents []map[string]any `json:"traceEvents"`
 	}
-	if err := json.Unmarshal([]byte(b.String()), &ours); err != nil {
+	if err := json.Unmarshal([]byte(b), &ours); err != nil {
 		t.Fatal(err)
 	}
 	rTop, rArgs := eventKeys(real.TraceEvents)
@@ -129,4 +119,31 @@ func TestTraceMatchesRealKinetoKeys(t *testing.T) {
 			t.Errorf("cuda_runtime args lack %q", k)
 		}
 	}
+}
+
+// captureDuring captures replica 0's steps for exactly as long as fn runs: the capture is
+// registered before fn starts and ends when fn returns, so the window holds the load
+// whatever the machine's speed (a fixed wall-clock window could miss it under load).
+func captureDuring(t *testing.T, srv *Server, fn func()) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var b strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.CaptureTrace(ctx, time.Hour, 0, &b); err != nil {
+			t.Error(err)
+		}
+	}()
+	for srv.replicas[0].cap.Load() == nil {
+		select {
+		case <-done:
+			t.Fatal("capture ended before it started")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	fn()
+	cancel()
+	<-done
+	return b.String()
 }

@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -265,18 +265,7 @@ func TestColdStartFirstRequestsSlow(t *testing.T) {
 
 func TestTPCommTraceAndReplicas(t *testing.T) {
 	srv := startSim(t, "tp-comm", 10, nil)
-	var trace strings.Builder
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := srv.CaptureTrace(context.Background(), 2*time.Second, 0, &trace); err != nil {
-			t.Error(err)
-		}
-	}()
-	load(t, srv.URL(), 8, 8, 2000, 16, false)
-	wg.Wait()
-	tr := parseTrace(t, trace.String())
+	tr := parseTrace(t, captureDuring(t, srv, func() { load(t, srv.URL(), 8, 8, 2000, 16, false) }))
 	var comm, total float64
 	for _, e := range tr.TraceEvents {
 		if e.Cat == "kernel" {
@@ -347,31 +336,36 @@ func TestTraceEndpointKinetoShape(t *testing.T) {
 		scenario, launch string
 	}{{"launch-bound", "cudaLaunchKernel"}, {"healthy", "cudaGraphLaunch"}} {
 		srv := startSim(t, tc.scenario, 10, nil)
-		var body string
+		// Four clients keep requests in flight until the trace request returns (each at most
+		// 200 requests), so the 0.1 s window holds steps however late the request arrives.
+		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := http.Get(srv.TraceURL() + "?seconds=0.1")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer resp.Body.Close()
-			var b strings.Builder
-			buf := make([]byte, 1<<16)
-			for {
-				n, err := resp.Body.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					break
+		for c := 0; c < 4; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 200; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					complete(t, srv.URL(), 100, 200, false, fmt.Sprintf("c%d-%d", c, i))
 				}
-			}
-			body = b.String()
-		}()
-		load(t, srv.URL(), 4, 4, 100, 200, false)
+			}()
+		}
+		resp, err := http.Get(srv.TraceURL() + "?seconds=0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		close(stop)
 		wg.Wait()
-		tr := parseTrace(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := parseTrace(t, string(body))
 		if tr.SchemaVersion != 1 || len(tr.DeviceProperties) != 1 || tr.DeviceProperties[0]["numSms"] != float64(132) {
 			t.Fatalf("%s: header %+v", tc.scenario, tr.DeviceProperties)
 		}
