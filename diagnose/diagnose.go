@@ -78,6 +78,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	o.defaults()
 	addClientSeries(ev, recs)
 	full := newView(ev)
+	full.cold = coldSignals(ev, recs)
 
 	lagNote, penalty := "", 1.0
 	if lag, ok := full.val(evidence.SigScheduleLagP99); ok && lag > scheduleLagMaxMs {

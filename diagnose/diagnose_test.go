@@ -147,7 +147,8 @@ func TestRules(t *testing.T) {
 			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerSpeculative, "speculative-negative"},
 		{"application buffering", build(with(sig{evidence.SigServerTTFTP50, 40}, sig{evidence.SigTTFTFromSentP50, 400}, sig{evidence.SigTokensPerChunk, 8})...),
 			recs(200, rejectEvery(4, "slo ttft p99")), evidence.LayerApplication, "client-server-gap"},
-		{"cold start", build(with(sig{evidence.SigColdWarmTTFTRatio, 8})...),
+		{"cold start", withCold(build(with(sig{evidence.SigColdWarmTTFTRatio, 8}, sig{evidence.SigServerTTFTP50, 85})...),
+			sig{evidence.SigServerTTFTP50, 700}),
 			recs(200, nil), evidence.LayerKernel, "cold-start"},
 	}
 	// Prefill HOL needs records whose short prompts really wait behind long ones.
@@ -543,5 +544,87 @@ func TestLaunchBoundExplainsIdleGaps(t *testing.T) {
 	Diagnose(ev, recs(100, nil), Options{})
 	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerKernel {
 		t.Fatalf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
+	}
+}
+
+// withCold adds cold-phase signals to hand-built evidence.
+func withCold(ev *evidence.Evidence, sigs ...sig) *evidence.Evidence {
+	for _, s := range sigs {
+		st, src := stageOf(s.name)
+		ev.Add(evidence.Signal{Name: s.name, Value: s.v, Stage: st, Source: src, Phase: evidence.PhaseCold})
+	}
+	return ev
+}
+
+// TestColdStartNeedsTheEnginesOwnTimings: a cold excess names the kernel layer only when the
+// engine's own TTFT shows it; one only the client saw (a late load generator, a simulator or
+// client falling behind on a busy machine) is no kernel finding, and without /metrics the
+// finding stays below the owner gate and names the missing source.
+func TestColdStartNeedsTheEnginesOwnTimings(t *testing.T) {
+	// The first 20 tasks are cold: TTFT from sent 800 ms, or on time but 700 ms late on the
+	// client's schedule (TTFT from scheduled_at 800 ms, from sent 100 ms like the warm ones).
+	slowCold := func(i int, _ float64, r *record.Record) {
+		if i < 20 {
+			r.Phase = record.PhaseCold
+			r.FirstTokenAt = r.SentAt.Add(800 * time.Millisecond)
+		}
+	}
+	lateClient := func(i int, _ float64, r *record.Record) {
+		if i < 20 {
+			r.Phase = record.PhaseCold
+			r.SentAt = r.ScheduledAt.Add(700 * time.Millisecond)
+		}
+	}
+	base := []sig{{evidence.SigColdWarmTTFTRatio, 8}, {evidence.SigTTFTFromSentP50, 100}, {evidence.SigTTFTP50, 100}, {evidence.SigAcceptanceRate, 1}}
+	engine := append(append([]sig{}, base...), sig{evidence.SigServerTTFTP50, 90})
+	tests := []struct {
+		name      string
+		ev        *evidence.Evidence
+		recs      []record.Record
+		wantFound bool
+		wantOwner bool   // kernel named
+		wantMiss  string // text Missing must name ("" = nothing asked)
+		wantNote  string
+	}{
+		{"engine saw it", withCold(build(engine...), sig{evidence.SigServerTTFTP50, 700}), recs(200, slowCold), true, true, "", ""},
+		{"engine flat", withCold(build(engine...), sig{evidence.SigServerTTFTP50, 95}), recs(200, slowCold), false, false, "", ""},
+		{"no /metrics", build(base...), recs(200, slowCold), true, false, "--metrics", "cold-phase TTFT not seen"},
+		{"late client, no /metrics", build(base...), recs(200, lateClient), false, false, "", ""},
+		{"late client, engine saw it", withCold(build(engine...), sig{evidence.SigServerTTFTP50, 700}), recs(200, func(i int, t float64, r *record.Record) {
+			lateClient(i, t, r)
+			slowCold(i, t, r)
+		}), true, true, "", ""},
+		{"simulator lag, no /metrics", withCold(build(base...), sig{evidence.SigEngineStepLagMs, 400}), recs(200, slowCold), true, false, "--metrics", "step loop ran 400 ms behind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := Diagnose(tc.ev, tc.recs, Options{SLO: slo, Resamples: 50})
+			var f *evidence.Finding
+			for i := range ev.Findings {
+				if ev.Findings[i].ID == "cold-start" {
+					f = &ev.Findings[i]
+				}
+			}
+			if (f != nil) != tc.wantFound {
+				t.Fatalf("cold-start finding %v, want %v: %+v", f != nil, tc.wantFound, ev.Findings)
+			}
+			owner := ev.OwnerLayer != nil && *ev.OwnerLayer == evidence.LayerKernel
+			if owner != tc.wantOwner {
+				t.Fatalf("kernel named %v, want %v: %s", owner, tc.wantOwner, ev.Verdict)
+			}
+			if ev.OwnerLayer != nil && *ev.OwnerLayer != evidence.LayerKernel {
+				t.Fatalf("wrong owner %s", *ev.OwnerLayer)
+			}
+			if f == nil {
+				return
+			}
+			checkFinding(t, *f)
+			if got := strings.Join(f.Missing, " "); !strings.Contains(got, tc.wantMiss) || (tc.wantMiss == "") != (got == "") {
+				t.Errorf("missing %q, want %q", got, tc.wantMiss)
+			}
+			if !strings.Contains(f.ConfidenceNote, tc.wantNote) {
+				t.Errorf("note %q, want %q", f.ConfidenceNote, tc.wantNote)
+			}
+		})
 	}
 }

@@ -135,6 +135,14 @@ const (
 
 	// coldRatioMin: the cold phase's median TTFT at least three times the warm one.
 	coldRatioMin = 3.0
+	// coldServerRatioMin: the engine's own cold/warm TTFT p50 ratio. A constant client-side
+	// overhead pulls the client's ratio towards 1, so warm-up inside the engine shows at
+	// least as strongly there; the bar is lower than coldRatioMin only to absorb bucket
+	// interpolation (adjacent vLLM TTFT buckets are up to 2.5× apart).
+	coldServerRatioMin = 2.0
+	// simStepLagMaxMs: pel sim lets its loop fall this far behind before it drops the debt
+	// (sim/server.go lagTolerance); beyond it the client's timings carry the simulator's lag.
+	simStepLagMaxMs = 50.0
 )
 
 // rules is the catalog, in the order ties are broken.
@@ -565,15 +573,48 @@ func ruleColdStart(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("the first requests wait %.1f× longer for their first token than warm ones", r.item.Value),
 		hypothesis: "The first steps compile kernels and capture graphs (torch.compile, CUDA graph capture, autotuning) on the request path, so early requests pay the warm-up.",
 		items:      []meas{r},
-		confidence: 0.7,
 		prediction: "If warm-up work sits on the request path, running it before admitting traffic (a warm-up request set, or cached compile artifacts) brings the cold/warm TTFT ratio under 1.5; a second run against the same process shows no cold penalty.",
 		nextProbe:  "Trace the first requests after start (torch.compile logs with TORCH_LOGS=recompiles, or a trace with compile regions), and rerun against the warm process.",
 		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
 		strength:   clamp01((r.item.Value - coldRatioMin) / 10),
 	}
+	// TTFT counts from scheduled_at, so a load generator that fell behind at start (a busy
+	// machine starting its threads, connections and the engine at once) inflates the cold
+	// figure by its own lateness: the symptom must then hold from the send time too.
+	if lag := v.judgeCold(evidence.SigScheduleLagP99, ">", scheduleLagMaxMs); lag.present && lag.holds {
+		sent, ok := v.coldWarmRatio(evidence.SigTTFTFromSentP50, "client.cold_warm_ttft_from_sent_ratio", ">=", coldRatioMin)
+		if !ok || !sent.holds {
+			return nil // the cold excess is the load generator's own lateness
+		}
+		h.items = append(h.items, sent, asContext(lag))
+	}
+	// The engine's own TTFT decides whether the first requests waited inside it: warm-up
+	// work on the request path shows there; a cold excess only the client saw (connection
+	// set-up, a proxy, a simulator or client falling behind) does not belong to the kernels.
+	srv, seen := v.coldWarmRatio(evidence.SigServerTTFTP50, "engine.cold_warm_ttft_ratio", ">=", coldServerRatioMin)
+	switch {
+	case seen && !srv.holds:
+		return nil
+	case seen:
+		h.items = append(h.items, srv)
+		h.confidence = 0.85
+	default:
+		h.confidence = 0.5
+		h.missing = append(h.missing, missMetrics)
+		h.confNote = "the engine's cold-phase TTFT not seen: the client alone cannot tell warm-up inside the engine from a cold path to it"
+	}
 	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present && c.holds {
 		h.items = append(h.items, c)
-		h.confidence = 0.85
+		h.confidence += 0.15
+	}
+	// pel sim's loop falling behind shifts what the client sees, never the engine's own
+	// timings; say so when it happened in the cold phase.
+	if sl := v.judgeCold(evidence.SigEngineStepLagMs, ">", simStepLagMaxMs); sl.present && sl.holds {
+		h.items = append(h.items, asContext(sl))
+		h.confNote = joinNote(h.confNote, fmt.Sprintf("the simulated engine's step loop ran %.0f ms behind in the cold phase; only the engine's own timings are free of it", sl.item.Value))
+		if !seen {
+			h.confidence *= lagSeverePenalty
+		}
 	}
 	return h
 }

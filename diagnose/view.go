@@ -3,9 +3,11 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
 )
 
 // view is what a rule sees: headline signal values by name, and which stages held any
@@ -16,6 +18,10 @@ type view struct {
 	stages  map[int]bool // stage number -> has at least one signal
 	derived map[string]bool
 	half    string // "", "first half", "second half"
+	// cold holds the cold phase's unlabelled signals (engine and devices from the evidence,
+	// client figures re-derived from the cold records), for rules that compare the phases.
+	// Only the whole-run view has it.
+	cold map[string]evidence.Signal
 }
 
 // newView indexes the headline signals of an evidence package (unlabelled; warm phase
@@ -38,6 +44,73 @@ func newView(ev *evidence.Evidence) *view {
 		}
 	}
 	return v
+}
+
+// coldSignals collects the cold phase's figures: the engine's and devices' signals of that
+// phase as the producers wrote them, and the client's re-derived from the cold records
+// (stats reports client figures for the headline phase only), including the load
+// generator's own lateness in that phase.
+func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidence.Signal {
+	out := map[string]evidence.Signal{}
+	for _, st := range ev.Stages {
+		for _, s := range st.Signals {
+			if len(s.Labels) == 0 && s.Phase == evidence.PhaseCold && !math.IsNaN(s.Value) && !math.IsInf(s.Value, 0) {
+				out[s.Name] = s
+			}
+		}
+	}
+	var cold []*record.Record
+	var lag []float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase != record.PhaseCold {
+			continue
+		}
+		cold = append(cold, r)
+		if d, ok := r.ScheduleLag(); ok {
+			lag = append(lag, ms(d))
+		}
+	}
+	client := clientSignals(cold)
+	if len(lag) > 0 {
+		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
+	}
+	for n, x := range client {
+		unit := "ratio"
+		switch {
+		case strings.HasSuffix(n, "_ms"):
+			unit = "ms"
+		case n == evidence.SigTokensPerChunk:
+			unit = "tokens"
+		}
+		out[n] = evidence.Signal{Name: n, Value: x, Unit: unit, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
+	}
+	return out
+}
+
+// coldWarmRatio compares a signal's cold-phase value with its headline (warm) one.
+func (v *view) coldWarmRatio(name, ratioName, op string, thr float64) (meas, bool) {
+	c, ok := v.cold[name]
+	w, ok2 := v.sig[name]
+	if !ok || !ok2 || w.Value <= 0 {
+		return meas{}, false
+	}
+	m := derivedItem(ratioName, c.Value/w.Value, op, thr, "ratio", w.Source, w.Stage, name)
+	return m, true
+}
+
+// judgeCold compares a cold-phase signal to a threshold.
+func (v *view) judgeCold(name, op string, thr float64) meas {
+	s, ok := v.cold[name]
+	if !ok {
+		return meas{item: evidence.EvidenceItem{Signal: name, Op: op, Threshold: thr, Phase: evidence.PhaseCold}}
+	}
+	return meas{
+		item: evidence.EvidenceItem{Signal: name, Value: s.Value, Op: op, Threshold: thr, Unit: s.Unit,
+			Source: s.Source, Stage: s.Stage, Phase: evidence.PhaseCold},
+		present: true,
+		holds:   compare(s.Value, op, thr),
+	}
 }
 
 // rederived reports whether m's value was re-derived in this (half) view.
