@@ -165,16 +165,22 @@ func TestSchedulerCPUThroughputFlattens(t *testing.T) {
 
 func TestPrefillHOLBlocksShortPrompts(t *testing.T) {
 	jump := func(mutate func(*Scenario)) float64 {
-		// Speed 1: the long prefill takes ~0.4 s of wall time, so short requests sent 30 ms
-		// after it surely arrive while it runs, even under the race detector.
+		// Speed 1: the long prefill takes ~0.4 s of wall time. A streaming response's headers
+		// come back once the server has queued the request, so short requests sent after
+		// them arrive behind the long prompt (no sleep guessing how long that takes).
 		srv := startSim(t, "prefill-hol", 1, mutate)
 		alone := medianTTFT(load(t, srv.URL(), 6, 2, 100, 4, true))
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); complete(t, srv.URL(), 6500, 4, true, "long") }()
-		time.Sleep(30 * time.Millisecond) // the short ones arrive while the long prompt prefills
+		body := fmt.Sprintf(`{"messages":[{"role":"user","content":%q}],"max_tokens":4,"stream":true}`, prompt(6500, "long"))
+		resp, err := http.Post(srv.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
 		during := medianTTFT(load(t, srv.URL(), 6, 6, 100, 4, true))
-		wg.Wait()
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("long prompt: HTTP %d", resp.StatusCode)
+		}
 		return float64(during) / float64(alone)
 	}
 	blocked := jump(nil)
