@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -213,7 +214,9 @@ func (c *Client) Do(taskCtx context.Context, r *workload.Request, body []byte, r
 		} else if ctx.Err() != nil {
 			status, msg = record.StatusTimeout, fmt.Sprintf("no complete response within %v", c.cfg.Timeout)
 		}
-		rec.Status, rec.Error = status, msg
+		// Error text can quote the server's body, and some servers and proxies echo the
+		// credential they refused: the record (written to requests.jsonl) must never hold it.
+		rec.Status, rec.Error = status, redactKey(msg, c.cfg.APIKey)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -558,14 +561,20 @@ func oneLine(s string, n int) string {
 	return strings.ToValidUTF8(s, "?")
 }
 
-// connMessage shortens transport errors (drops the "Post \"url\": " prefix).
+// connMessage shortens transport errors: net/http wraps them in a *url.Error whose text
+// repeats the method and URL ("Post \"http://...\": "), which the caller already names.
 func connMessage(err error) string {
-	var ue interface{ Unwrap() error }
-	msg := err.Error()
-	if errors.As(err, &ue) {
-		if in := ue.Unwrap(); in != nil && strings.HasPrefix(msg, "Post ") {
-			msg = in.Error()
-		}
+	if ue, ok := errors.AsType[*url.Error](err); ok && ue.Err != nil {
+		return ue.Err.Error()
 	}
-	return msg
+	return err.Error()
+}
+
+// redactKey replaces every occurrence of the API key in s (an error message about to be
+// recorded or printed) with a placeholder.
+func redactKey(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[API key]")
 }

@@ -171,6 +171,11 @@ func TestCheckReady(t *testing.T) {
 	defer ok.Close()
 	auth := httptest.NewServer(&loadgentest.Handler{RequireAuth: "Bearer right"})
 	defer auth.Close()
+	// A proxy that quotes the credential back in its error page.
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream refused "+r.Header.Get("Authorization"), http.StatusBadGateway)
+	}))
+	defer echo.Close()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
@@ -186,12 +191,16 @@ func TestCheckReady(t *testing.T) {
 		{"bad key", auth.URL, "wrong", "refused the API key", "", 0},
 		{"good key", auth.URL, "right", "", "/v1/models", 1},
 		{"no scheme", "localhost:1", "", "must start with http", "", 0},
+		{"key echoed", echo.URL, "sk-echo-7", "upstream refused Bearer [API key]", "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := CheckReady(context.Background(), nil, c.url, c.key)
 			if c.errHas != "" {
 				if err == nil || !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), c.errHas) {
 					t.Fatalf("err %v, want one containing %q", err, c.errHas)
+				}
+				if c.key != "" && strings.Contains(err.Error(), c.key) {
+					t.Errorf("error quotes the API key: %v", err)
 				}
 				return
 			}

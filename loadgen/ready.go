@@ -28,9 +28,14 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	if hc == nil {
 		hc = DefaultHTTPClient()
 	}
+	// Messages may quote the server's answer; a server that echoes the refused key must not
+	// get it printed.
+	notReady := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrNotReady, redactKey(fmt.Sprintf(format, a...), apiKey))
+	}
 	base := BaseURL(target)
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("%w: target %q must start with http:// or https://", ErrNotReady, target)
+		return nil, notReady("target %q must start with http:// or https://", target)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -52,11 +57,11 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	}
 	code, ct, body, err := get("/v1/models")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not reachable: %s", ErrNotReady, base, connMessage(err))
+		return nil, notReady("%s is not reachable: %s", base, connMessage(err))
 	}
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: %s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", ErrNotReady, base, code)
+		return nil, notReady("%s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", base, code)
 	case code == http.StatusOK:
 		var list struct {
 			Data []struct {
@@ -64,7 +69,7 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 			} `json:"data"`
 		}
 		if json.Unmarshal(body, &list) != nil || list.Data == nil {
-			return nil, fmt.Errorf("%w: %s is not an OpenAI-compatible server: GET /v1/models returned %s", ErrNotReady, base, describe(ct, body))
+			return nil, notReady("%s is not an OpenAI-compatible server: GET /v1/models returned %s", base, describe(ct, body))
 		}
 		r := &Readiness{Via: "/v1/models"}
 		for _, d := range list.Data {
@@ -80,8 +85,8 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	if herr == nil {
 		hdesc = fmt.Sprintf("HTTP %d (%s)", hcode, describe(hct, hbody))
 	}
-	return nil, fmt.Errorf("%w: %s is not an OpenAI-compatible server: GET /v1/models returned HTTP %d (%s), GET /health returned %s",
-		ErrNotReady, base, code, describe(ct, body), hdesc)
+	return nil, notReady("%s is not an OpenAI-compatible server: GET /v1/models returned HTTP %d (%s), GET /health returned %s",
+		base, code, describe(ct, body), hdesc)
 }
 
 func describe(ct string, b []byte) string {

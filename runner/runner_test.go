@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ api: chat
 arrival: {process: constant, rate: 200}
 requests: 48
 seed: 7
-timeout: 5s
+timeout: 2s
 tasks:
   - {name: plain, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
   - {name: multi, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 12}
@@ -40,6 +41,8 @@ tasks:
     prompt_tokens: {dist: fixed, value: 16}
     output_tokens: 15
     checks: [{type: regex, pattern: '\d'}]
+  - {name: slow, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 16}
+  - {name: echo, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 17}
 retry: {max_attempts: 3, backoff: 5ms, on: [429, 5xx]}
 cost: {accelerator_hour_usd: 3.6, accelerators: 1}
 `
@@ -61,6 +64,10 @@ func mixPlan(r loadgentest.Request) loadgentest.Behavior {
 		return loadgentest.Behavior{ErrorEventAfter: 2}
 	case 14:
 		return loadgentest.Behavior{NoUsage: true}
+	case 16: // past the contract's 2 s timeout
+		return loadgentest.Behavior{FirstTokenDelay: time.Minute}
+	case 17: // a server that quotes the credential it was sent in its error body
+		return loadgentest.Behavior{Status: 400, ErrorBody: `{"error":{"message":"bad request from ` + r.Auth + `"}}`}
 	}
 	return loadgentest.Behavior{}
 }
@@ -139,9 +146,11 @@ func TestRunMixedBehaviours(t *testing.T) {
 		"errevent":  {record.StatusStreamError, 1, 200, 2, "estimate", false, "error: stream", 1},
 		"nousage":   {record.StatusOK, 1, 200, 14, "estimate", true, "", 1},
 		"check":     {record.StatusOK, 1, 200, 15, "usage", false, "check regex", 1},
+		"slow":      {record.StatusTimeout, 1, 200, 0, "estimate", false, "error: timeout", 0},
+		"echo":      {record.StatusHTTPError, 1, 400, 0, "", false, "error: http 400", 0},
 	}
 	seenTask := map[string]int{}
-	accepted := 0
+	accepted, failed := 0, 0
 	for _, r := range recs {
 		w, ok := wants[r.Task]
 		if !ok {
@@ -161,6 +170,9 @@ func TestRunMixedBehaviours(t *testing.T) {
 		if r.Accepted {
 			accepted++
 		}
+		if r.Failed() {
+			failed++
+		}
 		if r.PromptHash == "" || r.Prompt != "" || r.Output != "" || r.ScheduledAt.IsZero() || r.DoneAt.IsZero() || r.ID == "" {
 			t.Errorf("seq %d: privacy/timing fields %+v", r.Seq, r)
 		}
@@ -168,8 +180,12 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if len(seenTask) != len(wants) {
 		t.Errorf("task types seen %v: the seed should draw every type", seenTask)
 	}
-	if ev.Workload.Accepted != accepted || ev.Workload.AcceptanceRate != float64(accepted)/48 {
+	// Failed, timed-out and rejected tasks all stay in the denominators.
+	if ev.Workload.Accepted != accepted || ev.Workload.AcceptanceRate != math.Round(1e6*float64(accepted)/48)/1e6 {
 		t.Errorf("workload accepted %d rate %v, records %d", ev.Workload.Accepted, ev.Workload.AcceptanceRate, accepted)
+	}
+	if failed == 0 || ev.Workload.Failed != failed || ev.Workload.ErrorRate != math.Round(1e6*float64(failed)/48)/1e6 {
+		t.Errorf("workload failed %d error rate %v, records %d failed", ev.Workload.Failed, ev.Workload.ErrorRate, failed)
 	}
 	if ev.Workload.CostPerAcceptedTask == nil {
 		t.Error("cost per accepted task missing")
