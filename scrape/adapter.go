@@ -30,6 +30,8 @@ const (
 	qSpecAccepted   = "spec_accepted_tokens"
 	qSpecRateGauge  = "spec_accept_rate" // gauge, ratio (SGLang)
 	qSpecLenGauge   = "spec_accept_len"  // gauge, tokens (SGLang)
+	qStepLag        = "step_lag"         // gauge, seconds (pel sim only)
+	qClockSkipped   = "clock_skipped"    // counter, seconds (pel sim only)
 
 	qGPUUtil      = "gpu_util"      // gauge, ratio
 	qSMActive     = "sm_active"     // gauge, ratio
@@ -113,6 +115,11 @@ var adapters = []*Adapter{
 			{q: qSpecDrafts, kind: kCounter, fams: []string{"vllm:spec_decode_num_drafts_total"}},
 			{q: qSpecDraftTok, kind: kCounter, fams: []string{"vllm:spec_decode_num_draft_tokens_total"}},
 			{q: qSpecAccepted, kind: kCounter, fams: []string{"vllm:spec_decode_num_accepted_tokens_total"}},
+			// pel sim's own health next to its vLLM names (not vLLM metrics): how far its
+			// real-time step loop ran behind schedule, and the schedule it dropped, so a run
+			// can tell "the simulator was overloaded" from the scenario's fault.
+			{q: qStepLag, kind: kGauge, fams: []string{"pel_sim_step_lag_seconds"}},
+			{q: qClockSkipped, kind: kCounter, fams: []string{"pel_sim_clock_skipped_seconds_total"}},
 		},
 	},
 	{

@@ -64,7 +64,10 @@
 //   - histograms: per-bucket deltas over the window the same way, then quantiles by
 //     linear interpolation inside the bucket, like Prometheus histogram_quantile (the
 //     signal note names the bucket: the true quantile lies in it);
-//   - gaps: failed samples, and attempts more than 1.5 intervals apart, in the window.
+//   - gaps: failed samples, and attempts more than 1.5 intervals apart, in the window;
+//   - pel sim only: engine.step_lag_ms, the largest pel_sim_step_lag_seconds any replica
+//     showed in the window (its note adds pel_sim_clock_skipped_seconds_total's increase),
+//     so a diagnosis can tell "the simulator was overloaded" from the scenario's fault.
 //
 // Series are kept per raw series (full label set) until resets are handled, then grouped
 // per replica: the endpoint plus the engine's replica labels (vLLM "engine", SGLang
@@ -107,6 +110,8 @@
 //	| vllm | spec_drafts | vllm:spec_decode_num_drafts_total |
 //	| vllm | spec_draft_tokens | vllm:spec_decode_num_draft_tokens_total |
 //	| vllm | spec_accepted_tokens | vllm:spec_decode_num_accepted_tokens_total |
+//	| vllm | step_lag | pel_sim_step_lag_seconds |
+//	| vllm | clock_skipped | pel_sim_clock_skipped_seconds_total |
 //	| sglang | waiting | sglang:num_queue_reqs, sglang:num_requests_waiting, sglang:queue_req |
 //	| sglang | running | sglang:num_running_reqs, sglang:num_requests_running |
 //	| sglang | kv_usage | sglang:token_usage |

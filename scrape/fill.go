@@ -257,6 +257,22 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	} else if m, ok := meanGauge(rs, qSpecLenGauge, w); ok {
 		add(evidence.SigSpecMeanAcceptLen, "tokens", m, "engine-reported gauge, averaged over the window")
 	}
+	// pel sim's step lag: the worst any replica showed at a sample. The gauge holds the
+	// lag of the last step only, so the dropped-schedule counter goes in the note: it
+	// catches lag between samples too.
+	lagMax, lagOK := math.Inf(-1), false
+	for _, r := range rs {
+		if _, mx, ok := r.gaugeStats(qStepLag, w); ok {
+			lagMax, lagOK = math.Max(lagMax, mx), true
+		}
+	}
+	if lagOK {
+		note := "max over the window of pel_sim_step_lag_seconds (simulator overload, not a scenario fault)"
+		if skipped, _, ok := sumRate(qClockSkipped); ok {
+			note += fmt.Sprintf("; %g s of schedule dropped", round(skipped))
+		}
+		add(evidence.SigEngineStepLagMs, "ms", lagMax*1000, note)
+	}
 	gaps, note := st.gaps(KindEngine, w)
 	add(evidence.SigScrapeGaps, "count", float64(gaps), note)
 	return out

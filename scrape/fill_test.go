@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -323,5 +324,50 @@ func TestRecordedEngine(t *testing.T) {
 	}
 	if ev = fill(t, ss); ev.Run.Engine != "sglang" {
 		t.Errorf("recorded engine ignored: %q", ev.Run.Engine)
+	}
+}
+
+// TestSimStepLag: pel sim's step-lag gauge becomes engine.step_lag_ms, the maximum any
+// replica showed inside each phase, with the dropped schedule (a counter) in the note.
+// Pages without the pel_sim_ families (a real vLLM) give no such signal.
+func TestSimStepLag(t *testing.T) {
+	// Replica 0 lags 120 ms at t=3 and replica 1 lags 30 ms at t=4 (warm); replica 0 lags
+	// 200 ms at t=1 (cold). 0.5 s of schedule is dropped during the warm phase.
+	lag := map[float64][2]float64{1: {0.2, 0}, 3: {0.12, 0.01}, 4: {0, 0.03}}
+	page := func(withSim bool) func(float64) string {
+		return func(t float64) string {
+			var b strings.Builder
+			b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+			b.WriteString("vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\nvllm:num_requests_running{engine=\"1\",model_name=\"m\"} 1\n")
+			if withSim {
+				l := lag[t]
+				skipped := 0.0
+				if t >= 3 {
+					skipped = 0.5
+				}
+				b.WriteString("# TYPE pel_sim_step_lag_seconds gauge\n")
+				fmt.Fprintf(&b, "pel_sim_step_lag_seconds{engine=\"0\",model_name=\"m\"} %g\npel_sim_step_lag_seconds{engine=\"1\",model_name=\"m\"} %g\n", l[0], l[1])
+				b.WriteString("# TYPE pel_sim_clock_skipped_seconds_total counter\n")
+				fmt.Fprintf(&b, "pel_sim_clock_skipped_seconds_total{engine=\"0\",model_name=\"m\"} %g\npel_sim_clock_skipped_seconds_total{engine=\"1\",model_name=\"m\"} 0\n", skipped)
+			}
+			return b.String()
+		}
+	}
+	cold := evidence.Phase{Name: "cold", StartS: 0, EndS: 2}
+	warm := evidence.Phase{Name: "warm", StartS: 2, EndS: 5}
+	ev := fill(t, pages(t, "http://127.0.0.1:8000/metrics", KindEngine, every(0, 5, 1), page(true), nil), cold, warm)
+	got := map[string]evidence.Signal{}
+	for _, s := range ev.SignalsNamed(evidence.SigEngineStepLagMs) {
+		got[s.Phase] = s
+	}
+	if s := got["warm"]; s.Value != 120 || s.Unit != "ms" || s.Stage != evidence.StageServingCache || !strings.Contains(s.Note, "0.5 s of schedule dropped") {
+		t.Errorf("warm step lag %+v, want 120 ms with 0.5 s dropped", s)
+	}
+	if s := got["cold"]; s.Value != 200 || !strings.Contains(s.Note, "0 s of schedule dropped") {
+		t.Errorf("cold step lag %+v, want 200 ms with nothing dropped", s)
+	}
+	ev = fill(t, pages(t, "http://127.0.0.1:8000/metrics", KindEngine, every(0, 5, 1), page(false), nil), warm)
+	if s := ev.SignalsNamed(evidence.SigEngineStepLagMs); len(s) != 0 {
+		t.Errorf("a page without pel_sim_ families gave %+v", s)
 	}
 }
