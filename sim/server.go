@@ -268,12 +268,14 @@ func (s *Server) drive(r *replica) {
 			s.metrics.engines[r.idx].skipped.Add(lag.Seconds())
 			eng.AdvanceTo(s.virtNow())
 		}
+		// Metrics first, tokens second: a client that has read its last token and then
+		// scrapes /metrics must find its request counted (as tests and pel run expect).
+		s.metrics.record(r.idx, res, s.obs)
 		for _, em := range r.out {
 			em.st.push(em.tokens, em.finish)
 		}
 		clear(r.out)
 		r.out = r.out[:0]
-		s.metrics.record(r.idx, res, s.obs)
 		for i := range res.Finished {
 			if s.otlp != nil {
 				s.exportSpan(&res.Finished[i])
