@@ -13,15 +13,20 @@ import (
 
 // TestOpenAINodeClient streams a chat completion from the sim with the official `openai` npm
 // package (test/openai-node) and checks the usage it reads. CI installs it with
-// `cd test/openai-node && npm ci`; without node or node_modules the test skips and says so.
+// `cd test/openai-node && npm ci`. It skips only when node_modules was never installed;
+// once it exists (CI ran npm ci), a missing openai package or node binary fails the test
+// rather than skipping it silently.
 func TestOpenAINodeClient(t *testing.T) {
 	dir, _ := filepath.Abs("../test/openai-node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
 		t.Skip("test/openai-node/node_modules missing: run `cd test/openai-node && npm ci` to enable this test")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		t.Fatalf("test/openai-node/node_modules exists but holds no openai package (%v): rerun `npm ci` there", err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not on PATH")
+		t.Fatalf("test/openai-node/node_modules is installed but node is not on PATH: %v", err)
 	}
 	srv := startSim(t, "healthy", 10, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
