@@ -17,6 +17,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
 )
 
 // ErrBadInput marks an unreadable run directory, a contract mismatch or unusable options
@@ -617,7 +618,7 @@ func minSamples(q, level float64) int {
 func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, ok bool, need int, why string) {
 	if st.kind.latency() {
 		c := &s.lat[st.kind]
-		n := len(c.vals)
+		n := c.Len()
 		if n == 0 {
 			return 0, 0, false, 0, "no values"
 		}
@@ -626,10 +627,10 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 			r := mstats.QuantileCI(n, st.q, level)
 			lo, hi = math.Inf(-1), math.Inf(1)
 			if r.LoOrder >= 1 && r.LoOrder <= n {
-				lo = c.vals[r.LoOrder-1]
+				lo = c.Value(r.LoOrder - 1)
 			}
 			if r.HiOrder >= 1 && r.HiOrder <= n {
-				hi = c.vals[r.HiOrder-1]
+				hi = c.Value(r.HiOrder - 1)
 			}
 			if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 				need = nmin
@@ -640,7 +641,7 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 			return 0, 0, false, nmin, fmt.Sprintf("p%g of %d values: an interval needs at least %d", st.q*100, n, nmin)
 		}
 	}
-	lo, hi, ok = percentileCI(append([]float64(nil), reps...), level)
+	lo, hi, ok = resample.PercentileCI(append([]float64(nil), reps...), level)
 	if !ok {
 		return 0, 0, false, 0, "too few tasks for an interval"
 	}
@@ -768,7 +769,7 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 		}
 		// Judge a quantile only where both samples can bound it: below that a bootstrap of
 		// a p99 is a bootstrap of the sample maximum, and its interval is fiction.
-		n := min(len(bs.lat[m.st.kind].vals), len(cs.lat[m.st.kind].vals))
+		n := min(bs.lat[m.st.kind].Len(), cs.lat[m.st.kind].Len())
 		if nmin := minSamples(m.st.q, o.Level); n < nmin {
 			row.Change = "?"
 			row.Note = fmt.Sprintf("not judged: a p%g needs at least %d values per side for a %.0f%% interval, the smaller side has %d", m.st.q*100, nmin, o.Level*100, n)
@@ -782,7 +783,7 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	for r := range d {
 		d[r] = cb.reps[j][r] - bb.reps[j][r]
 	}
-	lo, hi, ok := percentileCI(d, o.Level)
+	lo, hi, ok := resample.PercentileCI(d, o.Level)
 	if !ok {
 		row.Note = "too few values for an interval"
 		return row

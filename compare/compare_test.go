@@ -283,27 +283,6 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestWeightedQuantiles(t *testing.T) {
-	// Unit weights give the nearest-rank order statistics; doubling one task's weight
-	// moves the median onto it.
-	c := newClustered([][]float64{{1}, {2}, {3}, {4}})
-	out := make([]float64, 3)
-	c.quantiles([]int{1, 1, 1, 1}, []float64{0.25, 0.5, 1}, out)
-	if out[0] != 1 || out[1] != 2 || out[2] != 4 {
-		t.Errorf("unit weights: %v", out)
-	}
-	c.quantiles([]int{0, 0, 3, 1}, []float64{0.5, 0.99}, out[:2])
-	if out[0] != 3 || out[1] != 4 {
-		t.Errorf("weights 0,0,3,1: %v", out[:2])
-	}
-	// A task with several values moves them together.
-	c = newClustered([][]float64{{1, 1, 1}, {9}})
-	c.quantiles([]int{0, 2}, []float64{0.5}, out[:1])
-	if out[0] != 9 {
-		t.Errorf("clustered: %v", out[0])
-	}
-}
-
 func TestTextGolden(t *testing.T) {
 	tmp := t.TempDir()
 	br := comparetest.Records(comparetest.Spec{N: 200, Seed: 1})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
 )
 
 // kind is what a statistic is computed from.
@@ -33,67 +34,6 @@ type stat struct {
 	q    float64
 }
 
-// clustered holds latency values that belong to tasks. ITLs are many per task and
-// correlated within it, so the bootstrap resamples tasks (a cluster bootstrap), never single
-// values; TTFT, TPOT and E2E are one value per task and the same code covers them.
-type clustered struct {
-	vals  []float64 // ascending
-	owner []int     // task index of vals[i]
-	per   []int     // values per task
-}
-
-func newClustered(per [][]float64) clustered {
-	type vo struct {
-		v float64
-		o int
-	}
-	var all []vo
-	c := clustered{per: make([]int, len(per))}
-	for i, xs := range per {
-		c.per[i] = len(xs)
-		for _, x := range xs {
-			all = append(all, vo{x, i})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	c.vals = make([]float64, len(all))
-	c.owner = make([]int, len(all))
-	for i, x := range all {
-		c.vals[i], c.owner[i] = x.v, x.o
-	}
-	return c
-}
-
-// quantiles returns the nearest-rank qs-quantiles (qs ascending, in (0, 1]) of the values
-// when task i counts w[i] times, in one pass; NaN when no value has weight. Nearest rank is
-// the convention of the HDR histograms behind evidence.json (stats package).
-func (c *clustered) quantiles(w []int, qs []float64, out []float64) {
-	total := 0
-	for i, k := range w {
-		total += k * c.per[i]
-	}
-	if total == 0 {
-		for i := range qs {
-			out[i] = math.NaN()
-		}
-		return
-	}
-	j, cum := 0, 0
-	for i, v := range c.vals {
-		cum += w[c.owner[i]]
-		for j < len(qs) && float64(cum) >= math.Max(qs[j]*float64(total), 1) {
-			out[j] = v
-			j++
-		}
-		if j == len(qs) {
-			return
-		}
-	}
-	for ; j < len(qs); j++ {
-		out[j] = c.vals[len(c.vals)-1]
-	}
-}
-
 // side is one run's tasks of one phase, reduced to what the statistics need.
 type side struct {
 	n           int       // tasks, every one in every rate's denominator
@@ -101,7 +41,9 @@ type side struct {
 	acc, fail   []float64 // per task: 1 accepted / 1 failed
 	windowS     float64   // first scheduled_at to last done_at, as stats measures it
 	costPerHour float64   // 0: unknown
-	lat         [nKinds]clustered
+	// lat pools each latency kind's values by task for the cluster bootstrap: ITLs are many
+	// per task and correlated within it; TTFT, TPOT and E2E are one value per task.
+	lat [nKinds]resample.Clustered
 	// perTask holds one value per completed task (ITL: that task's mean ITL) for the
 	// Mann-Whitney U test, which assumes independent observations.
 	perTask [nKinds][]float64
@@ -160,7 +102,7 @@ func newSide(recs []*record.Record, costPerHour float64) *side {
 	}
 	s.windowS = end.Sub(start).Seconds()
 	for k := kTTFT; k <= kE2E; k++ {
-		s.lat[k] = newClustered(per[k])
+		s.lat[k] = resample.NewClustered(per[k])
 	}
 	return s
 }
@@ -197,7 +139,7 @@ func (s *side) eval(w []int, stats []stat, out []float64) {
 			sq[i] = qs[k][o]
 		}
 		res := make([]float64, len(ord))
-		s.lat[k].quantiles(w, sq, res)
+		s.lat[k].Quantiles(w, sq, res)
 		for i, o := range ord {
 			out[idx[k][o]] = res[i]
 		}
@@ -238,9 +180,7 @@ type boot struct {
 func (s *side) bootstrap(stats []stat, b int, rng *rand.Rand) boot {
 	out := boot{point: make([]float64, len(stats)), reps: make([][]float64, len(stats))}
 	w := make([]int, s.n)
-	for i := range w {
-		w[i] = 1
-	}
+	resample.Unit(w)
 	s.eval(w, stats, out.point)
 	if s.n == 0 {
 		return out
@@ -250,46 +190,11 @@ func (s *side) bootstrap(stats []stat, b int, rng *rand.Rand) boot {
 	}
 	row := make([]float64, len(stats))
 	for r := 0; r < b; r++ {
-		clear(w)
-		for range s.n {
-			w[rng.IntN(s.n)]++
-		}
+		resample.Draw(rng, w)
 		s.eval(w, stats, row)
 		for i := range stats {
 			out.reps[i][r] = row[i]
 		}
 	}
 	return out
-}
-
-// percentileCI is the central 95% interval of the finite values of xs (sorted in place);
-// ok is false when fewer than half the resamples gave a value.
-func percentileCI(xs []float64, level float64) (lo, hi float64, ok bool) {
-	fin := xs[:0:0]
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			fin = append(fin, x)
-		}
-	}
-	if len(fin) == 0 || len(fin) < len(xs)/2 {
-		return 0, 0, false
-	}
-	sort.Float64s(fin)
-	a := (1 - level) / 2
-	return quantileSorted(fin, a), quantileSorted(fin, 1-a), true
-}
-
-// quantileSorted interpolates linearly between order statistics (for bootstrap
-// distributions, where smoothness matters more than matching a recorded value).
-func quantileSorted(xs []float64, q float64) float64 {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	pos := q * float64(len(xs)-1)
-	i := int(pos)
-	if i >= len(xs)-1 {
-		return xs[len(xs)-1]
-	}
-	f := pos - float64(i)
-	return xs[i]*(1-f) + xs[i+1]*f
 }

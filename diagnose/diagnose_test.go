@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -378,22 +379,6 @@ func TestRollbackTriggersDeterministic(t *testing.T) {
 	}
 }
 
-func TestWeightedQuantileMatchesPlainQuantile(t *testing.T) {
-	per := [][]float64{{5, 1}, {3}, {}, {9, 7, 2}}
-	c := newClustered(per)
-	w := []int{1, 1, 1, 1}
-	if got := c.weightedQuantile(w, 0.5); got != 3 {
-		t.Errorf("median %v, want 3", got)
-	}
-	w = []int{0, 0, 0, 2} // only the last task, twice
-	if got := c.weightedQuantile(w, 1); got != 9 {
-		t.Errorf("max %v, want 9", got)
-	}
-	if got := c.weightedQuantile([]int{0, 0, 0, 0}, 0.5); got != 0 {
-		t.Errorf("empty %v", got)
-	}
-}
-
 func TestDownsample(t *testing.T) {
 	var ts, vs []float64
 	for i := 1; i <= 1000; i++ {
@@ -413,12 +398,18 @@ func TestDownsample(t *testing.T) {
 	}
 }
 
-// TestNoUtilizationAsExplanation scans every string literal of the rule and verdict code:
-// "busy" never appears, and "utiliz" only next to a dimension that explains it.
+// TestNoUtilizationAsExplanation scans every string literal of the code that writes finding
+// and verdict text (this package and the trace analysis's stage-local findings): "busy"
+// never appears, and "utiliz" only next to a dimension that explains it.
 func TestNoUtilizationAsExplanation(t *testing.T) {
 	fs := token.NewFileSet()
 	explaining := regexp.MustCompile(`(?i)(sm active|dram|tensor|idle|gap|occupancy|bandwidth)`)
-	for _, file := range []string{"rules.go", "diagnose.go"} {
+	files, _ := filepath.Glob("*.go")
+	files = append(files, filepath.Join("..", "trace", "findings.go"))
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
 		f, err := parser.ParseFile(fs, file, nil, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
 	"github.com/pel-ladder/pel/stats"
 )
 
@@ -20,21 +21,11 @@ const minHalfTasks = 5
 // minHOLSamples: each side of the head-of-line ratio needs this many short prompts.
 const minHOLSamples = 5
 
-// quantileSorted is the linear-interpolated q-quantile of sorted xs.
-func quantileSorted(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	return xs[lo] + (xs[hi]-xs[lo])*(pos-float64(lo))
-}
-
+// quantile is the linear-interpolated q-quantile of xs (NaN for none), left unsorted.
 func quantile(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return quantileSorted(s, q)
+	return resample.QuantileSorted(s, q)
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }

@@ -2,88 +2,34 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
 )
 
 // minTriggerTasks: fewer warm tasks than this give a confidence interval too wide to act on.
 const minTriggerTasks = 30
 
-// clustered is a sample whose values belong to tasks (ITLs: many per task). The bootstrap
-// resamples tasks, not values, because values within one task are correlated.
-type clustered struct {
-	vals  []float64 // sorted ascending
-	owner []int     // task index of vals[i]
-	per   []int     // values per task
-	tasks int
-}
-
-func newClustered(per [][]float64) clustered {
-	type vo struct {
-		v float64
-		o int
-	}
-	var all []vo
-	c := clustered{per: make([]int, len(per)), tasks: len(per)}
-	for i, xs := range per {
-		c.per[i] = len(xs)
-		for _, x := range xs {
-			all = append(all, vo{x, i})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	c.vals = make([]float64, len(all))
-	c.owner = make([]int, len(all))
-	for i, x := range all {
-		c.vals[i], c.owner[i] = x.v, x.o
-	}
-	return c
-}
-
-// weightedQuantile is the q-quantile of the values when task i counts w[i] times.
-func (c *clustered) weightedQuantile(w []int, q float64) float64 {
-	total := 0
-	for i, k := range w {
-		total += k * c.per[i]
-	}
-	if total == 0 {
-		return 0
-	}
-	target := q * float64(total)
-	cum := 0
-	for i, v := range c.vals {
-		cum += w[c.owner[i]]
-		if float64(cum) >= target {
-			return v
-		}
-	}
-	return c.vals[len(c.vals)-1]
-}
-
 // bootstrapCI returns the statistic on the sample and its 95% percentile-bootstrap interval,
-// resampling tasks with replacement.
-func bootstrapCI(tasks int, stat func(w []int) float64, o *Options) (est, lo, hi float64) {
+// resampling tasks with replacement (stat gets each task's weight); ok is false when the
+// statistic has no value on the sample or on most resamples.
+func bootstrapCI(tasks int, stat func(w []int) float64, o *Options) (est, lo, hi float64, ok bool) {
 	w := make([]int, tasks)
-	for i := range w {
-		w[i] = 1
-	}
+	resample.Unit(w)
 	est = stat(w)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	res := make([]float64, o.Resamples)
 	for b := range res {
-		clear(w)
-		for range tasks {
-			w[rng.IntN(tasks)]++
-		}
+		resample.Draw(rng, w)
 		res[b] = stat(w)
 	}
-	sort.Float64s(res)
-	return est, quantileSorted(res, 0.025), quantileSorted(res, 0.975)
+	lo, hi, ok = resample.PercentileCI(res, 0.95)
+	return est, lo, hi, ok && !math.IsNaN(est)
 }
 
 // rollbackTriggers derives the thresholds a change must respect from the baseline's warm
@@ -187,7 +133,8 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 			}
 		}
 		est.Unit = "ratio"
-		est.Value, est.Lo, est.Hi = bootstrapCI(len(warm), func(w []int) float64 {
+		var ok bool
+		est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 {
 			s, n := 0.0, 0
 			for i, k := range w {
 				s += float64(k) * acc[i]
@@ -195,7 +142,7 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 			}
 			return s / float64(n)
 		}, o)
-		return est, true
+		return est, ok
 	default:
 		return Estimate{}, false
 	}
@@ -204,10 +151,11 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	} else {
 		q = 0.99
 	}
-	c := newClustered(per)
-	if len(c.vals) < minTriggerTasks {
+	c := resample.NewClustered(per)
+	if c.Len() < minTriggerTasks {
 		return Estimate{}, false
 	}
-	est.Value, est.Lo, est.Hi = bootstrapCI(len(warm), func(w []int) float64 { return c.weightedQuantile(w, q) }, o)
-	return est, true
+	var ok bool
+	est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 { return c.Quantile(w, q) }, o)
+	return est, ok
 }

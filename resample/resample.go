@@ -1,0 +1,139 @@
+package resample
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// Clustered holds values that belong to tasks, pooled and sorted once.
+type Clustered struct {
+	vals  []float64 // ascending
+	owner []int     // task index of vals[i]
+	per   []int     // values per task
+}
+
+// NewClustered pools per[i], the values of task i (possibly none).
+func NewClustered(per [][]float64) Clustered {
+	type vo struct {
+		v float64
+		o int
+	}
+	var all []vo
+	c := Clustered{per: make([]int, len(per))}
+	for i, xs := range per {
+		c.per[i] = len(xs)
+		for _, x := range xs {
+			all = append(all, vo{x, i})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	c.vals = make([]float64, len(all))
+	c.owner = make([]int, len(all))
+	for i, x := range all {
+		c.vals[i], c.owner[i] = x.v, x.o
+	}
+	return c
+}
+
+// Len is the number of pooled values.
+func (c *Clustered) Len() int { return len(c.vals) }
+
+// Value is the i-th smallest pooled value, from 0 (order statistic i+1).
+func (c *Clustered) Value(i int) float64 { return c.vals[i] }
+
+// Tasks is the number of tasks (weights a resample must give).
+func (c *Clustered) Tasks() int { return len(c.per) }
+
+// Quantiles writes to out the nearest-rank qs-quantiles (qs ascending, in (0, 1]) of the
+// values when task i counts w[i] times, in one pass; NaN when no value has weight. Nearest
+// rank is the convention of the HDR histograms behind evidence.json (stats package), so a
+// unit-weight quantile is a value that was measured.
+func (c *Clustered) Quantiles(w []int, qs []float64, out []float64) {
+	total := 0
+	for i, k := range w {
+		total += k * c.per[i]
+	}
+	if total == 0 {
+		for i := range qs {
+			out[i] = math.NaN()
+		}
+		return
+	}
+	j, cum := 0, 0
+	for i, v := range c.vals {
+		cum += w[c.owner[i]]
+		for j < len(qs) && float64(cum) >= math.Max(qs[j]*float64(total), 1) {
+			out[j] = v
+			j++
+		}
+		if j == len(qs) {
+			return
+		}
+	}
+	for ; j < len(qs); j++ {
+		out[j] = c.vals[len(c.vals)-1]
+	}
+}
+
+// Quantile is Quantiles for one q.
+func (c *Clustered) Quantile(w []int, q float64) float64 {
+	var out [1]float64
+	c.Quantiles(w, []float64{q}, out[:])
+	return out[0]
+}
+
+// Unit sets every weight to 1: the sample itself.
+func Unit(w []int) {
+	for i := range w {
+		w[i] = 1
+	}
+}
+
+// Draw overwrites w with one bootstrap resample of len(w) tasks: len(w) draws with
+// replacement, w[i] counting how often task i was drawn. rng should be seeded so the same
+// inputs give the same intervals.
+func Draw(rng *rand.Rand, w []int) {
+	clear(w)
+	n := len(w)
+	for range n {
+		w[rng.IntN(n)]++
+	}
+}
+
+// PercentileCI is the central level interval (0.95: the 2.5th to 97.5th percentile) of the
+// finite values of xs (left as they are); ok is false when fewer than half the
+// resamples gave a value (a statistic that mostly does not exist has no interval).
+func PercentileCI(xs []float64, level float64) (lo, hi float64, ok bool) {
+	fin := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			fin = append(fin, x)
+		}
+	}
+	if len(fin) == 0 || len(fin) < len(xs)/2 {
+		return 0, 0, false
+	}
+	sort.Float64s(fin)
+	a := (1 - level) / 2
+	return QuantileSorted(fin, a), QuantileSorted(fin, 1-a), true
+}
+
+// QuantileSorted interpolates linearly between the order statistics of sorted xs (for
+// bootstrap distributions and small samples, where smoothness matters more than matching a
+// recorded value); NaN for no values.
+func QuantileSorted(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(xs)-1)
+	i := int(math.Floor(pos))
+	if i >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	if i < 0 {
+		return xs[0]
+	}
+	f := pos - float64(i)
+	return xs[i]*(1-f) + xs[i+1]*f
+}
