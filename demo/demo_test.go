@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/pel-ladder/pel/contract"
@@ -54,6 +56,7 @@ func TestScenarios(t *testing.T) {
 				}
 				t.Errorf("owner layer %s, want %s", got, want)
 			}
+			checkWording(t, ev)
 			checkDegrades(t, res, dir)
 			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
@@ -69,6 +72,24 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// explaining names the dimensions that may stand next to a utilization figure.
+var explaining = regexp.MustCompile(`(?i)(sm active|dram|tensor|idle|gap|occupancy|bandwidth)`)
+
+// checkWording: no finding or verdict gives "the GPU is busy/utilized" as its explanation.
+func checkWording(t *testing.T, ev *evidence.Evidence) {
+	t.Helper()
+	texts := []string{ev.Verdict}
+	for _, f := range ev.Findings {
+		texts = append(texts, f.Symptom, f.Hypothesis, f.Prediction)
+	}
+	for _, s := range texts {
+		low := strings.ToLower(s)
+		if strings.Contains(low, "busy") || (strings.Contains(low, "utiliz") && !explaining.MatchString(s)) {
+			t.Errorf("utilization given as an explanation: %q", s)
+		}
 	}
 }
 

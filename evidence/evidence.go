@@ -108,13 +108,18 @@ func Decode(r io.Reader) (*Evidence, error) {
 }
 
 // WriteFile writes evidence.json atomically (temp file + rename), mode 0600.
-func (e *Evidence) WriteFile(path string) error {
+func (e *Evidence) WriteFile(path string) error { return WriteAtomic(path, e.Encode) }
+
+// WriteAtomic writes a run directory file: write fills path.tmp (mode 0600, since a run
+// describes a private deployment), which then replaces path, so a reader never sees half a
+// file and a failed write leaves the old one in place.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	if err := e.Encode(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err

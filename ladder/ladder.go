@@ -3,6 +3,7 @@ package ladder
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -139,20 +140,5 @@ func WriteRun(dir string, ev *evidence.Evidence) error {
 	if err := ev.WriteFile(filepath.Join(dir, runner.EvidenceFile)); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ReportFile)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := report.HTML(f, ev); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return evidence.WriteAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.HTML(w, ev) })
 }

@@ -246,21 +246,7 @@ func prepareDir(dir string) (created bool, err error) {
 }
 
 func writeResult(path string, r *Result) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := JSON(f, r); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return evidence.WriteAtomic(path, func(w io.Writer) error { return JSON(w, r) })
 }
 
 // ReadResult reads a sweep.json.

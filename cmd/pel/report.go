@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,19 +66,10 @@ func readEvidence(dir string) (*evidence.Evidence, error) {
 
 // writeHTML writes the report atomically with mode 0600 (it describes a private run).
 func writeHTML(path string, ev *evidence.Evidence) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := report.HTML(f, ev); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return evidence.WriteAtomic(path, func(w io.Writer) error {
+		if err := report.HTML(w, ev); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	})
 }
