@@ -256,11 +256,21 @@ func TestRunMixedBehaviours(t *testing.T) {
 
 // TestTimingAccuracy: against a server whose first token comes T after the headers and
 // the next every I (with a role-only delta before T that must not count), the reported TTFT
-// p50 lies within [T, T+5 ms] and ITL p50 within I ± 1 ms. This checks the measurement on
-// loopback, not the machine's speed.
+// p50 lies within [T, T+5 ms] and ITL p50 within I ± 1 ms. Half the tasks get their tokens
+// two per chunk every 2·I, so their per-token ITL is I too while their chunk gap is 2·I.
+//
+// This checks the measurement on loopback, not the machine's speed, but it runs on the real
+// clock, where a loaded machine (go test -race ./... on 2 cores) can make the test server
+// itself late or stall the client. The lower bounds hold on every try (the server never sends
+// early). The upper bounds get up to three tries: a systematic error (TTFT taken at the
+// headers or the role-only delta, chunk gaps reported as ITL, a buffered read) fails all of
+// them, while scheduler noise rarely lasts three runs.
 func TestTimingAccuracy(t *testing.T) {
 	const T, I = 50, 10 // ms
-	h := &loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+	h := &loadgentest.Handler{Plan: func(r loadgentest.Request) loadgentest.Behavior {
+		if r.MaxTokens == 11 {
+			return loadgentest.Behavior{FirstTokenDelay: T * 1e6, InterTokenDelay: 2 * I * 1e6, TokensPerChunk: 2, Tokens: 10}
+		}
 		return loadgentest.Behavior{FirstTokenDelay: T * 1e6, InterTokenDelay: I * 1e6}
 	}}
 	srv := httptest.NewServer(h)
@@ -269,25 +279,52 @@ func TestTimingAccuracy(t *testing.T) {
 version: 1
 arrival: {process: constant, rate: 20}
 requests: 16
+seed: 3
 tasks:
-  - {name: t, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 10}
+  - {name: single, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 10}
+  - {name: pairs, prompt_tokens: {dist: fixed, value: 8}, output_tokens: 11}
 `)
-	ev, err := Run(context.Background(), Config{Target: srv.URL, Contract: c, OutDir: filepath.Join(t.TempDir(), "r")})
-	if err != nil {
-		t.Fatal(err)
+	var misses []string
+	for try := 1; try <= 3; try++ {
+		dir := filepath.Join(t.TempDir(), "r")
+		ev, err := Run(context.Background(), Config{Target: srv.URL, Contract: c, OutDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if v, ok := r.TTFT(); !ok || v < T*time.Millisecond {
+				t.Fatalf("seq %d: TTFT %v (ok %v), below the server's first-token delay %d ms", r.Seq, v, ok, T)
+			}
+		}
+		w := ev.Workload
+		l := w.Latency
+		single, pairs := w.ByTaskType["single"].Latency, w.ByTaskType["pairs"].Latency
+		t.Logf("try %d: TTFT p50 %.3f ms (from sent %.3f), ITL p50 %.3f ms over %d tokens (single %.3f, pairs %.3f), schedule lag p99 %.3f ms",
+			try, l.TTFTms.P50, l.TTFTFromSentMs.P50, l.ITLms.P50, l.ITLms.N, single.ITLms.P50, pairs.ITLms.P50, l.ScheduleLagMs.P99)
+		// 10 tokens per task: 9 per-token ITLs for single chunks, 8 for pairs (the first
+		// chunk's two tokens have no gap: their latency is TTFT).
+		if l.TTFTms.N != 16 || single.ITLms.N+pairs.ITLms.N != l.ITLms.N || single.ITLms.N%9 != 0 || pairs.ITLms.N%8 != 0 || pairs.ITLms.N == 0 || single.ITLms.N == 0 {
+			t.Fatalf("samples: ttft %d itl %d (single %d, pairs %d)", l.TTFTms.N, l.ITLms.N, single.ITLms.N, pairs.ITLms.N)
+		}
+		misses = misses[:0]
+		if l.TTFTms.P50 > T+5 {
+			misses = append(misses, fmt.Sprintf("TTFT p50 %.3f ms > %d ms", l.TTFTms.P50, T+5))
+		}
+		for name, q := range map[string]evidence.Quantiles{"all": l.ITLms, "single": single.ITLms, "pairs": pairs.ITLms} {
+			if q.P50 < I-1 || q.P50 > I+1 {
+				misses = append(misses, fmt.Sprintf("ITL p50 (%s) %.3f ms, want %d ± 1", name, q.P50, I))
+			}
+		}
+		if len(misses) == 0 {
+			return
+		}
+		t.Logf("try %d out of bounds: %s", try, strings.Join(misses, "; "))
 	}
-	l := ev.Workload.Latency
-	t.Logf("TTFT p50 %.3f ms (from sent %.3f), ITL p50 %.3f ms over %d tokens, schedule lag p99 %.3f ms",
-		l.TTFTms.P50, l.TTFTFromSentMs.P50, l.ITLms.P50, l.ITLms.N, l.ScheduleLagMs.P99)
-	if l.TTFTms.N != 16 || l.ITLms.N != 16*9 {
-		t.Fatalf("samples: ttft %d itl %d", l.TTFTms.N, l.ITLms.N)
-	}
-	if l.TTFTms.P50 < T || l.TTFTms.P50 > T+5 {
-		t.Errorf("TTFT p50 %.3f ms, want within [%d, %d]", l.TTFTms.P50, T, T+5)
-	}
-	if l.ITLms.P50 < I-1 || l.ITLms.P50 > I+1 {
-		t.Errorf("ITL p50 %.3f ms, want %d ± 1", l.ITLms.P50, I)
-	}
+	t.Errorf("three tries out of bounds; last: %s", strings.Join(misses, "; "))
 }
 
 func TestAllFail(t *testing.T) {
