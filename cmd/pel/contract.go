@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/workload"
 )
 
 func init() { subcommands = append(subcommands, newContractCmd) }
@@ -75,6 +76,11 @@ func newContractCheckCmd(a *app) *cobra.Command {
 			k, err := contract.Load(args[0])
 			if err != nil {
 				return usageError(err)
+			}
+			// Planning the workload reads the dataset and replay files the contract names, so
+			// a broken line there is caught here rather than at the start of a run.
+			if _, err := workload.New(k, workload.Options{}); err != nil {
+				return usageErrorf("contract %s: %v", args[0], err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)

@@ -72,6 +72,15 @@ func TestContractCheckBad(t *testing.T) {
 	if !strings.Contains(msg, file+":") || !strings.Contains(msg, `tasks[0].prompt_tokens.dist: unknown distribution "lognorm"`) {
 		t.Errorf("message does not name file, line and key: %q", msg)
 	}
+	// A dataset with a broken line is caught by check too, naming the file and line.
+	os.WriteFile(filepath.Join(dir, "p.jsonl"), []byte("{\"prompt\": \"hi\"}\n{\"prompt\": \"cut\n"), 0o600)
+	ds := filepath.Join(dir, "ds.yaml")
+	os.WriteFile(ds, []byte("name: d\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, dataset: {file: p.jsonl, format: prompts}}\n"), 0o600)
+	errb.Reset()
+	err = run(context.Background(), []string{"contract", "check", ds}, &out, &errb)
+	if code := exitCode(err, &errb); code != 2 || !strings.Contains(errb.String(), "p.jsonl:2") {
+		t.Errorf("broken dataset line: exit %d, %q", code, errb.String())
+	}
 	err = run(context.Background(), []string{"contract", "check", filepath.Join(dir, "missing.yaml")}, &out, &errb)
 	if code := exitCode(err, &errb); code != 2 {
 		t.Errorf("missing file: exit %d", code)
