@@ -291,15 +291,23 @@ func allFailed(recs []record.Record, dir string) error {
 		return nil
 	}
 	causes := map[string]int{}
+	cancelled := 0
 	for _, r := range recs {
 		if r.OK() {
 			return nil
+		}
+		if r.Status == record.StatusCancelled {
+			cancelled++
 		}
 		why := r.Status
 		if r.HTTPStatus != 0 && r.Status == record.StatusHTTPError {
 			why = fmt.Sprintf("HTTP %d", r.HTTPStatus)
 		}
 		causes[why]++
+	}
+	if cancelled == len(recs) {
+		return &kindError{ErrRunFailed, fmt.Errorf("the run was stopped before any request completed: all %d tasks were cancelled; records are in %s",
+			len(recs), filepath.Join(dir, RequestsFile))}
 	}
 	type kv struct {
 		k string

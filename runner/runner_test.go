@@ -480,3 +480,33 @@ func TestProgressLines(t *testing.T) {
 		}
 	}
 }
+
+func TestAllFailedMessage(t *testing.T) {
+	ok := record.Record{Status: record.StatusOK}
+	e500 := record.Record{Status: record.StatusHTTPError, HTTPStatus: 500, Error: "http 500: boom"}
+	cancelled := record.Record{Status: record.StatusCancelled}
+	for _, c := range []struct {
+		name string
+		recs []record.Record
+		want string // "" : not a failed run
+	}{
+		{"none", nil, ""},
+		{"one ok", []record.Record{e500, ok, cancelled}, ""},
+		{"all errors", []record.Record{e500, e500}, "every request failed: 2 of 2 tasks ended in error (HTTP 500 ×2); first error: http 500: boom; records are in d/requests.jsonl"},
+		{"errors and cancelled", []record.Record{cancelled, e500, e500}, "every request failed: 3 of 3 tasks ended in error (HTTP 500 ×2, cancelled ×1); first error: http 500: boom"},
+		{"all cancelled", []record.Record{cancelled, cancelled}, "the run was stopped before any request completed: all 2 tasks were cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := allFailed(c.recs, "d")
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("got %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRunFailed) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want ErrRunFailed containing %q", err, c.want)
+			}
+		})
+	}
+}
