@@ -149,17 +149,22 @@ func TestSchedulerCPUThroughputFlattens(t *testing.T) {
 	gain := func(name string) (float64, float64) {
 		srv := startSim(t, name, 10, nil)
 		itl4, _ := phase(t, srv, 8, 4, 64)
-		itl32, dcgm := phase(t, srv, 64, 32, 128)
+		itl64, dcgm := phase(t, srv, 128, 64, 128)
 		// Throughput ∝ concurrency / ITL.
-		return (32 / itl32) / (4 / itl4), dcgm.value("DCGM_FI_DEV_GPU_UTIL")
+		return (64 / itl64) / (4 / itl4), dcgm.value("DCGM_FI_DEV_GPU_UTIL")
 	}
+	// Hand figures (virtual): a scheduler-cpu step is 2 ms + 0.3 ms per sequence of host time
+	// plus ~5-6 ms of GPU, so 4→64 in flight gains 16 × 8 / 27 ≈ 4.7× (5× measured); healthy's
+	// decode is bandwidth-bound and stays near linear (14× measured). At 4→32 the two were
+	// 4.0× and 6.6×, too close to the 0.6 bound to hold on a loaded machine.
 	slow, util := gain("scheduler-cpu")
 	fast, _ := gain("healthy")
+	t.Logf("throughput gain 4→64 in flight: scheduler-cpu %.2f×, healthy %.2f×", slow, fast)
 	if slow > 0.6*fast {
-		t.Errorf("throughput gain 4→32 in flight: scheduler-cpu %.2f×, healthy %.2f×; want it to flatten", slow, fast)
+		t.Errorf("throughput gain 4→64 in flight: scheduler-cpu %.2f×, healthy %.2f×; want it to flatten", slow, fast)
 	}
 	if util > 50 {
-		t.Errorf("GPU_UTIL %.0f%% at 32 in flight: the GPU should idle between steps", util)
+		t.Errorf("GPU_UTIL %.0f%% at 64 in flight: the GPU should idle between steps", util)
 	}
 }
 
