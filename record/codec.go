@@ -65,8 +65,8 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// Read decodes a JSONL record stream. A malformed line is an error naming its line number;
-// a final line cut mid-way (a crash during the last write) is reported as such.
+// Read decodes a JSONL record stream. A malformed line, including a final line cut mid-way
+// by a crash during the last write, is an error naming its line number.
 func Read(r io.Reader, f func(*Record) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
