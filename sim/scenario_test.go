@@ -465,3 +465,36 @@ func TestPrefixCacheVisibleInMetrics(t *testing.T) {
 		t.Errorf("prefix cache queries %v hits %v, want %v and %v", q, h, 3*514, 2*512)
 	}
 }
+
+// --speed compresses every observable alike. The same request at speed 4 and 20 runs the
+// same kernels, so the trace's kernel time × speed is equal; and whatever the speed, the
+// server's own TTFT and e2e histograms (observed seconds) never exceed what the client
+// measured on the wall clock — a histogram left in virtual seconds would be 4-20× larger.
+func TestSpeedScalesEveryObservable(t *testing.T) {
+	virtualKernel := map[float64]float64{}
+	for _, speed := range []float64{4, 20} {
+		srv := startSim(t, "healthy", speed, nil)
+		var r result
+		var wall time.Duration
+		tr := parseTrace(t, captureDuring(t, srv, func() {
+			start := time.Now()
+			r = complete(t, srv.URL(), 200, 64, true, "same")
+			wall = time.Since(start)
+		}))
+		for _, e := range tr.TraceEvents {
+			if e.Cat == "kernel" {
+				virtualKernel[speed] += e.Dur * speed
+			}
+		}
+		m := scrape(t, srv.URL()+"/metrics")
+		if c, ttft := m.hist("vllm:time_to_first_token_seconds"); c != 1 || ttft > r.ttft.Seconds() {
+			t.Errorf("speed %g: server TTFT %.4f s (n=%v) vs client %.4f s", speed, ttft, c, r.ttft.Seconds())
+		}
+		if c, e2e := m.hist("vllm:e2e_request_latency_seconds"); c != 1 || e2e > wall.Seconds() {
+			t.Errorf("speed %g: server e2e %.4f s (n=%v) vs client %.4f s", speed, e2e, c, wall.Seconds())
+		}
+	}
+	if a, b := virtualKernel[4], virtualKernel[20]; a == 0 || !near(a, b, 0.001) {
+		t.Errorf("kernel time × speed: %.1f µs at speed 4, %.1f µs at speed 20; want equal", a, b)
+	}
+}
