@@ -200,6 +200,24 @@ func parsePromValue(v any) (float64, error) {
 	return 0, fmt.Errorf("value %v: not a number", v)
 }
 
+// seriesTarget names a series' target (its instance label, else its job), its family name
+// and whether it came from a DCGM exporter or an engine.
+func seriesTarget(s promSeries) (inst, name, kind string) {
+	inst = s.Metric["instance"]
+	if inst == "" {
+		inst = s.Metric["job"]
+	}
+	if inst == "" {
+		inst = "prometheus"
+	}
+	name = s.Metric["__name__"]
+	kind = KindEngine
+	if strings.HasPrefix(name, "DCGM_FI_") {
+		kind = KindDCGM
+	}
+	return inst, name, kind
+}
+
 // promToSamples groups matrix series by target (instance label) and step time into
 // Samples. A step with no series for a target becomes a failed sample (a gap: the target
 // was down, or Prometheus had not scraped it).
@@ -217,36 +235,14 @@ func promToSamples(res []promSeries, start, end time.Time, step time.Duration) (
 	var order []string
 	kinds := map[string]map[string]bool{}
 	for _, s := range res {
-		inst := s.Metric["instance"]
-		if inst == "" {
-			inst = s.Metric["job"]
-		}
-		if inst == "" {
-			inst = "prometheus"
-		}
-		name := s.Metric["__name__"]
-		kind := KindEngine
-		if strings.HasPrefix(name, "DCGM_FI_") {
-			kind = KindDCGM
-		}
+		inst, _, kind := seriesTarget(s)
 		if kinds[inst] == nil {
 			kinds[inst] = map[string]bool{}
 		}
 		kinds[inst][kind] = true
 	}
 	for _, s := range res {
-		inst := s.Metric["instance"]
-		if inst == "" {
-			inst = s.Metric["job"]
-		}
-		if inst == "" {
-			inst = "prometheus"
-		}
-		name := s.Metric["__name__"]
-		kind := KindEngine
-		if strings.HasPrefix(name, "DCGM_FI_") {
-			kind = KindDCGM
-		}
+		inst, name, kind := seriesTarget(s)
 		id := "prom:" + inst
 		if kind == KindDCGM && len(kinds[inst]) > 1 {
 			id += "#dcgm"
