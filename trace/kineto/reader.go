@@ -151,67 +151,29 @@ func Scan(r io.Reader, fn func(*Event) error) (*Meta, error) {
 		}
 	case '{':
 		found := false
-		s.r++
-		if c, ok := s.peek(); ok && c == '}' {
-			s.r++
-		} else {
-			for {
-				key, err := s.readString()
-				if err != nil {
-					return nil, err
+		err := s.object("top-level object", func(key string) error {
+			switch key {
+			case "traceEvents":
+				if c, _ := s.peek(); c != '[' {
+					return s.errf("traceEvents is not an array")
 				}
-				var which int
-				switch string(key) {
-				case "traceEvents":
-					which = 1
-				case "deviceProperties":
-					which = 2
-				case "distributedInfo":
-					which = 3
-				case "schemaVersion":
-					which = 4
-				}
-				if err := s.expect(':', "object"); err != nil {
-					return nil, err
-				}
-				switch which {
-				case 1:
-					if c, _ := s.peek(); c != '[' {
-						return nil, s.errf("traceEvents is not an array")
-					}
-					found = true
-					err = s.events(meta, &ev, fn)
-				case 2:
-					err = s.deviceProps(meta)
-				case 3:
-					err = s.distInfo(meta)
-				case 4:
-					var b []byte
-					if c, _ := s.peek(); c == '-' || (c >= '0' && c <= '9') {
-						b, err = s.readNumber()
-						meta.SchemaVersion, _ = parseInt(b)
-					} else {
-						err = s.skipValue()
-					}
-				default:
-					err = s.skipValue()
-				}
-				if err != nil {
-					return nil, err
-				}
-				c, ok := s.peek()
-				if !ok {
-					return nil, s.eofErr("top-level object")
-				}
-				s.r++
-				if c == '}' {
-					break
-				}
-				if c != ',' {
-					s.r--
-					return nil, s.errf("expected ',' or '}' in top-level object, found %q", c)
+				found = true
+				return s.events(meta, &ev, fn)
+			case "deviceProperties":
+				return s.deviceProps(meta)
+			case "distributedInfo":
+				return s.distInfo(meta)
+			case "schemaVersion":
+				if c, _ := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+					b, err := s.readNumber()
+					meta.SchemaVersion, _ = parseInt(b)
+					return err
 				}
 			}
+			return s.skipValue()
+		})
+		if err != nil {
+			return nil, err
 		}
 		if !found {
 			return nil, ErrNoEvents
@@ -231,16 +193,8 @@ func Scan(r io.Reader, fn func(*Event) error) (*Meta, error) {
 
 // events reads the traceEvents array.
 func (s *scanner) events(meta *Meta, ev *Event, fn func(*Event) error) error {
-	s.r++ // '['
-	c, ok := s.peek()
-	if !ok {
-		return s.eofErr("traceEvents")
-	}
-	if c == ']' {
-		s.r++
-		return nil
-	}
-	for {
+	more, err := s.open(']', "traceEvents")
+	for more && err == nil {
 		c, ok := s.peek()
 		if !ok {
 			return s.eofErr("traceEvents")
@@ -255,19 +209,9 @@ func (s *scanner) events(meta *Meta, ev *Event, fn func(*Event) error) error {
 		if err := fn(ev); err != nil {
 			return err
 		}
-		c, ok = s.peek()
-		if !ok {
-			return s.eofErr("traceEvents")
-		}
-		s.r++
-		if c == ']' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or ']' after trace event %d, found %q", meta.Events-1, c)
-		}
+		more, err = s.next(']', "traceEvents")
 	}
+	return err
 }
 
 // intValue reads a number or a string holding a number; other values give -1.
@@ -297,18 +241,10 @@ func (s *scanner) intValue() (int64, error) {
 func (s *scanner) event(ev *Event) error {
 	ev.reset()
 	ev.Cat = CatNone
-	s.r++ // '{'
-	c, ok := s.peek()
-	if !ok {
-		return s.eofErr("trace event")
-	}
-	if c == '}' {
-		s.r++
-		return nil
-	}
-	for {
-		key, err := s.readString()
-		if err != nil {
+	more, err := s.open('}', "trace event")
+	for more && err == nil {
+		var key []byte
+		if key, err = s.readString(); err != nil {
 			return err
 		}
 		var k byte
@@ -393,19 +329,13 @@ func (s *scanner) event(ev *Event) error {
 		if err != nil {
 			return err
 		}
-		c, ok := s.peek()
-		if !ok {
-			return s.eofErr("trace event")
+		if s.r < s.w && s.buf[s.r] == ',' {
+			s.r++ // the common separator, inline: this loop runs for every member of every event
+			continue
 		}
-		s.r++
-		if c == '}' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or '}' in trace event, found %q", c)
-		}
+		more, err = s.next('}', "trace event")
 	}
+	return err
 }
 
 func (s *scanner) args(ev *Event) error {
@@ -414,14 +344,10 @@ func (s *scanner) args(ev *Event) error {
 	} else if c != '{' {
 		return s.skipValue()
 	}
-	s.r++
-	if c, ok := s.peek(); ok && c == '}' {
-		s.r++
-		return nil
-	}
-	for {
-		key, err := s.readString()
-		if err != nil {
+	more, err := s.open('}', "args")
+	for more && err == nil {
+		var key []byte
+		if key, err = s.readString(); err != nil {
 			return err
 		}
 		var dst *int64
@@ -454,19 +380,13 @@ func (s *scanner) args(ev *Event) error {
 		if err != nil {
 			return err
 		}
-		c, ok := s.peek()
-		if !ok {
-			return s.eofErr("args")
+		if s.r < s.w && s.buf[s.r] == ',' {
+			s.r++ // the common separator, inline: this loop runs for every member of every event
+			continue
 		}
-		s.r++
-		if c == '}' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or '}' in args, found %q", c)
-		}
+		more, err = s.next('}', "args")
 	}
+	return err
 }
 
 func (s *scanner) deviceProps(meta *Meta) error {
@@ -475,12 +395,8 @@ func (s *scanner) deviceProps(meta *Meta) error {
 	} else if c != '[' {
 		return s.skipValue()
 	}
-	s.r++
-	if c, ok := s.peek(); ok && c == ']' {
-		s.r++
-		return nil
-	}
-	for {
+	more, err := s.open(']', "deviceProperties")
+	for more && err == nil {
 		c, ok := s.peek()
 		if !ok {
 			return s.eofErr("deviceProperties")
@@ -491,9 +407,9 @@ func (s *scanner) deviceProps(meta *Meta) error {
 			}
 		} else {
 			var d DeviceProperties
-			if err := s.object("deviceProperties", func(key []byte) error {
+			if err := s.object("deviceProperties", func(key string) error {
 				var err error
-				switch string(key) {
+				switch key {
 				case "id":
 					d.ID, err = s.intValue()
 				case "name":
@@ -515,19 +431,9 @@ func (s *scanner) deviceProps(meta *Meta) error {
 			}
 			meta.Devices = append(meta.Devices, d)
 		}
-		c, ok = s.peek()
-		if !ok {
-			return s.eofErr("deviceProperties")
-		}
-		s.r++
-		if c == ']' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or ']' in deviceProperties, found %q", c)
-		}
+		more, err = s.next(']', "deviceProperties")
 	}
+	return err
 }
 
 func (s *scanner) distInfo(meta *Meta) error {
@@ -537,9 +443,9 @@ func (s *scanner) distInfo(meta *Meta) error {
 		return s.skipValue()
 	}
 	meta.HasDistInfo = true
-	return s.object("distributedInfo", func(key []byte) error {
+	return s.object("distributedInfo", func(key string) error {
 		var err error
-		switch string(key) {
+		switch key {
 		case "rank":
 			meta.Rank, err = s.intValue()
 		case "world_size":
@@ -562,37 +468,24 @@ func (s *scanner) stringValue() (string, error) {
 	return string(b), err
 }
 
-// object reads an object at s.r, calling fn with each key (positioned at the value).
-func (s *scanner) object(what string, fn func(key []byte) error) error {
-	s.r++ // '{'
-	if c, ok := s.peek(); !ok {
-		return s.eofErr(what)
-	} else if c == '}' {
-		s.r++
-		return nil
-	}
-	for {
-		key, err := s.readString()
-		if err != nil {
+// object reads an object at s.r, calling fn with each key (positioned at the value). The
+// key is a copy: the buffer the scanner read it from may be refilled before the value.
+// For the metadata objects only; the per-event loops avoid the closure and the copy.
+func (s *scanner) object(what string, fn func(key string) error) error {
+	more, err := s.open('}', what)
+	for more && err == nil {
+		var b []byte
+		if b, err = s.readString(); err != nil {
 			return err
 		}
+		key := string(b)
 		if err := s.expect(':', what); err != nil {
 			return err
 		}
 		if err := fn(key); err != nil {
 			return err
 		}
-		c, ok := s.peek()
-		if !ok {
-			return s.eofErr(what)
-		}
-		s.r++
-		if c == '}' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or '}' in %s, found %q", what, c)
-		}
+		more, err = s.next('}', what)
 	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,6 +270,30 @@ func TestRoundDecimalMatchesParseFloat(t *testing.T) {
 		got, ok := parseTime([]byte(c))
 		if !ok || got.US != want {
 			t.Fatalf("%s: got %v, want %v", c, got.US, want)
+		}
+	}
+}
+
+// TestMetaSurvivesRefills: keys of the metadata objects are read from the refillable
+// buffer; a refill between a key and its value (tiny reads) must not change what is parsed.
+func TestMetaSurvivesRefills(t *testing.T) {
+	in := `{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42314694656,
+	  "computeMajor": 8, "computeMinor": 0, "numSms": 108}], "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8},
+	  "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}]}`
+	want, err := Scan(strings.NewReader(in), func(*Event) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Devices) != 1 || want.Devices[0].NumSMs != 108 || want.Rank != 3 || want.Backend != "nccl" {
+		t.Fatalf("whole read: %+v", want)
+	}
+	for n := 1; n <= 9; n++ {
+		got, err := Scan(iotestOneByte(strings.NewReader(in), n), func(*Event) error { return nil })
+		if err != nil {
+			t.Fatalf("reads of %d bytes: %v", n, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("reads of %d bytes: %+v, want %+v", n, got, want)
 		}
 	}
 }

@@ -114,6 +114,52 @@ func (s *scanner) expect(c byte, what string) error {
 	return nil
 }
 
+// open consumes the '{' or '[' at s.r and reports whether a member follows; an empty
+// container's closing end byte is consumed too. what names the container in errors.
+func (s *scanner) open(end byte, what string) (more bool, err error) {
+	s.r++
+	c, ok := s.peek()
+	if !ok {
+		return false, s.eofErr(what)
+	}
+	if c == end {
+		s.r++
+		return false, nil
+	}
+	return true, nil
+}
+
+// next consumes what follows a member of a container closed by end: ',' (another member
+// follows) or end itself. Every object and array loop ends with it, so each reports a
+// truncated or malformed container the same way.
+//
+// A comma right after the value is the common case: it is small enough to inline into the
+// per-event loops, which keeps the scanner as fast as hand-written separators.
+func (s *scanner) next(end byte, what string) (more bool, err error) {
+	if s.r < s.w && s.buf[s.r] == ',' {
+		s.r++
+		return true, nil
+	}
+	return s.nextSlow(end, what)
+}
+
+// nextSlow is next after white space, at a refill, or at a syntax error.
+func (s *scanner) nextSlow(end byte, what string) (more bool, err error) {
+	c, ok := s.peek()
+	if !ok {
+		return false, s.eofErr(what)
+	}
+	s.r++
+	switch c {
+	case ',':
+		return true, nil
+	case end:
+		return false, nil
+	}
+	s.r--
+	return false, s.errf("expected ',' or '%c' in %s, found %q", end, what, c)
+}
+
 // readString reads a JSON string at s.r and returns its unescaped bytes, valid until the
 // next read. Strings without escapes are returned in place.
 func (s *scanner) readString() ([]byte, error) {
@@ -370,16 +416,8 @@ func (s *scanner) skipObject() error {
 	if s.depth > maxDepth {
 		return s.errf("nesting deeper than %d", maxDepth)
 	}
-	s.r++
-	c, ok := s.peek()
-	if !ok {
-		return s.eofErr("object")
-	}
-	if c == '}' {
-		s.r++
-		return nil
-	}
-	for {
+	more, err := s.open('}', "object")
+	for more && err == nil {
 		if c, ok := s.peek(); !ok {
 			return s.eofErr("object")
 		} else if c != '"' {
@@ -394,19 +432,9 @@ func (s *scanner) skipObject() error {
 		if err := s.skipValue(); err != nil {
 			return err
 		}
-		c, ok := s.peek()
-		if !ok {
-			return s.eofErr("object")
-		}
-		s.r++
-		if c == '}' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or '}' in object, found %q", c)
-		}
+		more, err = s.next('}', "object")
 	}
+	return err
 }
 
 func (s *scanner) skipArray() error {
@@ -415,32 +443,14 @@ func (s *scanner) skipArray() error {
 	if s.depth > maxDepth {
 		return s.errf("nesting deeper than %d", maxDepth)
 	}
-	s.r++
-	c, ok := s.peek()
-	if !ok {
-		return s.eofErr("array")
-	}
-	if c == ']' {
-		s.r++
-		return nil
-	}
-	for {
+	more, err := s.open(']', "array")
+	for more && err == nil {
 		if err := s.skipValue(); err != nil {
 			return err
 		}
-		c, ok := s.peek()
-		if !ok {
-			return s.eofErr("array")
-		}
-		s.r++
-		if c == ']' {
-			return nil
-		}
-		if c != ',' {
-			s.r--
-			return s.errf("expected ',' or ']' in array, found %q", c)
-		}
+		more, err = s.next(']', "array")
 	}
+	return err
 }
 
 // validNumber checks JSON number grammar loosely enough to be fast: it rejects what
