@@ -29,7 +29,9 @@ func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, re
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	cfg := Config{Engine: []string{srv.URL() + "/metrics"}, Interval: 50 * time.Millisecond}
+	// 200 ms (each request bounded by 160 ms): short enough for several samples inside the
+	// load, long enough that a loaded -race machine still answers the first and last ones.
+	cfg := Config{Engine: []string{srv.URL() + "/metrics"}, Interval: 200 * time.Millisecond}
 	if srv.DCGMURL() != "" {
 		cfg.DCGM = []string{srv.DCGMURL() + "/metrics"}
 	}
@@ -79,6 +81,7 @@ func TestSimScenarios(t *testing.T) {
 		if kv.Value < 0.9 || pr.Value <= 0 {
 			t.Errorf("kv-thrash: kv usage max %g, preemptions/s %g", kv.Value, pr.Value)
 		}
+		must(t, ev, evidence.SigEngineStepLagMs) // the sim's own health travels with the evidence
 	})
 	t.Run("healthy", func(t *testing.T) {
 		ev := runSim(t, "healthy", 8, 300, 64, 48)
