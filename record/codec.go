@@ -16,7 +16,6 @@ type Writer struct {
 	mu  sync.Mutex
 	w   io.Writer
 	f   *os.File // non-nil when we own a file (fsync on Close)
-	enc *json.Encoder
 }
 
 // NewWriter writes records to w. Every Write is a complete line written in one call.
