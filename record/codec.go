@@ -13,9 +13,9 @@ import (
 // Writer appends records as JSON lines and flushes each one, so a crash loses nothing
 // already recorded. It is safe for concurrent use.
 type Writer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	f   *os.File // non-nil when we own a file (fsync on Close)
+	mu sync.Mutex
+	w  io.Writer
+	f  *os.File // non-nil when we own a file (fsync on Close)
 }
 
 // NewWriter writes records to w. Every Write is a complete line written in one call.
