@@ -501,7 +501,13 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]
-		s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, h.Pct)
+		if h.Pct > 0 {
+			s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, h.Pct)
+		} else {
+			// A device ceiling reached within the contract: the limiter at this load, which
+			// more load would turn into a finding.
+			s += fmt.Sprintf("; the limiter at this load is %s at %.3g, at or past its %.3g %s (%s): no headroom left there", h.Signal, h.Value, h.Bound, h.Unit, h.Note)
+		}
 	} else {
 		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
 	}

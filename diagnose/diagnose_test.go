@@ -619,3 +619,19 @@ func TestColdStartNeedsTheEnginesOwnTimings(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthyAtACeilingSaysNoHeadroom: within every bound but with DRAM past its practical
+// ceiling, the verdict names that limiter instead of a negative headroom.
+func TestHealthyAtACeilingSaysNoHeadroom(t *testing.T) {
+	for _, c := range []struct {
+		dram float64
+		want string
+	}{{0.5, "(38% headroom)"}, {0.83, "the limiter at this load is gpu.dram_active_ratio at 0.83, at or past its 0.8 ratio"}} {
+		ev := build(sig{evidence.SigTTFTP99, 100}, sig{evidence.SigITLP99, 10}, sig{evidence.SigDRAMActive, c.dram}, sig{evidence.SigTensorActive, 0.1})
+		ev.Stage(evidence.StageGPUExecution).Signals[0].Unit = "ratio"
+		Diagnose(ev, recs(100, nil), Options{SLO: slo})
+		if ev.OwnerLayer != nil || !strings.Contains(ev.Verdict, c.want) || !strings.Contains(ev.Verdict, "headroom") {
+			t.Errorf("DRAM %.2f: verdict %q, want it to contain %q", c.dram, ev.Verdict, c.want)
+		}
+	}
+}
