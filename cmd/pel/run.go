@@ -115,8 +115,14 @@ func printRunSummary(w io.Writer, ev *evidence.Evidence, dir string) {
 	if wl.CostPerAcceptedTask != nil {
 		cost = fmt.Sprintf("$%.6f", *wl.CostPerAcceptedTask)
 	}
-	fmt.Fprintf(w, "\n%s: %d requests, %d accepted (%.1f%%), errors %.1f%%, retried %.1f%%, goodput %.2f/s, cost per accepted task %s, tokens from %s\n",
-		phase, wl.Requests, wl.Accepted, 100*wl.AcceptanceRate, 100*wl.ErrorRate, 100*wl.RetryRate, wl.GoodputRPS, cost, orDash(wl.TokenSource))
+	// Cancelled tasks are in every denominator but in no error count: name them, so the
+	// figures add up.
+	cancelled := ""
+	if wl.Cancelled > 0 {
+		cancelled = fmt.Sprintf(", %d cancelled", wl.Cancelled)
+	}
+	fmt.Fprintf(w, "\n%s: %d requests, %d accepted (%.1f%%), errors %.1f%%%s, retried %.1f%%, goodput %.2f/s, cost per accepted task %s, tokens from %s\n",
+		phase, wl.Requests, wl.Accepted, 100*wl.AcceptanceRate, 100*wl.ErrorRate, cancelled, 100*wl.RetryRate, wl.GoodputRPS, cost, orDash(wl.TokenSource))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tn\tp50 ms\tp95 ms\tp99 ms\tmean ms\t")
 	l := wl.Latency

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 )
@@ -137,5 +140,52 @@ func TestRunBadInputExits2(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "run", "--contract", okC); code != 2 || !strings.Contains(errs, "--target") {
 		t.Errorf("missing flags: exit %d %s", code, errs)
+	}
+}
+
+// Ctrl-C (the context cancelled) before any task completed: the run still writes its
+// directory, the summary names the cancelled tasks, and the exit status is 1 with a plain
+// reason.
+func TestRunInterruptedExits1(t *testing.T) {
+	var n atomic.Int32
+	second := make(chan struct{})
+	srv := httptest.NewServer(&loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		if n.Add(1) == 2 {
+			close(second)
+		}
+		return loadgentest.Behavior{FirstTokenDelay: time.Minute}
+	}})
+	defer srv.Close()
+	tmp := t.TempDir()
+	cf := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cf, []byte(strings.Replace(runContract, "requests: 6", "requests: 50", 1)), 0o600)
+	dir := filepath.Join(tmp, "r")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-second:
+		case <-time.After(time.Minute): // safety net only
+		}
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	err := run(ctx, []string{"run", "--target", srv.URL, "--contract", cf, "-o", dir, "--grace", "10ms"}, &out, &errb)
+	if code := exitCode(err, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "pel: the run was stopped before any request completed") {
+		t.Errorf("stderr: %s", errb.String())
+	}
+	recs, rerr := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	lines := strings.Count(string(recs), "\n")
+	if rerr != nil || lines < 2 || lines >= 50 {
+		t.Fatalf("requests.jsonl: %v, %d lines", rerr, lines)
+	}
+	if want := fmt.Sprintf("%d requests, 0 accepted (0.0%%), errors 0.0%%, %d cancelled", lines, lines); !strings.Contains(out.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "evidence.json")); err != nil {
+		t.Error(err)
 	}
 }
