@@ -598,18 +598,6 @@ func breach(op string, v, bound float64) (bool, bool) {
 	return false, false
 }
 
-// minSamples is the fewest values for which a distribution-free interval of the q-quantile
-// at this level is bounded on both sides: the sample extremes must cover the quantile with
-// probability level, i.e. max(q, 1-q)^n <= (1-level)/2. For the median at 95% it is 6
-// (benchstat's "need >= 6 samples"); for a p99 it is 367.
-func minSamples(q, level float64) int {
-	p := math.Max(q, 1-q)
-	if p >= 1 {
-		return math.MaxInt32
-	}
-	return int(math.Ceil(math.Log((1-level)/2) / math.Log(p)))
-}
-
 // interval is the confidence interval of one statistic of one side. Quantiles of one value
 // per task (TTFT, TPOT, E2E) use the distribution-free order-statistic interval (binomial;
 // it is one-sided, ±Inf, when the sample cannot bound the quantile); ITL quantiles and
@@ -622,7 +610,7 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 		if n == 0 {
 			return 0, 0, false, 0, "no values"
 		}
-		nmin := minSamples(st.q, level)
+		nmin := resample.MinSamples(st.q, level)
 		if st.kind != kITL {
 			r := mstats.QuantileCI(n, st.q, level)
 			lo, hi = math.Inf(-1), math.Inf(1)
@@ -770,7 +758,7 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 		// Judge a quantile only where both samples can bound it: below that a bootstrap of
 		// a p99 is a bootstrap of the sample maximum, and its interval is fiction.
 		n := min(bs.lat[m.st.kind].Len(), cs.lat[m.st.kind].Len())
-		if nmin := minSamples(m.st.q, o.Level); n < nmin {
+		if nmin := resample.MinSamples(m.st.q, o.Level); n < nmin {
 			row.Change = "?"
 			row.Note = fmt.Sprintf("not judged: a p%g needs at least %d values per side for a %.0f%% interval, the smaller side has %d", m.st.q*100, nmin, o.Level*100, n)
 			return row

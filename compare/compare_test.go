@@ -312,17 +312,6 @@ func TestTextGolden(t *testing.T) {
 	}
 }
 
-func TestMinSamples(t *testing.T) {
-	for _, tc := range []struct {
-		q, level float64
-		want     int
-	}{{0.5, 0.95, 6}, {0.99, 0.95, 368}, {0.95, 0.95, 72}, {0.01, 0.95, 368}, {0.5, 0.99, 8}} {
-		if got := minSamples(tc.q, tc.level); got != tc.want {
-			t.Errorf("minSamples(%v, %v) = %d, want %d", tc.q, tc.level, got, tc.want)
-		}
-	}
-}
-
 // A p99 of few tasks can prove a breach (its lower bound exists) but never a pass (its
 // upper bound does not): the checks are one-sided exactly where the data are.
 func TestFewTasksCanFailButNotPass(t *testing.T) {

@@ -54,9 +54,14 @@ func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, str
 		if !ok {
 			continue
 		}
+		why := fmt.Sprintf("baseline warm %s %.1f ms, CI [%.1f, %.1f] + %.0f%%", q.what, e.Value, e.Lo, e.Hi, o.Margin*100)
+		if need := resample.MinSamples(0.99, 0.95); e.Values < need {
+			// The bound stands, but it is the sample's extreme plus the margin: say so.
+			why += fmt.Sprintf(" (%d values cannot bound a p99 on both sides, %d can: the interval is that of the largest values seen)", e.Values, need)
+		}
 		out = append(out, evidence.Trigger{
 			Signal: q.sig, Op: ">", Bound: e.Hi * (1 + o.Margin), Unit: "ms",
-			Basis: fmt.Sprintf("baseline warm %s %.1f ms, CI [%.1f, %.1f] + %.0f%%; %s", q.what, e.Value, e.Lo, e.Hi, o.Margin*100, basis),
+			Basis: why + "; " + basis,
 		})
 	}
 	e, ok := EstimateSignal(recs, evidence.SigAcceptanceRate, *o)
@@ -81,18 +86,16 @@ type Estimate struct {
 	Lo, Hi    float64
 	Unit      string
 	Tasks     int // warm tasks resampled
+	Values    int // values the quantile was read from (ITL: many per task); Tasks for a rate
 	Resamples int
 	Seed      uint64
 }
 
-// Estimable lists the signals Estimate can compute from task records.
-var Estimable = []string{evidence.SigTTFTP50, evidence.SigTTFTP99, evidence.SigITLP50, evidence.SigITLP99,
-	evidence.SigE2EP50, evidence.SigE2EP99, evidence.SigAcceptanceRate}
-
 // EstimateSignal computes one client signal from the warm, non-cancelled tasks of recs with
 // its bootstrap interval (tasks resampled with replacement, seeded: the same inputs give the
 // same interval). ok is false for a signal it cannot compute or with fewer than
-// minTriggerTasks tasks. Rollback triggers and pel compare use the same estimator.
+// minTriggerTasks tasks. Rollback triggers use it; pel compare resamples the same way
+// (package resample) over both runs at once.
 func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, bool) {
 	o := &opts
 	o.defaults()
@@ -105,7 +108,7 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	if len(warm) < minTriggerTasks {
 		return Estimate{}, false
 	}
-	est := Estimate{Signal: sig, Tasks: len(warm), Resamples: o.Resamples, Seed: o.Seed, Unit: "ms"}
+	est := Estimate{Signal: sig, Tasks: len(warm), Values: len(warm), Resamples: o.Resamples, Seed: o.Seed, Unit: "ms"}
 	per := make([][]float64, len(warm))
 	q := 0.0
 	switch sig {
@@ -155,6 +158,7 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	if c.Len() < minTriggerTasks {
 		return Estimate{}, false
 	}
+	est.Values = c.Len()
 	var ok bool
 	est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 { return c.Quantile(w, q) }, o)
 	return est, ok

@@ -83,6 +83,19 @@ func (c *Clustered) Quantile(w []int, q float64) float64 {
 	return out[0]
 }
 
+// MinSamples is the fewest values for which a distribution-free interval of the q-quantile
+// at this level is bounded on both sides: the sample extremes must cover the quantile with
+// probability level, i.e. max(q, 1-q)^n <= (1-level)/2. For the median at 95% it is 6
+// (benchstat's "need >= 6 samples"); for a p99 it is 368. Below it, a bootstrap interval of
+// the quantile is an interval of the sample's extreme value.
+func MinSamples(q, level float64) int {
+	p := math.Max(q, 1-q)
+	if p >= 1 {
+		return math.MaxInt32
+	}
+	return int(math.Ceil(math.Log((1-level)/2) / math.Log(p)))
+}
+
 // Unit sets every weight to 1: the sample itself.
 func Unit(w []int) {
 	for i := range w {

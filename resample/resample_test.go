@@ -97,3 +97,14 @@ func TestQuantileSorted(t *testing.T) {
 		}
 	}
 }
+
+func TestMinSamples(t *testing.T) {
+	for _, tc := range []struct {
+		q, level float64
+		want     int
+	}{{0.5, 0.95, 6}, {0.99, 0.95, 368}, {0.95, 0.95, 72}, {0.01, 0.95, 368}, {0.5, 0.99, 8}, {1, 0.95, math.MaxInt32}} {
+		if got := MinSamples(tc.q, tc.level); got != tc.want {
+			t.Errorf("MinSamples(%v, %v) = %d, want %d", tc.q, tc.level, got, tc.want)
+		}
+	}
+}
