@@ -133,16 +133,32 @@ func TestKVThrashPreemptsAndPinsKV(t *testing.T) {
 
 // phase runs a closed-loop phase and returns the mean server ITL over it (from histogram
 // deltas) and the DCGM view of exactly that interval.
+//
+// A phase during which the simulator itself fell behind (its loop starved of CPU for more
+// than 50 ms, as pel_sim_clock_skipped_seconds_total on /metrics reports) measures the
+// machine, not the scenario: its virtual clock jumped, inflating ITL and idling the virtual
+// GPU. Such a phase is run again (at most overloadAttempts times); if every attempt was
+// overloaded the test is skipped saying so, since no figure from it would be about the sim.
 func phase(t *testing.T, srv *Server, n, conc, tokens int) (itl float64, dcgm families) {
 	t.Helper()
-	before := scrape(t, srv.URL()+"/metrics")
-	scrape(t, srv.DCGMURL()+"/metrics") // starts the DCGM window
-	load(t, srv.URL(), n, conc, 100, tokens, false)
-	dcgm = scrape(t, srv.DCGMURL()+"/metrics")
-	after := scrape(t, srv.URL()+"/metrics")
-	c0, s0 := before.hist("vllm:inter_token_latency_seconds")
-	c1, s1 := after.hist("vllm:inter_token_latency_seconds")
-	return (s1 - s0) / (c1 - c0), dcgm
+	const overloadAttempts = 4
+	var dropped float64
+	for attempt := 0; attempt < overloadAttempts; attempt++ {
+		before := scrape(t, srv.URL()+"/metrics")
+		scrape(t, srv.DCGMURL()+"/metrics") // starts the DCGM window
+		load(t, srv.URL(), n, conc, 100, tokens, false)
+		dcgm = scrape(t, srv.DCGMURL()+"/metrics")
+		after := scrape(t, srv.URL()+"/metrics")
+		c0, s0 := before.hist("vllm:inter_token_latency_seconds")
+		c1, s1 := after.hist("vllm:inter_token_latency_seconds")
+		dropped = after.value("pel_sim_clock_skipped_seconds_total") - before.value("pel_sim_clock_skipped_seconds_total")
+		if dropped == 0 {
+			return (s1 - s0) / (c1 - c0), dcgm
+		}
+		t.Logf("attempt %d: pel sim dropped %.3f s of schedule (machine overloaded); running the phase again", attempt+1, dropped)
+	}
+	t.Skipf("pel sim was overloaded in all %d attempts (last dropped %.3f s of schedule): this machine is too busy to measure the scenario", overloadAttempts, dropped)
+	return 0, nil
 }
 
 func TestSchedulerCPUThroughputFlattens(t *testing.T) {
