@@ -578,20 +578,11 @@ func ruleColdStart(v *view, o *Options) *hit {
 		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
 		strength:   clamp01((r.item.Value - coldRatioMin) / 10),
 	}
-	// TTFT counts from scheduled_at, so a load generator that fell behind at start (a busy
-	// machine starting its threads, connections and the engine at once) inflates the cold
-	// figure by its own lateness: the symptom must then hold from the send time too.
-	if lag := v.judgeCold(evidence.SigScheduleLagP99, ">", scheduleLagMaxMs); lag.present && lag.holds {
-		sent, ok := v.coldWarmRatio(evidence.SigTTFTFromSentP50, "client.cold_warm_ttft_from_sent_ratio", ">=", coldRatioMin)
-		if !ok || !sent.holds {
-			return nil // the cold excess is the load generator's own lateness
-		}
-		h.items = append(h.items, sent, asContext(lag))
-	}
 	// The engine's own TTFT decides whether the first requests waited inside it: warm-up
 	// work on the request path shows there; a cold excess only the client saw (connection
 	// set-up, a proxy, a simulator or client falling behind) does not belong to the kernels.
 	srv, seen := v.coldWarmRatio(evidence.SigServerTTFTP50, "engine.cold_warm_ttft_ratio", ">=", coldServerRatioMin)
+	lag := v.judgeCold(evidence.SigScheduleLagP99, ">", scheduleLagMaxMs)
 	switch {
 	case seen && !srv.holds:
 		return nil
@@ -599,9 +590,21 @@ func ruleColdStart(v *view, o *Options) *hit {
 		h.items = append(h.items, srv)
 		h.confidence = 0.85
 	default:
+		// TTFT counts from scheduled_at, so a load generator that fell behind at start (a
+		// busy machine starting its threads, connections and the engine at once) inflates
+		// the cold figure by its own lateness: without the engine's view, the symptom must
+		// hold from the send time too.
+		sent, ok := v.coldWarmRatio(evidence.SigTTFTFromSentP50, "client.cold_warm_ttft_from_sent_ratio", ">=", coldRatioMin)
+		if !ok || !sent.holds {
+			return nil
+		}
+		h.items = append(h.items, sent)
 		h.confidence = 0.5
 		h.missing = append(h.missing, missMetrics)
 		h.confNote = "the engine's cold-phase TTFT not seen: the client alone cannot tell warm-up inside the engine from a cold path to it"
+	}
+	if lag.present && lag.holds {
+		h.items = append(h.items, asContext(lag))
 	}
 	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present && c.holds {
 		h.items = append(h.items, c)
