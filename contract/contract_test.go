@@ -266,3 +266,18 @@ func TestTooManyAliases(t *testing.T) {
 		t.Fatalf("want a too-large error, got %v", err)
 	}
 }
+
+// yaml.v3 reports parser errors on the 0-based line of the collection being parsed; the
+// message must name the 1-based line where that collection opens.
+func TestYAMLSyntaxLines(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"name: x\nversion: [1\n", "c.yaml:2: bad YAML: did not find expected ',' or ']'"},
+		{"name: x\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks: [{name: a\n", "c.yaml:5: bad YAML: did not find expected ',' or '}'"},
+		{"name: x\nversion: 1\n  requests: 3\n", "c.yaml:3: bad YAML: mapping values are not allowed in this context"},
+	} {
+		_, err := Parse([]byte(c.src), "c.yaml")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q) = %v, want %q", c.src, err, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,14 +103,32 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlErrLine splits the line number out of a yaml.v3 error so it reads like ours.
+// yamlParserProblems are the problems yaml.v3's parser (not its scanner) reports. For these
+// it prints the 0-based line of the collection being parsed, and no line at all for the
+// first one (go.yaml.in/yaml/v3 decode.go parser.fail adds 1 only for scanner errors; see
+// https://github.com/go-yaml/yaml/issues/205), so pel adds the 1 itself.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+}
+
+// yamlErrLine splits the 1-based line number out of a yaml.v3 error so it reads like ours.
 func yamlErrLine(err error) (int, string) {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n, "bad YAML: " + m[2]
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	n := 0
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return 0, "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")
+	if slices.Contains(yamlParserProblems, msg) {
+		n++
+	}
+	return n, "bad YAML: " + msg
 }
 
 func (d *decoder) contract(n *yaml.Node, c *Contract) {
