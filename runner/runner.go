@@ -113,6 +113,10 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		defer hc.CloseIdleConnections() // this run's keep-alive connections end with it
 	}
 	ready, err := loadgen.CheckReady(ctx, hc, cfg.Target, apiKey)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C during the readiness check says nothing about the target.
+		return nil, &kindError{ErrRunFailed, fmt.Errorf("interrupted before the load started: nothing was sent and %s was not created", cfg.OutDir)}
+	}
 	if err != nil {
 		return nil, badInput("%v", strings.TrimPrefix(err.Error(), loadgen.ErrNotReady.Error()+": "))
 	}
@@ -204,7 +208,13 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(),
 	}
 	if res.Interrupted {
-		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; tasks still running after the %v grace were cancelled", graceOf(cfg.Grace)))
+		cancelled := 0
+		for i := range recs {
+			if recs[i].Status == record.StatusCancelled {
+				cancelled++
+			}
+		}
+		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", cancelled, graceOf(cfg.Grace)))
 	}
 	if ready.Via == "/health" {
 		notes = append(notes, "readiness via /health (the target has no /v1/models)")

@@ -455,11 +455,29 @@ func TestRunInterrupted(t *testing.T) {
 	if ok != 2 || ev.Workload.Accepted != 2 || ev.Workload.Cancelled != len(recs)-2 {
 		t.Errorf("%d ok records, workload accepted %d cancelled %d; want 2, 2, %d", ok, ev.Workload.Accepted, ev.Workload.Cancelled, len(recs)-2)
 	}
-	if len(ev.Run.Notes) == 0 || !strings.Contains(ev.Run.Notes[0], "interrupted") {
-		t.Errorf("notes %v", ev.Run.Notes)
+	if want := fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running", len(recs)-2); len(ev.Run.Notes) == 0 || !strings.HasPrefix(ev.Run.Notes[0], want) {
+		t.Errorf("notes %v, want %q first", ev.Run.Notes, want)
 	}
 	if _, err := os.Stat(filepath.Join(dir, EvidenceFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// Ctrl-C before the load starts (during the readiness check) sends nothing, creates no
+// directory, and is not blamed on the target.
+func TestRunInterruptedBeforeLoad(t *testing.T) {
+	srv := httptest.NewServer(&loadgentest.Handler{})
+	defer srv.Close()
+	c := writeContract(t, "name: i\nversion: 1\narrival: {process: constant, rate: 50}\nrequests: 5\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	dir := filepath.Join(t.TempDir(), "r")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, Config{Target: srv.URL, Contract: c, OutDir: dir})
+	if !errors.Is(err, ErrRunFailed) || errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "interrupted before the load started") {
+		t.Errorf("err %v", err)
+	}
+	if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("%s was created", dir)
 	}
 }
 
