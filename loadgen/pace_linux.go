@@ -9,16 +9,26 @@ import (
 	"time"
 )
 
-// prSetTimerSlack is PR_SET_TIMERSLACK from <linux/prctl.h>: the per-thread slack the
+// PR_SET_TIMERSLACK and PR_GET_TIMERSLACK from <linux/prctl.h>: the per-thread slack the
 // kernel may add to sleeps (default 50 µs).
-const prSetTimerSlack = 29
+const (
+	prSetTimerSlack = 29
+	prGetTimerSlack = 30
+)
 
 // pacerThread prepares the calling goroutine to pace: it is locked to its OS thread (so the
-// timer slack set here applies to its sleeps) until the returned func is called.
+// timer slack set here applies to its sleeps) until the returned func is called, which
+// restores the thread's slack before handing it back to the runtime's pool.
 func pacerThread() (release func()) {
 	runtime.LockOSThread()
+	old, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0) // 1 µs; best effort
-	return runtime.UnlockOSThread
+	return func() {
+		if errno == 0 {
+			syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, old, 0)
+		}
+		runtime.UnlockOSThread()
+	}
 }
 
 // preciseSleepUntil sleeps until t with nanosleep(2) on the pacer's own thread. Unlike a
