@@ -273,7 +273,15 @@ func (o *outputSink) add(s string) {
 	}
 }
 
-// chunk is one streamed (or whole) completion object; fields of both APIs.
+// chunk is one streamed (or whole) completion object; fields of both APIs. Shapes follow
+// OpenAI's API reference (https://platform.openai.com/docs/api-reference/chat/streaming, the
+// chat.completion.chunk object): with stream_options.include_usage the last chunk before
+// [DONE] has empty choices and the whole request's usage, earlier chunks a null usage.
+// Servers differ: llama.cpp's server has put usage on the final content chunk instead
+// (https://github.com/ggml-org/llama.cpp/issues/15443), and vLLM and SGLang can put a
+// running usage on every chunk (stream_options.continuous_usage_stats), so usage is taken
+// from whichever chunk carries it. reasoning_content/reasoning are the reasoning-model
+// deltas of vLLM and SGLang; they are generated tokens too.
 type chunk struct {
 	Choices []struct {
 		Delta struct {
