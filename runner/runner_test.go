@@ -22,56 +22,6 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-const mixContract = `name: it-mix
-version: 3
-api: chat
-arrival: {process: constant, rate: 200}
-requests: 48
-seed: 7
-timeout: 2s
-tasks:
-  - {name: plain, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
-  - {name: multi, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 12}
-  - {name: flaky, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 9}
-  - {name: ratelimit, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 10}
-  - {name: cut, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 11}
-  - {name: errevent, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 13}
-  - {name: nousage, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 14}
-  - name: check
-    prompt_tokens: {dist: fixed, value: 16}
-    output_tokens: 15
-    checks: [{type: regex, pattern: '\d'}]
-  - {name: slow, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 16}
-  - {name: echo, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 17}
-retry: {max_attempts: 3, backoff: 5ms, on: [429, 5xx]}
-cost: {accelerator_hour_usd: 3.6, accelerators: 1}
-`
-
-// mixPlan keys each behaviour on max_tokens, which the contract fixes per task type.
-func mixPlan(r loadgentest.Request) loadgentest.Behavior {
-	switch r.MaxTokens {
-	case 12:
-		return loadgentest.Behavior{TokensPerChunk: 3}
-	case 9:
-		if r.Attempt == 1 {
-			return loadgentest.Behavior{Status: 500}
-		}
-	case 10:
-		return loadgentest.Behavior{Status: 429}
-	case 11:
-		return loadgentest.Behavior{CutAfter: 2}
-	case 13:
-		return loadgentest.Behavior{ErrorEventAfter: 2}
-	case 14:
-		return loadgentest.Behavior{NoUsage: true}
-	case 16: // past the contract's 2 s timeout
-		return loadgentest.Behavior{FirstTokenDelay: time.Minute}
-	case 17: // a server that quotes the credential it was sent in its error body
-		return loadgentest.Behavior{Status: 400, ErrorBody: `{"error":{"message":"bad request from ` + r.Auth + `"}}`}
-	}
-	return loadgentest.Behavior{}
-}
-
 func writeContract(t *testing.T, text string) *contract.Contract {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "c.yaml")
@@ -109,10 +59,10 @@ func (f *fakeCollector) Fill(ev *evidence.Evidence, dir string) error {
 func TestRunMixedBehaviours(t *testing.T) {
 	const secret = "sk-SECRET-do-not-store-42"
 	t.Setenv("OPENAI_API_KEY", secret)
-	h := &loadgentest.Handler{Plan: mixPlan, RequireAuth: "Bearer " + secret}
+	h := &loadgentest.Handler{Plan: loadgentest.MixPlan, RequireAuth: "Bearer " + secret}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := writeContract(t, mixContract)
+	c := writeContract(t, loadgentest.MixContract)
 	dir := filepath.Join(t.TempDir(), "run")
 	col := &fakeCollector{h: h}
 	var prog bytes.Buffer
@@ -127,59 +77,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if len(recs) != 48 || ev.Workload.Requests != 48 {
 		t.Fatalf("%d records, workload %d requests; want 48 (every task in the denominator)", len(recs), ev.Workload.Requests)
 	}
-	type want struct {
-		status   string
-		attempts int
-		http     int
-		tokens   int
-		source   string
-		accepted bool
-		reason   string
-		chunk    int // tokens per chunk (all chunks), 0: don't check
-	}
-	wants := map[string]want{
-		"plain":     {record.StatusOK, 1, 200, 8, "usage", true, "", 1},
-		"multi":     {record.StatusOK, 1, 200, 12, "usage", true, "", 3},
-		"flaky":     {record.StatusOK, 2, 200, 9, "usage", true, "", 1},
-		"ratelimit": {record.StatusHTTPError, 3, 429, 0, "", false, "error: http 429", 0},
-		"cut":       {record.StatusStreamError, 1, 200, 2, "estimate", false, "error: stream", 1},
-		"errevent":  {record.StatusStreamError, 1, 200, 2, "estimate", false, "error: stream", 1},
-		"nousage":   {record.StatusOK, 1, 200, 14, "estimate", true, "", 1},
-		"check":     {record.StatusOK, 1, 200, 15, "usage", false, "check regex", 1},
-		"slow":      {record.StatusTimeout, 1, 200, 0, "estimate", false, "error: timeout", 0},
-		"echo":      {record.StatusHTTPError, 1, 400, 0, "", false, "error: http 400", 0},
-	}
-	seenTask := map[string]int{}
-	accepted, failed := 0, 0
-	for _, r := range recs {
-		w, ok := wants[r.Task]
-		if !ok {
-			t.Fatalf("unknown task %q", r.Task)
-		}
-		seenTask[r.Task]++
-		got := want{r.Status, r.Attempts, r.HTTPStatus, r.OutputTokens, r.TokenSource, r.Accepted, strings.Join(r.Reasons, ","), w.chunk}
-		if got != w {
-			t.Errorf("seq %d %s: got %+v\nwant %+v (error %q)", r.Seq, r.Task, got, w, r.Error)
-		}
-		for _, k := range r.ChunkTokens {
-			if w.chunk != 0 && k != w.chunk {
-				t.Errorf("seq %d %s: chunk tokens %v", r.Seq, r.Task, r.ChunkTokens)
-				break
-			}
-		}
-		if r.Accepted {
-			accepted++
-		}
-		if r.Failed() {
-			failed++
-		}
-		if r.PromptHash == "" || r.Prompt != "" || r.Output != "" || r.ScheduledAt.IsZero() || r.DoneAt.IsZero() || r.ID == "" {
-			t.Errorf("seq %d: privacy/timing fields %+v", r.Seq, r)
-		}
-	}
-	if len(seenTask) != len(wants) {
-		t.Errorf("task types seen %v: the seed should draw every type", seenTask)
-	}
+	accepted, failed := loadgentest.CheckMix(t, recs)
 	// Failed, timed-out and rejected tasks all stay in the denominators.
 	if ev.Workload.Accepted != accepted || ev.Workload.AcceptanceRate != math.Round(1e6*float64(accepted)/48)/1e6 {
 		t.Errorf("workload accepted %d rate %v, records %d", ev.Workload.Accepted, ev.Workload.AcceptanceRate, accepted)
@@ -217,7 +115,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if bytes.Contains(prog.Bytes(), []byte(secret)) {
 		t.Error("progress output contains the API key")
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, ContractFile)); !bytes.Equal(b, []byte(mixContract)) {
+	if b, _ := os.ReadFile(filepath.Join(dir, ContractFile)); !bytes.Equal(b, []byte(loadgentest.MixContract)) {
 		t.Error("contract.yaml is not an exact copy")
 	}
 	if !strings.Contains(prog.String(), "done: ") {

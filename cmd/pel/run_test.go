@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
+	"github.com/pel-ladder/pel/record"
 )
 
 const runContract = `name: cli
@@ -187,5 +189,56 @@ func TestRunInterruptedExits1(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "evidence.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRunCommandMixedBehaviours is the issue's integration test through the command itself:
+// `pel run` against an in-test OpenAI-compatible server with known delays, multi-token
+// chunks, a usage chunk, injected 500s and 429s, a stream cut mid-way, an error event, a
+// timeout and a failed check; every record's status, retries, token counts and acceptance
+// are checked (loadgentest.CheckMix), failed tasks stay in the denominators, and the API key
+// reaches no file and no output.
+func TestRunCommandMixedBehaviours(t *testing.T) {
+	const secret = "sk-CLI-SECRET-do-not-store"
+	t.Setenv("PEL_TEST_KEY", secret)
+	h := &loadgentest.Handler{Plan: loadgentest.MixPlan, RequireAuth: "Bearer " + secret}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tmp := t.TempDir()
+	cf := filepath.Join(tmp, "c.yaml")
+	if err := os.WriteFile(cf, []byte(loadgentest.MixContract), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	code, out, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", dir, "--api-key-env", "PEL_TEST_KEY")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 48 {
+		t.Fatalf("%d records, want 48", len(recs))
+	}
+	accepted, failed := loadgentest.CheckMix(t, recs)
+	ev, err := evidence.ReadFile(filepath.Join(dir, "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Workload.Requests != 48 || ev.Workload.Accepted != accepted || ev.Workload.Failed != failed {
+		t.Errorf("workload %d requests, %d accepted, %d failed; records: 48, %d, %d",
+			ev.Workload.Requests, ev.Workload.Accepted, ev.Workload.Failed, accepted, failed)
+	}
+	if want := fmt.Sprintf("%d accepted", accepted); !strings.Contains(out, want) {
+		t.Errorf("summary lacks %q:\n%s", want, out)
+	}
+	for _, f := range []string{"contract.yaml", "requests.jsonl", "evidence.json"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s contains the API key", f)
+		}
+	}
+	if strings.Contains(out+errs, secret) {
+		t.Error("command output contains the API key")
 	}
 }
