@@ -292,7 +292,13 @@ func TestColdStartFirstRequestsSlow(t *testing.T) {
 
 func TestTPCommTraceAndReplicas(t *testing.T) {
 	srv := startSim(t, "tp-comm", 10, nil)
-	tr := parseTrace(t, captureDuring(t, srv, func() { load(t, srv.URL(), 8, 8, 2000, 16, false) }))
+	load(t, srv.URL(), 8, 8, 2000, 16, false)
+	m := scrape(t, srv.URL()+"/metrics")
+	e0, e1 := m.value("vllm:request_success_total", "engine", "0"), m.value("vllm:request_success_total", "engine", "1")
+	if e0 != 4 || e1 != 4 {
+		t.Errorf("round robin over 2 replicas: %v and %v successes, want 4 and 4", e0, e1)
+	}
+	tr := traceUnderLoad(t, srv, 2, 2000, 16)
 	var comm, total float64
 	for _, e := range tr.TraceEvents {
 		if e.Cat == "kernel" {
@@ -302,16 +308,12 @@ func TestTPCommTraceAndReplicas(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("all-reduce share of kernel time %.2f", comm/total)
 	if total == 0 || comm/total < 0.25 {
 		t.Errorf("all-reduce share of kernel time %.2f, want ≥ 0.25 over PCIe", comm/total)
 	}
 	if len(tr.DeviceProperties) != 4 || tr.DistributedInfo["world_size"] != float64(4) {
 		t.Errorf("deviceProperties %d, distributedInfo %v", len(tr.DeviceProperties), tr.DistributedInfo)
-	}
-	m := scrape(t, srv.URL()+"/metrics")
-	e0, e1 := m.value("vllm:request_success_total", "engine", "0"), m.value("vllm:request_success_total", "engine", "1")
-	if e0 != 4 || e1 != 4 {
-		t.Errorf("round robin over 2 replicas: %v and %v successes, want 4 and 4", e0, e1)
 	}
 	dcgm := scrape(t, srv.DCGMURL()+"/metrics")
 	if n := len(dcgm["DCGM_FI_DEV_GPU_UTIL"].Metric); n != 8 {
@@ -328,6 +330,41 @@ func TestLeastLoadedRouter(t *testing.T) {
 			t.Errorf("engine %s served %v of 12 requests; least-loaded should spread them", e, v)
 		}
 	}
+}
+
+// traceUnderLoad fetches GET /debug/trace?seconds=S (virtual) while four clients keep
+// requests of the given size in flight until it returns (each at most 200 requests), so
+// the window holds steps however late the trace request reaches the server.
+func traceUnderLoad(t *testing.T, srv *Server, seconds float64, words, maxTokens int) kinetoTrace {
+	t.Helper()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				complete(t, srv.URL(), words, maxTokens, false, fmt.Sprintf("c%d-%d", c, i))
+			}
+		}()
+	}
+	resp, err := http.Get(fmt.Sprintf("%s?seconds=%g", srv.TraceURL(), seconds))
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseTrace(t, string(body))
 }
 
 type kinetoTrace struct {
@@ -363,36 +400,7 @@ func TestTraceEndpointKinetoShape(t *testing.T) {
 		scenario, launch string
 	}{{"launch-bound", "cudaLaunchKernel"}, {"healthy", "cudaGraphLaunch"}} {
 		srv := startSim(t, tc.scenario, 10, nil)
-		// Four clients keep requests in flight until the trace request returns (each at most
-		// 200 requests), so the 0.1 s window holds steps however late the request arrives.
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for c := 0; c < 4; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < 200; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					complete(t, srv.URL(), 100, 200, false, fmt.Sprintf("c%d-%d", c, i))
-				}
-			}()
-		}
-		resp, err := http.Get(srv.TraceURL() + "?seconds=0.1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		close(stop)
-		wg.Wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := parseTrace(t, string(body))
+		tr := traceUnderLoad(t, srv, 0.1, 100, 200)
 		if tr.SchemaVersion != 1 || len(tr.DeviceProperties) != 1 || tr.DeviceProperties[0]["numSms"] != float64(132) {
 			t.Fatalf("%s: header %+v", tc.scenario, tr.DeviceProperties)
 		}
