@@ -43,7 +43,8 @@ type Server struct {
 	replicas []*replica
 	rr       atomic.Uint64
 	metrics  *vllmMetrics
-	reqSeq   atomic.Uint64
+	reqSeq   atomic.Uint64 // per accepted request: its random seed (EOS length, acceptance)
+	idSeq    atomic.Uint64 // per generated X-Request-Id, apart so ids never shift seeds
 	dcgm     *dcgmState
 	otlp     *otlpExporter
 
@@ -444,7 +445,7 @@ func (s *Server) requestID(r *http.Request) string {
 			return id
 		}
 	}
-	return fmt.Sprintf("pelsim-%d-%d", s.start.UnixNano()%1e9, s.reqSeq.Add(1))
+	return fmt.Sprintf("pelsim-%d-%d", s.start.UnixNano()%1e9, s.idSeq.Add(1))
 }
 
 // validTraceparent checks W3C trace-context shape (version-traceid-parentid-flags). The sim
