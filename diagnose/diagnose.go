@@ -81,10 +81,16 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 	full.cold = coldSignals(ev, recs)
 
 	lagNote, penalty := "", 1.0
+	simNote := ""
 	if lag, ok := full.val(evidence.SigScheduleLagP99); ok && lag > scheduleLagMaxMs {
 		lagNote, penalty = fmt.Sprintf("the load generator ran %.0f ms behind its schedule at p99: client timings are suspect", lag), lagPenalty
 		if lag > scheduleLagSevereMs {
 			lagNote, penalty = fmt.Sprintf("the load generator ran %.0f ms behind its schedule at p99: client timings mostly measure the loaded client machine; rerun on a quieter one", lag), lagSeverePenalty
+			// pel sim reports its own loop's lateness; when it fell behind too, the engine
+			// shares the starved machine and its timings carry the same stalls.
+			if sl, ok := full.val(evidence.SigEngineStepLagMs); ok && sl > simStepLagMaxMs {
+				simNote = fmt.Sprintf("pel sim ran on the same starved machine (its step loop fell up to %.0f ms behind): the engine's timings carry the machine's stalls too; rerun on a quieter one", sl)
+			}
 		}
 	}
 
@@ -107,7 +113,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			NextProbe: h.nextProbe, Confidence: h.confidence, ConfidenceNote: h.confNote,
 			Missing: h.missing,
 		}
-		clientOnly, fromSchedule := true, false
+		clientOnly, fromSchedule, timed := true, false, false
 		for _, m := range h.items {
 			f.Evidence = append(f.Evidence, m.item)
 			if m.holds && !m.ctx {
@@ -117,11 +123,18 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 				if scheduledTimings[m.item.Signal] {
 					fromSchedule = true
 				}
+				if m.item.Unit == "ms" {
+					timed = true
+				}
 			}
 		}
-		if lagNote != "" && clientOnly && fromSchedule {
+		switch {
+		case lagNote != "" && clientOnly && fromSchedule:
 			f.Confidence *= penalty
 			f.ConfidenceNote = joinNote(f.ConfidenceNote, lagNote)
+		case simNote != "" && timed:
+			f.Confidence *= lagSeverePenalty
+			f.ConfidenceNote = joinNote(f.ConfidenceNote, simNote)
 		}
 		f.Confidence = math.Round(math.Min(f.Confidence, 0.95)*100) / 100
 		if recs != nil {
@@ -348,10 +361,13 @@ func joinNote(a, b string) string {
 }
 
 func missingText(f *evidence.Finding) string {
-	if len(f.Missing) == 0 {
-		return "the evidence does not separate it from other layers"
+	switch {
+	case len(f.Missing) > 0:
+		return "missing " + strings.Join(f.Missing, "; ")
+	case f.ConfidenceNote != "":
+		return f.ConfidenceNote // e.g. a starved load generator: the reason is the measurement
 	}
-	return "missing " + strings.Join(f.Missing, "; ")
+	return "the evidence does not separate it from other layers"
 }
 
 // aggregateBreaches lists the contract's percentile bounds the run exceeds in the given

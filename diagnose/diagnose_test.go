@@ -519,6 +519,13 @@ func TestStarvedLoadGeneratorNamesNoClientOnlyOwner(t *testing.T) {
 	if app.OwnerLayer == nil || *app.OwnerLayer != evidence.LayerApplication {
 		t.Errorf("client−server gap lost its owner to schedule lag: %s", app.Verdict)
 	}
+	// The server's prefill times corroborate a head-of-line ratio; they do not make the
+	// client's late measurement trustworthy.
+	holSrv := build(sig{evidence.SigHOLTTFTRatio, 5}, sig{evidence.SigServerPrefillP99, 900}, sig{evidence.SigScheduleLagP99, 2600})
+	Diagnose(holSrv, recs(100, nil), Options{})
+	if holSrv.OwnerLayer != nil {
+		t.Errorf("owner %s from a late load generator's HOL ratio with server prefill times as context", *holSrv.OwnerLayer)
+	}
 	spec := build(sig{evidence.SigSpecAcceptanceRate, 0.08}, sig{evidence.SigSpecMeanAcceptLen, 1.3}, sig{evidence.SigScheduleLagP99, 2600})
 	Diagnose(spec, recs(100, nil), Options{})
 	if spec.OwnerLayer == nil || *spec.OwnerLayer != evidence.LayerSpeculative {
@@ -632,6 +639,49 @@ func TestHealthyAtACeilingSaysNoHeadroom(t *testing.T) {
 		Diagnose(ev, recs(100, nil), Options{SLO: slo})
 		if ev.OwnerLayer != nil || !strings.Contains(ev.Verdict, c.want) || !strings.Contains(ev.Verdict, "headroom") {
 			t.Errorf("DRAM %.2f: verdict %q, want it to contain %q", c.dram, ev.Verdict, c.want)
+		}
+	}
+}
+
+// TestStarvedSimulatorNamesNoTimingOwner: a 10-minute healthy pel sim run on a starved
+// machine (client 5 s late at p99, the simulator's loop 1.2 s behind) showed ITL over its
+// bound with DRAM near its ceiling. The engine shares the machine, so a finding resting on
+// timings cannot name the owner; the same evidence from a real engine (no step lag) can,
+// and a counter-based finding keeps its owner either way.
+func TestStarvedSimulatorNamesNoTimingOwner(t *testing.T) {
+	bw := func(extra ...sig) *evidence.Evidence {
+		ev := build(append([]sig{{evidence.SigDRAMActive, 0.72}, {evidence.SigTensorActive, 0.08}, {evidence.SigITLP99, 88},
+			{evidence.SigServerITLP99, 80}, {evidence.SigScheduleLagP99, 5255}}, extra...)...)
+		for i := range ev.Stages {
+			for j := range ev.Stages[i].Signals {
+				if strings.HasSuffix(ev.Stages[i].Signals[j].Name, "_ms") {
+					ev.Stages[i].Signals[j].Unit = "ms"
+				}
+			}
+		}
+		return ev
+	}
+	for _, c := range []struct {
+		name string
+		ev   *evidence.Evidence
+		want evidence.Layer
+	}{
+		{"pel sim starved too", bw(sig{evidence.SigEngineStepLagMs, 1161}), ""},
+		{"remote engine", bw(), evidence.LayerHardware},
+		{"pel sim keeping up", bw(sig{evidence.SigEngineStepLagMs, 4}), evidence.LayerHardware},
+		{"counters, pel sim starved", build(sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigPreemptionRate, 2}, sig{evidence.SigScheduleLagP99, 5255},
+			sig{evidence.SigEngineStepLagMs, 1161}), evidence.LayerMemory},
+	} {
+		Diagnose(c.ev, recs(100, rejectEvery(5, "slo itl p99")), Options{SLO: slo})
+		got := evidence.Layer("")
+		if c.ev.OwnerLayer != nil {
+			got = *c.ev.OwnerLayer
+		}
+		if got != c.want {
+			t.Errorf("%s: owner %q, want %q (%s)", c.name, got, c.want, c.ev.Verdict)
+		}
+		if c.want == "" && (len(c.ev.Findings) == 0 || !strings.Contains(c.ev.Findings[0].ConfidenceNote, "same starved machine")) {
+			t.Errorf("%s: no note on the starved simulator: %+v", c.name, c.ev.Findings)
 		}
 	}
 }

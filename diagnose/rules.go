@@ -223,8 +223,10 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 			}
 		}
 	}
+	// The server's prefill times show the engine was seen; they corroborate, they are not
+	// the symptom (context, so a late load generator still discounts the client ratio).
 	if q := v.judge(evidence.SigServerPrefillP99, ">", 0); q.present {
-		h.items = append(h.items, q)
+		h.items = append(h.items, asContext(q))
 		h.confidence += 0.05
 	} else {
 		h.missing = append(h.missing, missMetrics)
