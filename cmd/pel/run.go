@@ -20,16 +20,12 @@ import (
 
 func init() { subcommands = append(subcommands, newRunCmd) }
 
-// runCollectors builds the collectors for --metrics/--dcgm/--prometheus/--selector. It is
-// set by the scrape wiring (another file); nil means those flags are refused when given.
-var runCollectors func(metrics, dcgm []string, prom, selector, engine string) ([]runner.Collector, error)
-
 func newRunCmd(a *app) *cobra.Command {
 	var (
-		target, contractFile, out, keyEnv, prom, selector, engine string
-		keepText, asJSON                                          bool
-		metrics, dcgm                                             []string
-		grace                                                     time.Duration
+		target, contractFile, out, keyEnv string
+		keepText, asJSON                  bool
+		grace                             time.Duration
+		cf                                collectorFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run --target URL --contract FILE -o DIR",
@@ -50,18 +46,13 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return usageError(err)
 			}
-			var cols []runner.Collector
-			if len(metrics) > 0 || len(dcgm) > 0 || prom != "" || selector != "" {
-				if runCollectors == nil {
-					return usageErrorf("--metrics/--dcgm/--prometheus are not available in this build")
-				}
-				if cols, err = runCollectors(metrics, dcgm, prom, selector, engine); err != nil {
-					return usageError(err)
-				}
+			cols, err := cf.collectors()
+			if err != nil {
+				return err
 			}
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
-				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: engine,
+				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 			})
 			if errors.Is(err, runner.ErrBadInput) {
 				return usageError(err)
@@ -87,11 +78,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
-	f.StringArrayVar(&metrics, "metrics", nil, "engine /metrics URL to sample during the run (repeatable)")
-	f.StringArrayVar(&dcgm, "dcgm", nil, "DCGM exporter /metrics URL to sample (repeatable)")
-	f.StringVar(&prom, "prometheus", "", "Prometheus base URL to query instead of scraping")
-	f.StringVar(&selector, "selector", "", "Prometheus label selector for --prometheus (e.g. '{job=\"vllm\"}')")
-	f.StringVar(&engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
+	cf.register(f)
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
 	return cmd
 }

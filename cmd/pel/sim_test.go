@@ -104,7 +104,7 @@ tasks:
 `, scenario, concurrency, requests, outTokens)
 		os.WriteFile(cf, []byte(contract), 0o600)
 		dir := filepath.Join(tmp, "run")
-		if code, _, errs := runCLI(t, "run", "--target", srv.URL(), "--contract", cf, "-o", dir, "--metrics", srv.URL()+"/metrics"); code == 2 {
+		if code, _, errs := runCLI(t, "run", "--target", srv.URL(), "--contract", cf, "-o", dir, "--metrics", srv.URL()+"/metrics", "--metrics-interval", "200ms"); code == 2 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		ev, err := evidence.ReadFile(filepath.Join(dir, "evidence.json"))

@@ -16,12 +16,11 @@ func init() { subcommands = append(subcommands, newSweepCmd) }
 
 func newSweepCmd(a *app) *cobra.Command {
 	var (
-		target, contractFile, out, keyEnv, conc, rates, engine string
-		prom, selector                                         string
-		metrics, dcgm                                          []string
-		duration                                               time.Duration
-		requests                                               int
-		asJSON                                                 bool
+		target, contractFile, out, keyEnv, conc, rates string
+		cf                                             = collectorFlags{metricsPerPoint: true}
+		duration                                       time.Duration
+		requests                                       int
+		asJSON                                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep --target URL --contract FILE (--concurrency 1,4,16,64 | --rates 5,10,20) [-o DIR]",
@@ -62,17 +61,14 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if out == "" {
 				out = "pel-sweep-" + time.Now().UTC().Format("20060102-150405")
 			}
-			if len(metrics) > 0 || len(dcgm) > 0 || prom != "" || selector != "" {
-				if runCollectors == nil {
-					return usageErrorf("--metrics/--dcgm/--prometheus are not available in this build")
+			if cf.any() {
+				if _, err := cf.collectors(); err != nil { // flags checked before the first point
+					return err
 				}
-				if _, err := runCollectors(metrics, dcgm, prom, selector, engine); err != nil {
-					return usageError(err)
-				}
-				cfg.Collectors = func() ([]runner.Collector, error) { return runCollectors(metrics, dcgm, prom, selector, engine) }
+				cfg.Collectors = cf.collectors
 			}
 			cfg.Run = runner.Config{Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv,
-				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: engine}
+				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: cf.engine}
 			res, err := sweep.Run(a.ctx, cfg)
 			if errors.Is(err, sweep.ErrBadInput) || (errors.Is(err, runner.ErrBadInput) && res == nil) {
 				return usageError(err)
@@ -101,11 +97,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.DurationVar(&duration, "duration", 0, "replace the contract's duration at every point")
 	f.IntVar(&requests, "requests", 0, "replace the contract's request count at every point")
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
-	f.StringVar(&engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
-	f.StringArrayVar(&metrics, "metrics", nil, "engine /metrics URL to sample during each point (repeatable)")
-	f.StringArrayVar(&dcgm, "dcgm", nil, "DCGM exporter /metrics URL to sample (repeatable)")
-	f.StringVar(&prom, "prometheus", "", "Prometheus base URL to query instead of scraping")
-	f.StringVar(&selector, "selector", "", "Prometheus label selector for --prometheus")
+	cf.register(f)
 	f.BoolVar(&asJSON, "json", false, "print sweep.json instead of the table")
 	return cmd
 }
