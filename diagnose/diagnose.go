@@ -257,6 +257,13 @@ var scheduledTimings = map[string]bool{
 	evidence.SigHOLTTFTRatio: true, evidence.SigColdWarmTTFTRatio: true,
 }
 
+// engineTwin is the engine's own measurement of a client latency quantile.
+var engineTwin = map[string]string{
+	evidence.SigTTFTP50: evidence.SigServerTTFTP50, evidence.SigTTFTP99: evidence.SigServerTTFTP99,
+	evidence.SigITLP50: evidence.SigServerITLP50, evidence.SigITLP99: evidence.SigServerITLP99,
+	evidence.SigE2EP50: evidence.SigServerE2EP50, evidence.SigE2EP99: evidence.SigServerE2EP99,
+}
+
 // sloBreachID names the fallback finding for a bound no rule explains.
 const sloBreachID = "slo-breach-unexplained"
 
@@ -296,7 +303,22 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	if len(items) == 0 {
 		return evidence.Finding{}, false
 	}
-	if strings.Contains(items[0].Signal, "itl") || strings.Contains(items[0].Signal, "tpot") {
+	// Where the engine reports the same quantile within the bound, the excess arose between
+	// the engine and the client ("server metrics fine, users unhappy"). A client late on its
+	// own schedule is then the first suspect: its machine, not the path, may add the time.
+	var within []string
+	for _, sig := range dims {
+		b, _ := o.bound(sig)
+		if m := v.judge(engineTwin[sig], "<=", b); m.present && m.holds {
+			within = append(within, fmt.Sprintf("%s %.3g %s", m.item.Signal, m.item.Value, m.item.Unit))
+			items = append(items, m.item)
+		}
+	}
+	engineFine := len(dims) > 0 && len(within) == len(dims)
+	switch {
+	case engineFine:
+		layer = evidence.LayerApplication
+	case strings.Contains(items[0].Signal, "itl") || strings.Contains(items[0].Signal, "tpot"):
 		layer = evidence.LayerHardware // decode time: bandwidth first, then kernels
 	}
 	f := evidence.Finding{
@@ -311,6 +333,13 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	}
 	for _, m := range missingSources(v) {
 		f.Missing = append(f.Missing, m.Source+" ("+m.Flag+"): "+m.Settles)
+	}
+	if engineFine {
+		f.Hypothesis = "The engine meets the bound by its own measurement (" + strings.Join(within, ", ") + "); the excess arises between the engine and the client: the network path, a proxy, or the client itself."
+		if lag, ok := v.val(evidence.SigScheduleLagP99); ok && lag > scheduleLagMaxMs {
+			f.Severity = evidence.SeverityInfo
+			f.ConfidenceNote = fmt.Sprintf("the engine met the bound and the load generator ran %.0f ms behind its schedule at p99: the excess most likely comes from the loaded client machine; rerun on a quieter one", lag)
+		}
 	}
 	if len(f.Missing) == 0 {
 		f.Missing = []string{"every source is present: a new rule is needed for this signature (file the evidence.json)"}
@@ -512,6 +541,11 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 		return fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
 	}
 	s := "Nothing exceeds a bound at this load"
+	for _, f := range ev.Findings {
+		if f.ID == sloBreachID {
+			s = "The engine meets every bound it measures; the client's " + strings.Join(breachedSignals(f), ", ") + " over the contract is not attributed: " + f.ConfidenceNote
+		}
+	}
 	if acc != "" {
 		s += " (" + acc + ")"
 	}
@@ -556,4 +590,15 @@ func layerTitle(l evidence.Layer) string {
 		return "The application layer"
 	}
 	return string(l)
+}
+
+// breachedSignals are the client signals an slo-breach finding holds over their bounds.
+func breachedSignals(f evidence.Finding) []string {
+	var out []string
+	for _, e := range f.Evidence {
+		if e.Op == ">" && strings.HasPrefix(e.Signal, "client.") {
+			out = append(out, e.Signal)
+		}
+	}
+	return out
 }

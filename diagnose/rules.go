@@ -514,9 +514,16 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 func ruleAppGap(v *view, o *Options) *hit {
 	var gap meas
 	haveGap := false
+	// The client is part of the path it measures: a load generator that starts requests late
+	// (a loaded machine) also reads their first bytes late, so the gap must exceed the
+	// client's own p99 lateness before the path between engine and client is blamed.
+	lag := v.judge(evidence.SigScheduleLagP99, ">", 0)
 	if c, ok := v.val(evidence.SigTTFTFromSentP50); ok {
 		if s, ok2 := v.val(evidence.SigServerTTFTP50); ok2 {
 			thr := math.Max(appGapMinMs, appGapShare*s)
+			if lag.present {
+				thr = math.Max(thr, lag.item.Value)
+			}
 			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace, evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50)
 			haveGap = true
 		}
@@ -539,6 +546,9 @@ func ruleAppGap(v *view, o *Options) *hit {
 	}
 	if haveGap {
 		h.items = append(h.items, gap)
+		if lag.present && lag.item.Value > appGapMinMs {
+			h.items = append(h.items, asContext(lag))
+		}
 	}
 	if tpc.present {
 		h.items = append(h.items, tpc)
