@@ -170,7 +170,7 @@ func TestRules(t *testing.T) {
 		recs      []record.Record
 		wantLayer evidence.Layer
 		wantTop   string
-	}{"prefill head-of-line", build(with(sig{evidence.SigHOLTTFTRatio, 7}, sig{evidence.SigServerPrefillP99, 900})...), hol, evidence.LayerScheduling, "prefill-hol"})
+	}{"prefill head-of-line", build(with(sig{evidence.SigHOLTTFTRatio, 7}, sig{evidence.SigServerPrefillP99, 900}, sig{evidence.SigServerTTFTP99, 180})...), hol, evidence.LayerScheduling, "prefill-hol"})
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -719,6 +719,41 @@ func TestBreachTheEngineDidNotSee(t *testing.T) {
 		}
 		if !strings.HasPrefix(ev.Verdict, c.wantText) {
 			t.Errorf("%s: verdict %q, want prefix %q", c.name, ev.Verdict, c.wantText)
+		}
+	}
+}
+
+// TestHOLMustBeInsideTheEngine: the same client head-of-line ratio names the scheduler only
+// when the engine's own TTFT tail holds the wait (figures from the demo scenarios under
+// GOMAXPROCS=1: prefill-hol 840 of 989 ms, healthy 47 of 147 ms); without /metrics it stays
+// below the owner gate and names the missing source.
+func TestHOLMustBeInsideTheEngine(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		extra     []sig
+		wantOwner bool
+		wantFound bool
+	}{
+		{"engine holds the tail", []sig{{evidence.SigServerTTFTP99, 840}}, true, true},
+		{"engine tail small", []sig{{evidence.SigServerTTFTP99, 47}}, false, false},
+		{"no /metrics", nil, false, true},
+	} {
+		sigs := append([]sig{{evidence.SigHOLTTFTRatio, 5.2}, {evidence.SigTTFTP99, 989}}, c.extra...)
+		if c.name == "engine tail small" {
+			sigs[1] = sig{evidence.SigTTFTP99, 147}
+		}
+		ev := Diagnose(build(sigs...), recs(100, nil), Options{})
+		var f *evidence.Finding
+		for i := range ev.Findings {
+			if ev.Findings[i].ID == "prefill-hol" {
+				f = &ev.Findings[i]
+			}
+		}
+		if (f != nil) != c.wantFound || (ev.OwnerLayer != nil) != c.wantOwner {
+			t.Errorf("%s: finding %v owner %v: %s", c.name, f != nil, ev.OwnerLayer, ev.Verdict)
+		}
+		if c.name == "no /metrics" && f != nil && !strings.Contains(strings.Join(f.Missing, " "), "--metrics") {
+			t.Errorf("%s: missing %v", c.name, f.Missing)
 		}
 	}
 }

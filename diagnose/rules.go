@@ -85,6 +85,10 @@ const (
 	holRatioMin = 2.0
 	// itlStallRatio: p99 ITL three times p50 means decode steps stall (a prefill ran inside).
 	itlStallRatio = 3.0
+	// holEngineShareMin: short prompts blocked behind a long prefill wait inside the engine,
+	// so the engine's own TTFT p99 carries at least half of the client's (0.85-0.91 in the
+	// prefill-hol scenario; 0.32 when a starved test process, not the engine, delayed them).
+	holEngineShareMin = 0.5
 
 	// launchUtilMin / launchSMShareMax: a kernel was resident ≥60% of the time, yet SMs were
 	// active for under half of that resident time: tiny kernels with launch gaps inside what
@@ -228,9 +232,23 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 	if q := v.judge(evidence.SigServerPrefillP99, ">", 0); q.present {
 		h.items = append(h.items, asContext(q))
 		h.confidence += 0.05
-	} else {
+	}
+	// The blocking is inside the engine or it is not this rule's: the engine's TTFT tail
+	// must hold most of the client's.
+	srv, ok := v.val(evidence.SigServerTTFTP99)
+	cli, ok2 := v.val(evidence.SigTTFTP99)
+	switch {
+	case ok && ok2 && cli > 0:
+		share := derivedItem("engine_share.ttft_p99", srv/cli, ">=", holEngineShareMin, "ratio", "engine /metrics ÷ client",
+			evidence.StageServingCache, evidence.SigServerTTFTP99, evidence.SigTTFTP99)
+		if !share.holds {
+			return nil // the wait is outside the engine: the client or the path to it
+		}
+		h.items = append(h.items, share)
+	default:
+		h.confidence = 0.5
 		h.missing = append(h.missing, missMetrics)
-		h.confNote = "server-side prefill and queue times not seen"
+		h.confNote = "the engine's TTFT not seen: the client alone cannot tell a wait inside the engine from one in the client or the path to it"
 	}
 	return h
 }
