@@ -129,4 +129,3 @@ func CheckMix(t testing.TB, recs []record.Record) (accepted, failed int) {
 	}
 	return accepted, failed
 }
-
