@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/runner"
 )
 
@@ -31,8 +33,10 @@ func newRunCmd(a *app) *cobra.Command {
 		Use:   "run --target URL --contract FILE -o DIR",
 		Short: "Drive an OpenAI-compatible server under a workload contract and write a run directory",
 		Long: `run sends the contract's workload to the target on an absolute (open-loop) schedule,
-records one line per task in DIR/requests.jsonl, and writes DIR/evidence.json with stage 1
-(request trace) filled. The API key is read from OPENAI_API_KEY (or --api-key-env NAME)
+records one line per task in DIR/requests.jsonl, samples the --metrics/--dcgm endpoints into
+DIR/metrics.jsonl, then diagnoses what it collected (as pel analyze DIR does) and writes
+DIR/evidence.json and DIR/report.html. Add profiler traces later with
+pel analyze DIR --trace FILE. The API key is read from OPENAI_API_KEY (or --api-key-env NAME)
 and is never written anywhere. Ctrl-C stops arrivals, lets in-flight tasks finish for a
 grace period, records the rest as cancelled, and still writes everything.
 
@@ -58,6 +62,17 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				return usageError(err)
 			}
 			if ev != nil {
+				// Climb the rest of the ladder on what was written: exactly `pel analyze DIR`.
+				// A failure here keeps the stage-1 evidence already on disk and says why.
+				if dev, _, aerr := ladder.Analyze(out, ladder.Options{}); aerr != nil {
+					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
+				} else if werr := ladder.WriteRun(out, dev); werr != nil {
+					fmt.Fprintf(a.stderr, "pel: writing the diagnosis: %v\n", werr)
+				} else {
+					ev = dev
+				}
+			}
+			if ev != nil {
 				if asJSON {
 					enc := json.NewEncoder(a.stdout)
 					enc.SetIndent("", "  ")
@@ -66,6 +81,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 					}
 				} else {
 					printRunSummary(a.stdout, ev, out)
+					if ev.Verdict != "" {
+						fmt.Fprintf(a.stdout, "\nVERDICT: %s\nFull report: pel report %s  (HTML: %s)\n", ev.Verdict, out, filepath.Join(out, ladder.ReportFile))
+					}
 				}
 			}
 			return failError(err)

@@ -55,6 +55,13 @@ func TestRunCommand(t *testing.T) {
 	if !strings.Contains(errs, "done: ") {
 		t.Errorf("no progress line on stderr: %q", errs)
 	}
+	// The run is diagnosed on the spot: a verdict, and the HTML report in DIR.
+	if !strings.Contains(out, "VERDICT: ") {
+		t.Errorf("no verdict after the summary:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Errorf("no report.html: %v", err)
+	}
 	// --json prints the evidence.
 	code, out, _ = runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", filepath.Join(tmp, "run2"), "--json")
 	var ev map[string]any
