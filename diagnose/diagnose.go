@@ -549,6 +549,9 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	if acc != "" {
 		s += " (" + acc + ")"
 	}
+	if why := checkOnlyRejections(ev.Workload.Summary); why != "" {
+		s += "; " + why
+	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]
 		if h.Pct > 0 {
@@ -601,4 +604,27 @@ func breachedSignals(f evidence.Finding) []string {
 		}
 	}
 	return out
+}
+
+// checkOnlyRejections explains a run whose rejected tasks all failed output checks (and no
+// error or SLO): a quality problem of the outputs, which no performance layer owns. Empty
+// otherwise.
+func checkOnlyRejections(w evidence.Summary) string {
+	rejected := w.Requests - w.Accepted
+	if rejected <= 0 || len(w.RejectReasons) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(w.RejectReasons))
+	for r := range w.RejectReasons {
+		if !strings.HasPrefix(r, "check ") {
+			return ""
+		}
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, r := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", r, w.RejectReasons[r])
+	}
+	return fmt.Sprintf("the %d rejected tasks failed output checks (%s), not a latency or error bound", rejected, strings.Join(parts, ", "))
 }
