@@ -2,13 +2,12 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // Dimensions a rejection can be about, matched in the record's reasons.
@@ -176,9 +175,17 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	default:
 		basis = append(basis, "over the whole window (the symptom is a property of the configuration)")
 	}
-	var hol *holIndex
+	var hol *stats.HOLIndex
 	if sp.hol {
-		hol = newHOLIndex(recs, phase)
+		// Short tasks of this phase; a long prompt of any phase can block them.
+		var typed, all []*record.Record
+		for i := range recs {
+			all = append(all, &recs[i])
+			if recs[i].Phase == phase {
+				typed = append(typed, &recs[i])
+			}
+		}
+		hol = stats.NewHOLIndex(typed, all)
 	}
 	for i := range recs {
 		r := &recs[i]
@@ -198,7 +205,7 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 		if match {
 			switch {
 			case sp.hol:
-				match = hol.blocked(r)
+				match = hol.Blocked(r)
 			case timed:
 				match = overlaps(recSpan(r, start), ws)
 			}
@@ -219,69 +226,3 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	return im
 }
 
-// holIndex finds whether a short-prompt task was sent while a long prompt waited for its
-// first token. Definitions follow stats.HOL, which produces client.hol_ttft_ratio: short
-// tasks are the task type with the smallest median prompt; a long task has a prompt at least
-// holLongOverMed times that median; it waits from its first send to its first token.
-type holIndex struct {
-	shortTask string
-	longMin   int
-	long      []interval // absolute seconds
-}
-
-const holLongOverMed = 4
-
-func newHOLIndex(recs []record.Record, phase string) *holIndex {
-	byTask := map[string][]int{}
-	for i := range recs {
-		if recs[i].Phase == phase && recs[i].OK() {
-			byTask[recs[i].Task] = append(byTask[recs[i].Task], recs[i].PromptTokens)
-		}
-	}
-	h := &holIndex{}
-	shortMed := math.MaxInt
-	names := make([]string, 0, len(byTask))
-	for k := range byTask {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		ps := byTask[k]
-		sort.Ints(ps)
-		if med := ps[(len(ps)-1)/2]; med < shortMed {
-			h.shortTask, shortMed = k, med
-		}
-	}
-	if h.shortTask == "" {
-		return h
-	}
-	h.longMin = holLongOverMed * max(shortMed, 1)
-	for i := range recs {
-		r := &recs[i]
-		if r.PromptTokens < h.longMin {
-			continue
-		}
-		s := r.FirstSentAt
-		if s.IsZero() {
-			s = r.SentAt
-		}
-		e := r.FirstTokenAt
-		if e.IsZero() {
-			e = r.DoneAt
-		}
-		if !s.IsZero() && e.After(s) {
-			h.long = append(h.long, interval{unix(s), unix(e)})
-		}
-	}
-	return h
-}
-
-func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
-
-func (h *holIndex) blocked(r *record.Record) bool {
-	if r.Task != h.shortTask || r.PromptTokens >= h.longMin || r.SentAt.IsZero() {
-		return false
-	}
-	s := unix(r.SentAt)
-	return overlaps(interval{s, s}, h.long)
-}

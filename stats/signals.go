@@ -276,27 +276,82 @@ type HOLReading struct {
 // prompt is at least 4× that median; "waiting" is from its first send to its first token
 // (or its end if it never got one). ok is false when either set has fewer than minN tasks.
 func HOL(rs []*record.Record, minN int) (HOLReading, bool) {
-	byTask := map[string][]int{}
+	h := NewHOLIndex(rs, rs)
+	if h.ShortTask == "" {
+		return HOLReading{Note: "no completed tasks"}, false
+	}
+	if len(h.waits) == 0 {
+		return HOLReading{Note: fmt.Sprintf("no task with a prompt ≥ %d× the %q median (%d tokens)", HOLLongOverMedian, h.ShortTask, h.ShortMedian)}, false
+	}
+	over, apart := NewDist(), NewDist()
 	for _, r := range rs {
+		if !h.Short(r) || !r.OK() {
+			continue
+		}
+		ttft, ok := r.TTFT()
+		if !ok {
+			continue
+		}
+		if h.Blocked(r) {
+			over.Add(ttft)
+		} else {
+			apart.Add(ttft)
+		}
+	}
+	if over.N() < minN || apart.N() < minN || apart.QuantileMs(50) == 0 {
+		return HOLReading{Note: fmt.Sprintf("%d short tasks overlapped a long prefill and %d did not; need %d of each", over.N(), apart.N(), minN)}, false
+	}
+	return HOLReading{
+		Ratio: over.QuantileMs(50) / apart.QuantileMs(50),
+		Note:  fmt.Sprintf("%q TTFT p50 %.1f ms over %d tasks sent while a prompt ≥ %d tokens waited, %.1f ms over %d others", h.ShortTask, over.QuantileMs(50), over.N(), h.LongMin, apart.QuantileMs(50), apart.N()),
+	}, true
+}
+
+// HOLLongOverMedian: a prompt at least this many times the short task type's median prompt
+// is "long" for head-of-line blocking.
+const HOLLongOverMedian = 4
+
+// HOLIndex answers, for head-of-line blocking, whether a short-prompt task was sent while a
+// long prompt waited for its first token. Short tasks are those of the task type with the
+// smallest median prompt among completed tasks; a long task has a prompt of at least LongMin
+// tokens and waits from its first send to its first token (or its end). stats.HOL (the
+// client.hol_ttft_ratio signal) and the diagnosis's acceptance impact both use it, so they
+// count the same tasks as blocked.
+type HOLIndex struct {
+	ShortTask   string
+	ShortMedian int
+	LongMin     int
+	waits       []holSpan // merged, sorted by start
+}
+
+type holSpan struct{ a, b time.Time }
+
+// NewHOLIndex picks the short task type from typed and the long prompts' waits from waiting
+// (the diagnosis looks at one phase's tasks but lets a long prompt of any phase block them).
+func NewHOLIndex(typed, waiting []*record.Record) *HOLIndex {
+	h := &HOLIndex{}
+	byTask := map[string][]int{}
+	for _, r := range typed {
 		if r.OK() {
 			byTask[r.Task] = append(byTask[r.Task], r.PromptTokens)
 		}
 	}
-	shortTask, shortMed := "", math.MaxInt
+	h.ShortMedian = math.MaxInt
 	for _, name := range sortedKeys(byTask) {
 		ps := byTask[name]
 		sort.Ints(ps)
-		if med := ps[(len(ps)-1)/2]; med < shortMed {
-			shortTask, shortMed = name, med
+		if med := ps[(len(ps)-1)/2]; med < h.ShortMedian {
+			h.ShortTask, h.ShortMedian = name, med
 		}
 	}
-	if shortTask == "" {
-		return HOLReading{Note: "no completed tasks"}, false
+	if h.ShortTask == "" {
+		h.ShortMedian = 0
+		return h
 	}
-	type iv struct{ a, b time.Time }
-	var long []iv
-	for _, r := range rs {
-		if r.PromptTokens < 4*max(shortMed, 1) {
+	h.LongMin = HOLLongOverMedian * max(h.ShortMedian, 1)
+	var long []holSpan
+	for _, r := range waiting {
+		if r.PromptTokens < h.LongMin {
 			continue
 		}
 		s := r.FirstSentAt
@@ -308,47 +363,39 @@ func HOL(rs []*record.Record, minN int) (HOLReading, bool) {
 			e = r.DoneAt
 		}
 		if !s.IsZero() && e.After(s) {
-			long = append(long, iv{s, e})
+			long = append(long, holSpan{s, e})
 		}
 	}
 	if len(long) == 0 {
-		return HOLReading{Note: fmt.Sprintf("no task with a prompt ≥ 4× the %q median (%d tokens)", shortTask, shortMed)}, false
+		return h
 	}
-	// Merge the waiting intervals, then look each short task's send up by binary search.
+	// Merge the waiting intervals so each lookup is one binary search.
 	sort.Slice(long, func(i, j int) bool { return long[i].a.Before(long[j].a) })
-	merged := []iv{long[0]}
+	h.waits = []holSpan{long[0]}
 	for _, x := range long[1:] {
-		last := &merged[len(merged)-1]
+		last := &h.waits[len(h.waits)-1]
 		if !x.a.After(last.b) {
 			if x.b.After(last.b) {
 				last.b = x.b
 			}
 		} else {
-			merged = append(merged, x)
+			h.waits = append(h.waits, x)
 		}
 	}
-	over, apart := NewDist(), NewDist()
-	for _, r := range rs {
-		if r.Task != shortTask || !r.OK() || r.PromptTokens >= 4*max(shortMed, 1) {
-			continue
-		}
-		ttft, ok := r.TTFT()
-		s := r.SentAt
-		if !ok || s.IsZero() {
-			continue
-		}
-		i := sort.Search(len(merged), func(i int) bool { return merged[i].b.After(s) })
-		if i < len(merged) && !merged[i].a.After(s) {
-			over.Add(ttft)
-		} else {
-			apart.Add(ttft)
-		}
+	return h
+}
+
+// Short reports whether r is a short-prompt task (the short type, prompt under LongMin).
+func (h *HOLIndex) Short(r *record.Record) bool {
+	return h.ShortTask != "" && r.Task == h.ShortTask && r.PromptTokens < h.LongMin
+}
+
+// Blocked reports whether r is a short-prompt task sent while a long prompt waited.
+func (h *HOLIndex) Blocked(r *record.Record) bool {
+	if !h.Short(r) || r.SentAt.IsZero() {
+		return false
 	}
-	if over.N() < minN || apart.N() < minN || apart.QuantileMs(50) == 0 {
-		return HOLReading{Note: fmt.Sprintf("%d short tasks overlapped a long prefill and %d did not; need %d of each", over.N(), apart.N(), minN)}, false
-	}
-	return HOLReading{
-		Ratio: over.QuantileMs(50) / apart.QuantileMs(50),
-		Note:  fmt.Sprintf("%q TTFT p50 %.1f ms over %d tasks sent while a prompt ≥ %d tokens waited, %.1f ms over %d others", shortTask, over.QuantileMs(50), over.N(), 4*shortMed, apart.QuantileMs(50), apart.N()),
-	}, true
+	s := r.SentAt
+	i := sort.Search(len(h.waits), func(i int) bool { return h.waits[i].b.After(s) })
+	return i < len(h.waits) && !h.waits[i].a.After(s)
 }
