@@ -225,4 +225,3 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	im.Basis = strings.Join(basis, ", ")
 	return im
 }
-
