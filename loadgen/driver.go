@@ -220,7 +220,8 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 	var trace [16]byte
 	binary.LittleEndian.PutUint64(trace[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(trace[8:], rand.Uint64())
-	rec := &record.Record{Seq: req.Seq, ID: hex.EncodeToString(trace[:]), Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	tid := hex.EncodeToString(trace[:])
+	rec := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
 	if d.sem != nil {
 		select {
 		case d.sem <- struct{}{}:

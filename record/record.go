@@ -31,10 +31,13 @@ const (
 // Record is one task: one logical request under the contract, including its retries.
 // Zero times mean "did not happen" (no headers, no first token...).
 type Record struct {
-	Seq   int    `json:"seq"`  // position in the schedule, from 0
-	ID    string `json:"id"`   // X-Request-Id sent with every attempt
-	Task  string `json:"task"` // task type name from the contract
-	Phase string `json:"phase"`
+	Seq int    `json:"seq"` // position in the schedule, from 0
+	ID  string `json:"id"`  // X-Request-Id sent with every attempt
+	// TraceID is the W3C trace id (32 hex digits) of the traceparent sent with every attempt;
+	// an engine's OTLP spans carry it, so server timings join to this record (package otlp).
+	TraceID string `json:"trace_id,omitempty"`
+	Task    string `json:"task"` // task type name from the contract
+	Phase   string `json:"phase"`
 	// InFlight is the number of tasks in flight (sent, not done) when this one was sent,
 	// itself excluded; concurrency bands are derived from it.
 	InFlight int `json:"in_flight"`
