@@ -70,6 +70,25 @@ const (
 	SigEngineStepLagMs    = "engine.step_lag_ms" // pel sim only: its own loop falling behind
 	SigScrapeGaps         = "engine.scrape_gaps" // failed or late samples over the window
 
+	// Stage 4 from OTLP spans (source "otlp"): the engine's own per-request latencies
+	// (vLLM llm_request span gen_ai.latency.* attributes), joined to client records by trace
+	// id, so percentiles are exact, not bucket-interpolated.
+	SigOTLPQueueP50     = "otlp.queue_p50_ms"
+	SigOTLPQueueP99     = "otlp.queue_p99_ms"
+	SigOTLPPrefillP50   = "otlp.prefill_p50_ms"
+	SigOTLPPrefillP99   = "otlp.prefill_p99_ms"
+	SigOTLPDecodeP50    = "otlp.decode_p50_ms"
+	SigOTLPDecodeP99    = "otlp.decode_p99_ms"
+	SigOTLPTTFTP50      = "otlp.ttft_p50_ms"
+	SigOTLPTTFTP99      = "otlp.ttft_p99_ms"
+	SigOTLPE2EP50       = "otlp.e2e_p50_ms"
+	SigOTLPE2EP99       = "otlp.e2e_p99_ms"
+	SigOTLPJoinCoverage = "otlp.join_coverage" // ratio of completed records with a span
+	// Per request: client TTFT (from sent) − server TTFT. Large while server TTFT is fine
+	// points at the application layer (HTTP, tokenization, proxy buffering, chunking).
+	SigTTFTGapP50 = "otlp.client_server_ttft_gap_p50_ms"
+	SigTTFTGapP99 = "otlp.client_server_ttft_gap_p99_ms"
+
 	// Stage 4 time series (evidence.Series names, added by scrape): one point per sample.
 	// Rates and DCGM ratios over time reuse their signal names (engine.preemptions_per_s,
 	// engine.generation_tokens_per_s, gpu.*_ratio).

@@ -3,15 +3,17 @@ package main
 import (
 	"time"
 
+	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/spf13/pflag"
 )
 
 // collectorFlags are the evidence-source flags shared by `pel run` and `pel sweep`:
-// --metrics, --dcgm, --prometheus, --selector, --engine and --metrics-interval.
+// --metrics, --dcgm, --prometheus, --selector, --engine, --metrics-interval and --otlp.
 type collectorFlags struct {
 	metrics, dcgm   []string
+	otlpAddr        string
 	prom, selector  string
 	engine          string
 	interval        time.Duration
@@ -30,20 +32,35 @@ func (cf *collectorFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
 	// Short runs need a finer interval: with 1 s sampling a 2 s run holds only the samples
 	// taken before and after the load, so gauges (KV usage, queue) read idle.
+	f.StringVar(&cf.otlpAddr, "otlp", "", "receive the engine's OTLP/HTTP trace spans on this loopback host:port "+during+" (e.g. 127.0.0.1:4318; point vLLM's --otlp-traces-endpoint at http://ADDR/v1/traces) and join them per request")
 	f.DurationVar(&cf.interval, "metrics-interval", time.Second, "sampling interval for --metrics/--dcgm (use ≤ 1/10 of a short run's duration)")
 }
 
 // any reports whether an evidence source beyond the client was asked for.
 func (cf *collectorFlags) any() bool {
+	return cf.scrapes() || cf.otlpAddr != ""
+}
+
+// scrapes reports whether a /metrics or Prometheus source was asked for.
+func (cf *collectorFlags) scrapes() bool {
 	return len(cf.metrics) > 0 || len(cf.dcgm) > 0 || cf.prom != "" || cf.selector != ""
 }
 
 // collectors builds one scrape.Collector that samples every endpoint during the load (or
 // reads the run window from Prometheus afterwards) and fills stages 4, 2 and 5. Each run
-// needs its own (a sweep calls this once per point).
+// needs its own (a sweep calls this once per point). With --otlp an OTLP receiver runs
+// alongside it and joins the engine's spans to the records.
 func (cf *collectorFlags) collectors() ([]runner.Collector, error) {
-	if !cf.any() {
-		return nil, nil
+	var cols []runner.Collector
+	if cf.otlpAddr != "" {
+		r, err := otlp.New(otlp.Config{Addr: cf.otlpAddr})
+		if err != nil {
+			return nil, usageError(err)
+		}
+		cols = append(cols, r)
+	}
+	if !cf.scrapes() {
+		return cols, nil
 	}
 	if cf.interval <= 0 {
 		return nil, usageErrorf("--metrics-interval must be positive, got %v", cf.interval)
@@ -53,5 +70,7 @@ func (cf *collectorFlags) collectors() ([]runner.Collector, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
-	return []runner.Collector{c}, nil
+	// The scrape collector goes first: runner stops collectors in order, and the receiver's
+	// wait for late spans must not stretch the /metrics sampling window past the load.
+	return append([]runner.Collector{c}, cols...), nil
 }

@@ -1,0 +1,15 @@
+// Package otlp receives an engine's OpenTelemetry trace spans over OTLP/HTTP during a run
+// and joins them, one per request, with pel's client records.
+//
+// vLLM (--otlp-traces-endpoint) and pel sim (--otlp-endpoint) export one "llm_request" SERVER
+// span per finished request whose parent is the traceparent pel sent, with the engine's own
+// per-request latencies as gen_ai.* attributes (vllm/tracing.py SpanAttributes; set in
+// vllm/v1/engine/output_processor.py do_tracing). Joined by trace id, those exact server
+// values sit next to the client's: queue vs prefill vs decode per request (stage 4), and the
+// client−server TTFT gap that only the application layer (HTTP, tokenization, proxies,
+// stream chunking) can explain.
+//
+// Receiver implements runner.Collector: Start listens (loopback by default) and appends every
+// kept span to DIR/spans.jsonl; Fill reads that file and DIR/requests.jsonl and adds signals
+// with Source "otlp". No prompt or output text is ever stored: spans carry none we keep.
+package otlp

@@ -1,0 +1,5 @@
+package otlp
+
+import "os"
+
+func writeFile(p string, b []byte) error { return os.WriteFile(p, b, 0o600) }

@@ -1,0 +1,288 @@
+package otlp
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/pel-ladder/pel/record"
+)
+
+// DefaultMaxBody bounds one export body (after gzip decompression). The OTel SDK's batch
+// processor sends at most 512 spans per export by default; an llm_request span is < 1 KiB.
+const DefaultMaxBody = 8 << 20
+
+// DefaultLinger bounds how long Stop waits for the spans of requests that finished just
+// before the load ended: exporters batch (the OTel SDK every 5 s by default, pel sim every
+// 200 ms), so the last spans arrive after the last response.
+const DefaultLinger = 6 * time.Second
+
+// Config configures a Receiver.
+type Config struct {
+	// Addr is host:port to listen on (e.g. 127.0.0.1:4318; port 0 picks one).
+	Addr string
+	// AllowRemote permits a non-loopback Addr. Off by default: the receiver has no auth.
+	AllowRemote bool
+	MaxBody     int64         // 0: DefaultMaxBody
+	Linger      time.Duration // 0: DefaultLinger; negative: do not wait
+}
+
+// Receiver is an OTLP/HTTP trace receiver for one run (a runner.Collector).
+type Receiver struct {
+	cfg Config
+
+	mu      sync.Mutex
+	ln      net.Listener
+	srv     *http.Server
+	done    chan struct{}
+	f       *os.File
+	w       *bufio.Writer
+	dir     string
+	seen    map[string]bool // trace ids received
+	arrived chan struct{}   // signalled (non-blocking) after each kept batch
+	kept    int
+	bad     int
+	werr    error
+}
+
+// New checks cfg and returns a receiver that listens once started.
+func New(cfg Config) (*Receiver, error) {
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--otlp %q: want host:port (e.g. 127.0.0.1:4318): %v", cfg.Addr, err)
+	}
+	if !cfg.AllowRemote {
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, fmt.Errorf("--otlp %q: only a loopback address is allowed (the receiver has no authentication)", cfg.Addr)
+		}
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Linger == 0 {
+		cfg.Linger = DefaultLinger
+	}
+	return &Receiver{cfg: cfg, seen: map[string]bool{}, arrived: make(chan struct{}, 1)}, nil
+}
+
+// URL is the traces endpoint to give an exporter, valid after Start.
+func (r *Receiver) URL() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ln == nil {
+		return ""
+	}
+	return "http://" + r.ln.Addr().String() + "/v1/traces"
+}
+
+// Listen binds Addr now and returns the traces URL, for callers that must hand the URL to
+// an exporter before the run starts (with port 0). Start binds by itself otherwise.
+func (r *Receiver) Listen() (string, error) {
+	r.mu.Lock()
+	if r.ln == nil {
+		ln, err := net.Listen("tcp", r.cfg.Addr)
+		if err != nil {
+			r.mu.Unlock()
+			return "", fmt.Errorf("otlp receiver: %v", err)
+		}
+		r.ln = ln
+	}
+	r.mu.Unlock()
+	return r.URL(), nil
+}
+
+// Start listens (unless Listen did) and appends received spans to dir/spans.jsonl (0600).
+func (r *Receiver) Start(ctx context.Context, dir string) error {
+	if _, err := r.Listen(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, SpansFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		r.mu.Lock()
+		r.ln.Close()
+		r.ln = nil
+		r.mu.Unlock()
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/traces", r.handle)
+	r.mu.Lock()
+	ln := r.ln
+	r.f, r.w, r.dir = f, bufio.NewWriter(f), dir
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	r.done = make(chan struct{})
+	srv, done := r.srv, r.done
+	r.mu.Unlock()
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	return nil
+}
+
+// Stop waits (at most Linger) until every completed record in dir/requests.jsonl has a
+// span, then shuts the listener down and closes spans.jsonl.
+func (r *Receiver) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	srv, done, dir := r.srv, r.done, r.dir
+	r.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	r.linger(ctx, dir)
+	err := srv.Shutdown(ctx)
+	<-done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ferr := r.w.Flush(); ferr != nil && r.werr == nil {
+		r.werr = ferr
+	}
+	if cerr := r.f.Close(); cerr != nil && r.werr == nil {
+		r.werr = cerr
+	}
+	r.srv = nil
+	if r.werr != nil {
+		return fmt.Errorf("otlp: writing %s: %v", SpansFile, r.werr)
+	}
+	if r.bad > 0 && r.kept == 0 {
+		return fmt.Errorf("otlp: %d export bodies rejected and no span kept", r.bad)
+	}
+	return err
+}
+
+// linger waits for the spans still in exporters' batches: done when every completed record
+// has a span (event-driven), or after Linger.
+func (r *Receiver) linger(ctx context.Context, dir string) {
+	if r.cfg.Linger < 0 {
+		return
+	}
+	recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		return
+	}
+	var want []string
+	for i := range recs {
+		if recs[i].OK() {
+			want = append(want, traceOf(&recs[i]))
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	t := time.NewTimer(r.cfg.Linger)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		missing := 0
+		for _, id := range want {
+			if !r.seen[id] {
+				missing++
+			}
+		}
+		r.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		select {
+		case <-r.arrived:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// handle serves POST /v1/traces (OTLP/HTTP): 200 with an empty ExportTraceServiceResponse in
+// the request's encoding; 400 for a body that does not decode, 413 when too large.
+func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	var body io.Reader = http.MaxBytesReader(w, req.Body, r.cfg.MaxBody)
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			r.reject(w, http.StatusBadRequest, "gzip: "+err.Error())
+			return
+		}
+		defer zr.Close()
+		body = io.LimitReader(zr, r.cfg.MaxBody+1)
+	}
+	b, err := io.ReadAll(body)
+	if err != nil || int64(len(b)) > r.cfg.MaxBody {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || err == nil {
+			r.reject(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", r.cfg.MaxBody))
+			return
+		}
+		r.reject(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ct := req.Header.Get("Content-Type")
+	spans, err := Decode(b, ct)
+	if err != nil {
+		r.reject(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	r.keep(spans)
+	if len(ct) >= len(ContentJSON) && ct[:len(ContentJSON)] == ContentJSON {
+		w.Header().Set("Content-Type", ContentJSON)
+		w.Write([]byte("{}"))
+		return
+	}
+	// An empty message encodes to zero bytes in protobuf.
+	w.Header().Set("Content-Type", ContentProtobuf)
+	w.WriteHeader(http.StatusOK)
+}
+
+func (r *Receiver) reject(w http.ResponseWriter, code int, msg string) {
+	r.mu.Lock()
+	r.bad++
+	r.mu.Unlock()
+	http.Error(w, msg, code)
+}
+
+func (r *Receiver) keep(spans []Span) {
+	if len(spans) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for i := range spans {
+		if r.w == nil || r.werr != nil {
+			break
+		}
+		b, err := json.Marshal(&spans[i])
+		if err == nil {
+			b = append(b, '\n')
+			_, err = r.w.Write(b)
+		}
+		if err != nil {
+			r.werr = err
+			break
+		}
+		r.seen[spans[i].TraceID] = true
+		r.kept++
+	}
+	if r.w != nil && r.werr == nil {
+		r.werr = r.w.Flush()
+	}
+	r.mu.Unlock()
+	select {
+	case r.arrived <- struct{}{}:
+	default:
+	}
+}
