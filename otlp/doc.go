@@ -9,6 +9,10 @@
 // client−server TTFT gap that only the application layer (HTTP, tokenization, proxies,
 // stream chunking) can explain.
 //
+// The receiver speaks OTLP/HTTP only (protobuf or JSON, optionally gzip), not gRPC: vLLM's
+// exporter defaults to gRPC, so run it with OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf
+// and --otlp-traces-endpoint http://ADDR/v1/traces (vllm/tracing.py get_span_exporter).
+//
 // Receiver implements runner.Collector: Start listens (loopback by default) and appends every
 // kept span to DIR/spans.jsonl; Fill reads that file and DIR/requests.jsonl and adds signals
 // with Source "otlp". No prompt or output text is ever stored: spans carry none we keep.

@@ -32,7 +32,7 @@ func (cf *collectorFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.engine, "engine", "", "engine of the target (vllm, sglang, tgi, triton, trtllm-serve, llamacpp): recorded in evidence and used instead of detecting the /metrics dialect from metric names")
 	// Short runs need a finer interval: with 1 s sampling a 2 s run holds only the samples
 	// taken before and after the load, so gauges (KV usage, queue) read idle.
-	f.StringVar(&cf.otlpAddr, "otlp", "", "receive the engine's OTLP/HTTP trace spans on this loopback host:port "+during+" (e.g. 127.0.0.1:4318; point vLLM's --otlp-traces-endpoint at http://ADDR/v1/traces) and join them per request")
+	f.StringVar(&cf.otlpAddr, "otlp", "", "receive the engine's OTLP/HTTP trace spans on this loopback host:port "+during+" (e.g. 127.0.0.1:4318; point vLLM's --otlp-traces-endpoint at http://ADDR/v1/traces with OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf) and join them per request")
 	f.DurationVar(&cf.interval, "metrics-interval", time.Second, "sampling interval for --metrics/--dcgm (use ≤ 1/10 of a short run's duration)")
 }
 
