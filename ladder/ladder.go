@@ -12,6 +12,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/runner"
@@ -37,8 +38,9 @@ type Options struct {
 
 // Analyze rebuilds dir's evidence and diagnoses it. Stage 1 always comes from
 // requests.jsonl; stages 2, 4 and 5 from metrics.jsonl when present (else they are kept from
-// evidence.json); each trace in o.Traces replaces the signals of an earlier analysis of the
-// same file, and traces analysed before are kept. Nothing is written: see WriteRun.
+// evidence.json); the OTLP span signals from spans.jsonl when present; each trace in
+// o.Traces replaces the signals of an earlier analysis of the same file, and traces analysed
+// before are kept. Nothing is written: see WriteRun.
 func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error) {
 	ev, err := runner.Rebuild(dir)
 	if err != nil {
@@ -68,6 +70,8 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	metrics := filepath.Join(dir, scrape.MetricsFile)
 	_, statErr := os.Stat(metrics)
 	haveMetrics := statErr == nil
+	_, statErr = os.Stat(filepath.Join(dir, otlp.SpansFile))
+	haveSpans := statErr == nil
 	// Keep a signal unless its source is about to be recomputed.
 	keep := func(src string) bool {
 		if replaced[src] {
@@ -75,6 +79,9 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 		}
 		if isTraceSource(src) {
 			return true
+		}
+		if src == otlp.Source {
+			return !haveSpans
 		}
 		return !haveMetrics
 	}
@@ -114,6 +121,11 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	ev.Findings = kept
 	if haveMetrics {
 		if err := scrape.FillFromFile(ev, metrics, ""); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+	}
+	if haveSpans {
+		if err := otlp.FillFromDir(ev, dir); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 		}
 	}

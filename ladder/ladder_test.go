@@ -1,7 +1,10 @@
 package ladder
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/runner"
 )
@@ -121,6 +125,66 @@ func TestAnalyzeBadInput(t *testing.T) {
 	} {
 		if _, _, err := Analyze(tc.dir, tc.o); !errors.Is(err, ErrBadInput) {
 			t.Errorf("%s: %v, want ErrBadInput", name, err)
+		}
+	}
+}
+
+// A run directory with spans.jsonl gets its OTLP signals back on every rebuild, so
+// `pel run --otlp` (which ends with Analyze) and a later `pel analyze` keep them.
+func TestAnalyzeRebuildsOTLP(t *testing.T) {
+	dir := runDir(t, 20)
+	recs, err := record.ReadFile(filepath.Join(dir, runner.RequestsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the records with trace ids and add one span per task: server TTFT 70 ms against
+	// the client's 80 ms from send, so the gap is 10 ms.
+	w, err := record.Create(filepath.Join(dir, runner.RequestsFile+".new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, otlp.SpansFile), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(f)
+	ttft := 0.070
+	for i := range recs {
+		recs[i].TraceID = fmt.Sprintf("%032x", i+1)
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		sp := otlp.Span{TraceID: recs[i].TraceID, SpanID: fmt.Sprintf("%016x", i+1), Name: "llm_request",
+			StartUnixNS: recs[i].SentAt.UnixNano(), EndUnixNS: recs[i].DoneAt.UnixNano(), TTFTS: &ttft}
+		if err := enc.Encode(sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f.Close()
+	if err := os.Rename(filepath.Join(dir, runner.RequestsFile+".new"), filepath.Join(dir, runner.RequestsFile)); err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for round := 0; round < 2; round++ { // the second rebuild starts from the written evidence.json
+		ev, _, err := Analyze(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cov, ok := ev.Signal(evidence.SigOTLPJoinCoverage)
+		gap, ok2 := ev.Signal(evidence.SigTTFTGapP50)
+		if !ok || !ok2 || cov.Value != 1 || math.Abs(gap.Value-10) > 0.01 {
+			t.Fatalf("round %d: coverage %+v (%v), gap %+v (%v); want 1 and 10 ms", round, cov, ok, gap, ok2)
+		}
+		// Rebuilding replaces the OTLP signals; it never stacks a second copy.
+		n := countSource(ev, otlp.Source)
+		if round == 0 {
+			first = n
+		} else if n != first {
+			t.Fatalf("round %d: %d otlp signals, first rebuild had %d", round, n, first)
+		}
+		if err := WriteRun(dir, ev); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
