@@ -31,6 +31,8 @@ func stageOf(name string) (int, string) {
 		return evidence.StageRequestTrace, "client"
 	case strings.HasPrefix(name, "engine."):
 		return evidence.StageServingCache, "vllm /metrics"
+	case strings.HasPrefix(name, "otlp."):
+		return evidence.StageServingCache, "otlp"
 	case strings.HasPrefix(name, "gpu."):
 		return evidence.StageGPUExecution, "dcgm"
 	case strings.HasPrefix(name, "trace.comm"), strings.HasPrefix(name, "dist."):
@@ -147,6 +149,8 @@ func TestRules(t *testing.T) {
 		{"speculative net-negative", build(with(sig{evidence.SigSpecAcceptanceRate, 0.2}, sig{evidence.SigSpecMeanAcceptLen, 1.3})...),
 			recs(200, rejectEvery(5, "slo itl p99")), evidence.LayerSpeculative, "speculative-negative"},
 		{"application buffering", build(with(sig{evidence.SigServerTTFTP50, 40}, sig{evidence.SigTTFTFromSentP50, 400}, sig{evidence.SigTokensPerChunk, 8})...),
+			recs(200, rejectEvery(4, "slo ttft p99")), evidence.LayerApplication, "client-server-gap"},
+		{"application gap from joined spans", build(with(sig{evidence.SigOTLPTTFTP50, 40}, sig{evidence.SigTTFTGapP50, 360})...),
 			recs(200, rejectEvery(4, "slo ttft p99")), evidence.LayerApplication, "client-server-gap"},
 		{"cold start", withCold(build(with(sig{evidence.SigColdWarmTTFTRatio, 8}, sig{evidence.SigServerTTFTP50, 85})...),
 			sig{evidence.SigServerTTFTP50, 700}),

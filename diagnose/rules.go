@@ -536,7 +536,17 @@ func ruleAppGap(v *view, o *Options) *hit {
 	// (a loaded machine) also reads their first bytes late, so the gap must exceed the
 	// client's own p99 lateness before the path between engine and client is blamed.
 	lag := v.judge(evidence.SigScheduleLagP99, ">", 0)
-	if c, ok := v.val(evidence.SigTTFTFromSentP50); ok {
+	// Best evidence first: the engine's own llm_request spans joined to each task (exact,
+	// per request); else the difference of the client's and the /metrics histogram's p50s.
+	if g, ok := v.val(evidence.SigTTFTGapP50); ok {
+		s, _ := v.val(evidence.SigOTLPTTFTP50)
+		thr := math.Max(appGapMinMs, appGapShare*s)
+		if lag.present {
+			thr = math.Max(thr, lag.item.Value)
+		}
+		gap = derivedItem(evidence.SigTTFTGapP50, g, ">=", thr, "ms", "client ⋈ otlp spans", evidence.StageServingCache, evidence.SigTTFTGapP50)
+		haveGap = true
+	} else if c, ok := v.val(evidence.SigTTFTFromSentP50); ok {
 		if s, ok2 := v.val(evidence.SigServerTTFTP50); ok2 {
 			thr := math.Max(appGapMinMs, appGapShare*s)
 			if lag.present {
