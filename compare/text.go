@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ func JSON(w io.Writer, r *Result) error {
 // Text writes the result as a benchstat-like table: one row per metric with both values,
 // the change and its interval, then every bound checked, then the verdict.
 func Text(w io.Writer, r *Result) error {
-	ew := &errWriter{w: w}
+	ew := bufio.NewWriter(w) // sticky error: the first failed write is what Flush returns
 	same := "same contract"
 	if r.ContractChanged {
 		same = "A DIFFERENT CONTRACT"
@@ -94,21 +95,7 @@ func Text(w io.Writer, r *Result) error {
 	if r.Verdict == Inconclusive && r.NeededTasks > 0 {
 		fmt.Fprintf(ew, "  - rerun both sides with at least %d tasks in the compared phase\n", r.NeededTasks)
 	}
-	return ew.err
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
+	return ew.Flush()
 }
 
 func unitSuffix(u string) string {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -279,7 +280,7 @@ func logPoint(w io.Writer, p Point) {
 
 // Text prints the throughput-vs-latency table, the knee and the notes.
 func Text(out io.Writer, r *Result) error {
-	w := &errWriter{w: out}
+	w := bufio.NewWriter(out) // sticky error: the first failed write is what Flush returns
 	load := "concurrency"
 	if r.Mode == "rate" {
 		load = "rate /s"
@@ -315,19 +316,5 @@ func Text(out io.Writer, r *Result) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	return w.err
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
+	return w.Flush()
 }
