@@ -15,6 +15,50 @@ const (
 	StatusCancelled   = "cancelled"    // run stopped (Ctrl-C) before the task ended
 )
 
+// Error classes say what kind of failure ended a task (Record.ErrorClass), so the diagnosis
+// can count each class, name its cause and owner, and tell refusals from overload from a
+// broken path. Set on every failed task; empty on an ok one.
+const (
+	// ErrRefused: the server rejected the request as given (HTTP 4xx other than 408/429, or an
+	// error event with such a code): prompt longer than the context, unknown model, bad field.
+	ErrRefused = "refused"
+	// ErrOverloaded: the server shed load (HTTP 429 or 503, or an error event with that code).
+	ErrOverloaded = "overloaded"
+	// ErrServer: any other 5xx, or an error event without a 4xx code.
+	ErrServer = "server_error"
+	// ErrStreamEvent: an error event inside a stream that began with HTTP 200 (either form:
+	// an "error:" SSE line, or a data event whose JSON carries "error"), with no usable code.
+	ErrStreamEvent = "error_event"
+	// ErrIncomplete: the response ended without finish_reason or [DONE], or was cut mid-body.
+	ErrIncomplete = "incomplete"
+	// ErrConn: could not connect, or the connection was reset/closed before a response.
+	ErrConn = "connection"
+	// ErrTimeout: no complete response within the attempt's timeout.
+	ErrTimeout = "timeout"
+	// ErrInvalid: the exchange completed but the completion contradicts the request: no
+	// output when output was requested, usage below what was sent (a truncated prompt),
+	// or implausible usage (negative, far beyond max_tokens or any context).
+	ErrInvalid = "invalid_completion"
+	// ErrRedirect: the server answered with a redirect, which pel does not follow.
+	ErrRedirect = "redirect"
+)
+
+// Flags mark a completed task whose response shows something the diagnosis should know
+// without failing it (Record.Flags).
+const (
+	// FlagPromptTruncated: usage.prompt_tokens is well below the prompt pel sent.
+	FlagPromptTruncated = "prompt_truncated"
+	// FlagContextShift: the engine reported that it shifted or truncated the context while
+	// generating (llama.cpp "truncated": true), so the output no longer saw the whole prompt.
+	FlagContextShift = "context_shift"
+	// FlagConnRetried: the first attempt failed on a reused keep-alive connection before any
+	// response byte and was resent once on a fresh connection (the server cannot have seen it).
+	FlagConnRetried = "conn_retried"
+	// FlagTruncatedRecord: the stream exceeded pel's per-stream bounds; chunk timings past the
+	// bound were not kept (counts still are).
+	FlagTruncatedRecord = "record_truncated"
+)
+
 // Phases are never mixed in one statistic.
 const (
 	PhaseCold   = "cold"
@@ -71,6 +115,15 @@ type Record struct {
 	Error      string `json:"error,omitempty"`
 	// FinishReason from the last choice (stop, length...).
 	FinishReason string `json:"finish_reason,omitempty"`
+	// ErrorClass is one of the Err* classes for a failed task; empty when Status is ok.
+	ErrorClass string `json:"error_class,omitempty"`
+	// SentPromptTokens is the prompt length pel planned (synthetic length including any shared
+	// prefix; 0 when unknown, e.g. dataset text without a tokenizer). Compared with usage to
+	// detect truncation.
+	SentPromptTokens int `json:"sent_prompt_tokens,omitempty"`
+	// Flags are Flag* marks of a completed task (context shift, truncated prompt, a retried
+	// keep-alive connection...).
+	Flags []string `json:"flags,omitempty"`
 
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"` // why not accepted: "error: ...", "check regex", "slo ttft max"
@@ -81,6 +134,16 @@ type Record struct {
 	OutputChars int    `json:"output_chars,omitempty"`
 	Prompt      string `json:"prompt,omitempty"`
 	Output      string `json:"output,omitempty"`
+}
+
+// HasFlag reports whether the record carries flag f.
+func (r *Record) HasFlag(f string) bool {
+	for _, x := range r.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
 }
 
 // OK reports whether the exchange completed without error.
