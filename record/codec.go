@@ -2,8 +2,8 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +14,9 @@ import (
 // already recorded. It is safe for concurrent use.
 type Writer struct {
 	mu sync.Mutex
-	w  io.Writer
-	f  *os.File // non-nil when we own a file (fsync on Close)
+	w   io.Writer
+	f   *os.File // non-nil when we own a file (fsync on Close)
+	err error    // first write error (sticky)
 }
 
 // NewWriter writes records to w. Every Write is a complete line written in one call.
@@ -36,7 +37,9 @@ func Create(path string) (*Writer, error) {
 	return NewWriter(f), nil
 }
 
-// Write appends one record as a line.
+// Write appends one record as a line. After a failed write (a full disk) every later Write
+// fails too: a line cut by the failure stays the file's last, which Read can skip, instead
+// of sitting torn between complete records.
 func (w *Writer) Write(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -45,7 +48,11 @@ func (w *Writer) Write(r *Record) error {
 	b = append(b, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
 	_, err = w.w.Write(b) // unbuffered: one write(2) per record
+	w.err = err
 	return err
 }
 
@@ -64,46 +71,83 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// Read decodes a JSONL record stream. A malformed line, including a final line cut mid-way
-// by a crash during the last write, is an error naming its line number.
-func Read(r io.Reader, f func(*Record) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
-		var rec Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		if err := f(&rec); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("line %d: record longer than 64 MiB", line+1)
-		}
-		return err
-	}
-	return nil
+// MaxLine bounds one JSONL line: a record with MaxChunkTimings timings is ~1 MiB, so 64 MiB
+// is only ever reached by a file that is not pel's.
+const MaxLine = 64 << 20
+
+// TornLine describes a last line cut mid-write (a crash or a full disk during the final
+// Write): it does not end in a newline and does not decode. The lines before it are used.
+type TornLine struct {
+	Line  int // 1-based
+	Bytes int // bytes of the cut line
 }
 
-// ReadFile reads every record of a requests.jsonl file.
+func (t *TornLine) String() string {
+	return fmt.Sprintf("line %d is cut mid-write (%d bytes, no newline): ignored; the %d complete lines before it are used", t.Line, t.Bytes, t.Line-1)
+}
+
+// Read decodes a JSONL record stream. A malformed line is an error naming its line number,
+// except a torn last line (see TornLine), which is skipped and returned.
+func Read(r io.Reader, f func(*Record) error) (*TornLine, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	line := 0
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				if len(long) > MaxLine {
+					return nil, fmt.Errorf("line %d: record longer than %d MiB", line+1, MaxLine>>20)
+				}
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if len(b) > 0 {
+			line++
+			complete := b[len(b)-1] == '\n'
+			if t := bytes.TrimSpace(b); len(t) > 0 {
+				var rec Record
+				if jerr := json.Unmarshal(t, &rec); jerr != nil {
+					if !complete {
+						return &TornLine{Line: line, Bytes: len(b)}, nil
+					}
+					return nil, fmt.Errorf("line %d: %w", line, jerr)
+				}
+				if ferr := f(&rec); ferr != nil {
+					return nil, ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+	}
+}
+
+// ReadFile reads every record of a requests.jsonl file, skipping a torn last line silently;
+// ReadFileTorn also says which line that was.
 func ReadFile(path string) ([]Record, error) {
+	recs, _, err := ReadFileTorn(path)
+	return recs, err
+}
+
+// ReadFileTorn reads every record of a requests.jsonl file and reports a torn last line.
+func ReadFileTorn(path string) ([]Record, *TornLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	var out []Record
-	err = Read(f, func(r *Record) error { out = append(out, *r); return nil })
+	torn, err := Read(f, func(r *Record) error { out = append(out, *r); return nil })
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return out, nil
+	return out, torn, nil
 }

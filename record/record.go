@@ -13,7 +13,23 @@ const (
 	StatusStreamError = "stream_error" // stream cut, malformed, or an error event mid-stream
 	StatusConnError   = "conn_error"   // could not connect / connection reset before headers
 	StatusCancelled   = "cancelled"    // run stopped (Ctrl-C) before the task ended
+	// StatusInvalid: the exchange completed but the completion contradicts the request (no
+	// output, a truncated prompt, implausible usage, no finish_reason); ErrorClass says which
+	// kind, Error the details. It is a failed task: it counts as an error, not as latency.
+	StatusInvalid = "invalid"
 )
+
+// MaxTokens bounds every token count pel believes: 2^24 = 16,777,216, above the longest
+// context any served model has (10M). A usage figure beyond it is not a count (a server
+// bug or a hostile server), so the task fails as ErrInvalid instead of pel looping over
+// 2^63 tokens; per-token loops (ITLs) never run past it either. Contracts are held to it.
+const MaxTokens = 1 << 24
+
+// MaxChunkTimings bounds the per-chunk timings one record keeps (ChunkUS, ChunkTokens):
+// 65,536 content events, ~1 MiB in memory and in its JSONL line. A longer stream keeps its
+// counts (OutputTokens, Chunks) and is flagged FlagTruncatedRecord: its ITLs cover the first
+// MaxChunkTimings events only.
+const MaxChunkTimings = 1 << 16
 
 // Error classes say what kind of failure ended a task (Record.ErrorClass), so the diagnosis
 // can count each class, name its cause and owner, and tell refusals from overload from a
@@ -102,6 +118,9 @@ type Record struct {
 	// ChunkTokens[i] the tokens it carried (server delta count when known, else 1).
 	ChunkUS     []int64 `json:"chunk_us,omitempty"`
 	ChunkTokens []int   `json:"chunk_tokens,omitempty"`
+	// Chunks counts every content event, also those past MaxChunkTimings whose timings were
+	// not kept (set only when it differs from len(ChunkUS)).
+	Chunks int `json:"chunks,omitempty"`
 
 	PromptTokens int    `json:"prompt_tokens"`
 	OutputTokens int    `json:"output_tokens"`
@@ -121,6 +140,8 @@ type Record struct {
 	// prefix; 0 when unknown, e.g. dataset text without a tokenizer). Compared with usage to
 	// detect truncation.
 	SentPromptTokens int `json:"sent_prompt_tokens,omitempty"`
+	// Server holds the engine's own per-request timings when the response carried them.
+	Server *ServerTimings `json:"server,omitempty"`
 	// Flags are Flag* marks of a completed task (context shift, truncated prompt, a retried
 	// keep-alive connection...).
 	Flags []string `json:"flags,omitempty"`
@@ -134,6 +155,13 @@ type Record struct {
 	OutputChars int    `json:"output_chars,omitempty"`
 	Prompt      string `json:"prompt,omitempty"`
 	Output      string `json:"output,omitempty"`
+}
+
+// AddFlag adds flag f once.
+func (r *Record) AddFlag(f string) {
+	if !r.HasFlag(f) {
+		r.Flags = append(r.Flags, f)
+	}
 }
 
 // HasFlag reports whether the record carries flag f.
@@ -207,15 +235,19 @@ func (r *Record) TPOT() (time.Duration, bool) {
 
 // ITLs calls f once per generated token after the first with that token's inter-token
 // latency: the gap before each content event is spread evenly over the tokens it carried.
-// The first event's tokens have no gap (their latency is TTFT).
+// The first event's tokens have no gap (their latency is TTFT). At most MaxTokens calls per
+// record, whatever the record says (a requests.jsonl is outside input too).
 func (r *Record) ITLs(f func(time.Duration)) {
-	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens); i++ {
+	budget := MaxTokens
+	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens) && budget > 0; i++ {
 		k := r.ChunkTokens[i]
 		if k <= 0 {
 			continue
 		}
 		gap := time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1]) * time.Microsecond
 		per := gap / time.Duration(k)
+		k = min(k, budget)
+		budget -= k
 		for j := 0; j < k; j++ {
 			f(per)
 		}

@@ -2,6 +2,9 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -99,8 +102,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Error("zero times should be omitted")
 	}
 	var out []Record
-	if err := Read(&buf, func(r *Record) error { out = append(out, *r); return nil }); err != nil {
-		t.Fatal(err)
+	if torn, err := Read(&buf, func(r *Record) error { out = append(out, *r); return nil }); err != nil || torn != nil {
+		t.Fatal(err, torn)
 	}
 	if len(out) != 2 || out[1].HTTPStatus != 500 || !out[0].SentAt.Equal(in[0].SentAt) || out[0].ChunkTokens[1] != 3 {
 		t.Fatalf("round trip mismatch: %+v", out)
@@ -109,15 +112,97 @@ func TestCodecRoundTrip(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	cases := []struct{ in, want string }{
-		{"{\"seq\":0}\n{\"seq\":", "line 2"},
 		{"{\"seq\":0}\nnot json\n", "line 2"},
 		{"\n\n{\"seq\":\"x\"}\n", "line 3"},
+		// A cut line followed by more lines is damage in the middle, not a torn end.
+		{"{\"seq\":0}\n{\"seq\":\n{\"seq\":2}\n", "line 2"},
 	}
 	for _, c := range cases {
-		err := Read(strings.NewReader(c.in), func(*Record) error { return nil })
+		_, err := Read(strings.NewReader(c.in), func(*Record) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Read(%q) = %v, want error with %q", c.in, err, c.want)
 		}
+	}
+}
+
+// Issue 10 item 8: a crash or a full disk during the last write leaves a torn last line;
+// the complete lines are used and the torn one is named.
+func TestReadTornLastLine(t *testing.T) {
+	cases := []struct {
+		name     string
+		in       string
+		n        int
+		tornLine int
+	}{
+		{"cut mid-record", "{\"seq\":0}\n{\"seq\":1}\n{\"seq\":2,\"ta", 2, 3},
+		{"cut after the brace", "{\"seq\":0}\n{\"seq\":1}", 2, 0},
+		{"only a torn line", "{\"se", 0, 1},
+		{"complete", "{\"seq\":0}\n", 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			torn, err := Read(strings.NewReader(c.in), func(*Record) error { n++; return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != c.n {
+				t.Errorf("%d records, want %d", n, c.n)
+			}
+			got := 0
+			if torn != nil {
+				got = torn.Line
+				if !strings.Contains(torn.String(), fmt.Sprintf("line %d ", c.tornLine)) {
+					t.Errorf("warning %q does not name line %d", torn, c.tornLine)
+				}
+			}
+			if got != c.tornLine {
+				t.Errorf("torn line %d, want %d", got, c.tornLine)
+			}
+		})
+	}
+}
+
+// failAfter accepts n bytes, then writes part of the next buffer and fails (a full disk).
+type failAfter struct {
+	bytes.Buffer
+	n int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.Len()+len(p) > f.n {
+		k := f.n - f.Len()
+		f.Buffer.Write(p[:k])
+		return k, errors.New("no space left on device")
+	}
+	return f.Buffer.Write(p)
+}
+
+// After a failed write the Writer writes nothing more, so the torn line stays last and the
+// file still reads.
+func TestWriterStopsAfterError(t *testing.T) {
+	b, _ := json.Marshal(&Record{Seq: 0, Status: StatusOK})
+	fw := &failAfter{n: len(b) + 1 + 20} // the first line, then 20 bytes of the second
+	w := NewWriter(fw)
+	for i := range 5 {
+		err := w.Write(&Record{Seq: i, Status: StatusOK})
+		if i >= 1 && err == nil {
+			t.Fatalf("write %d succeeded after the disk filled", i)
+		}
+	}
+	n := 0
+	torn, err := Read(bytes.NewReader(fw.Bytes()), func(*Record) error { n++; return nil })
+	if err != nil || torn == nil || torn.Line != 2 || n != 1 {
+		t.Fatalf("read %d records, torn %v, err %v", n, torn, err)
+	}
+}
+
+func TestITLsBounded(t *testing.T) {
+	r := Record{ChunkUS: []int64{0, 1000, 2000}, ChunkTokens: []int{1, 1 << 40, 1 << 40}}
+	n := 0
+	r.ITLs(func(time.Duration) { n++ })
+	if n != MaxTokens {
+		t.Fatalf("%d ITL calls, want the MaxTokens bound %d", n, MaxTokens)
 	}
 }
 
@@ -125,7 +210,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("{\"seq\":1,\"chunk_us\":[1,2],\"chunk_tokens\":[1]}\n"))
 	f.Add([]byte("{\"scheduled_at\":\"bad\"}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = Read(bytes.NewReader(b), func(r *Record) error {
+		_, _ = Read(bytes.NewReader(b), func(r *Record) error {
 			r.ITLs(func(time.Duration) {})
 			r.ChunkGaps(func(time.Duration) {})
 			r.TPOT()
