@@ -13,7 +13,7 @@ import (
 // Writer appends records as JSON lines and flushes each one, so a crash loses nothing
 // already recorded. It is safe for concurrent use.
 type Writer struct {
-	mu sync.Mutex
+	mu  sync.Mutex
 	w   io.Writer
 	f   *os.File // non-nil when we own a file (fsync on Close)
 	err error    // first write error (sticky)
