@@ -90,6 +90,10 @@ func clientSignals(recs []*record.Record) map[string]float64 {
 	if n := len(recs); n > 0 {
 		out[evidence.SigAcceptanceRate] = float64(accepted) / float64(n)
 	}
+	sh := stats.ShapeOf(recs)
+	for n, x := range sh.Values {
+		out[n] = x
+	}
 	// Long prompts in the other half are in recs' phase too; stats.HOL sees only this half's,
 	// so a long prefill straddling the boundary counts on one side only.
 	if h, ok := stats.HOL(recs, minHOLSamples); ok {
@@ -105,6 +109,17 @@ var clientNames = []string{
 	evidence.SigITLP50, evidence.SigITLP99, evidence.SigE2EP50, evidence.SigE2EP99,
 	evidence.SigHeadersP50, evidence.SigTokensPerChunk, evidence.SigSLOMissRate,
 	evidence.SigAcceptanceRate, evidence.SigHOLTTFTRatio,
+}
+
+// isShape reports whether a stage-1 signal comes from stats.ShapeOf (re-derived per half).
+func isShape(n string) bool {
+	switch n {
+	case evidence.SigQueueShare, evidence.SigServiceTTFT, evidence.SigCoalescedShare, evidence.SigTTFTShareE2E,
+		evidence.SigStallShare, evidence.SigStallAligned, evidence.SigStallAlignedBase,
+		evidence.SigPrefillMsPerToken, evidence.SigPrefillFitR2, evidence.SigTPOTLoadRatio:
+		return true
+	}
+	return strings.HasPrefix(n, "client.error_rate.") || strings.HasPrefix(n, "client.flag_rate.")
 }
 
 // sloRejected reports whether a completed task was rejected for an SLO.
@@ -154,6 +169,11 @@ func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interva
 	}
 	for _, n := range clientNames {
 		delete(h.sig, n)
+	}
+	for n, s := range h.sig {
+		if s.Stage == evidence.StageRequestTrace && isShape(n) {
+			delete(h.sig, n)
+		}
 	}
 	for n, x := range clientSignals(sub) {
 		s, ok := full.sig[n]

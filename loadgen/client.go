@@ -192,6 +192,7 @@ func resetAttempt(rec *record.Record) {
 	rec.SentAt, rec.HeadersAt, rec.FirstTokenAt, rec.LastTokenAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	rec.ChunkUS, rec.ChunkTokens = rec.ChunkUS[:0], rec.ChunkTokens[:0]
 	rec.OutputTokens, rec.TokenSource, rec.CachedPromptTokens = 0, "", 0
+	rec.Server = nil
 	rec.Status, rec.HTTPStatus, rec.Error, rec.FinishReason = "", 0, "", ""
 }
 
@@ -296,8 +297,9 @@ type chunk struct {
 		Text         string  `json:"text"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *usage          `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Usage   *usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	Timings *serverTimings  `json:"timings"` // llama.cpp's per-request engine timings
 }
 
 type usage struct {
@@ -375,6 +377,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		if ch.Usage != nil {
 			last = ch.Usage
 		}
+		ch.Timings.apply(rec)
 		// A role-only or empty first delta carries no generated text: it is not a token.
 		if content == 0 {
 			continue
@@ -497,6 +500,7 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		}
 	}
 	rec.Status = record.StatusOK
+	ch.Timings.apply(rec)
 	if ch.Usage != nil {
 		rec.TokenSource = record.TokensUsage
 		rec.PromptTokens, rec.OutputTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens

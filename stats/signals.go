@@ -134,6 +134,12 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		res.Notes = append(res.Notes, "band scaling not computed: "+sc.Note)
 	}
 
+	// Where the client's own records say the time went (every server gives these).
+	sh := ShapeOf(head)
+	for _, name := range sortedKeys(sh.Values) {
+		add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
+	}
+
 	// Head-of-line blocking of short prompts by long ones.
 	if h, ok := HOL(head, 10); ok {
 		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
