@@ -18,6 +18,10 @@ type Request struct {
 	Phase string
 
 	PromptTokens int // requested prompt length in tokens (approximate without a tokenizer)
+	// PlannedPromptTokens is PromptTokens when pel trusts it: a synthetic prompt (words that
+	// are one token each) or a tokenizer count; 0 when it is a characters-based estimate.
+	// The load generator compares it with usage.prompt_tokens to detect a truncated prompt.
+	PlannedPromptTokens int
 	PrefixTokens int // leading tokens shared with other requests of the task (prefix caching)
 	MaxTokens    int
 	IgnoreEOS    bool

@@ -252,7 +252,7 @@ func (s *schedule) synthetic(r *Request, tp *taskPlan, n int) {
 		text = fitTokens(s.tok, tp.prefix, body, n, 1)
 		n = s.tok.Count(text)
 	}
-	r.PromptTokens = n
+	r.PromptTokens, r.PlannedPromptTokens = n, n
 	r.Prompt = text
 	if s.api == contract.APIChat {
 		r.Messages = []Message{{Role: "user", Content: text}}
@@ -278,6 +278,9 @@ func (s *schedule) fromDataset(r *Request, tp *taskPlan, it Item) {
 	r.Prompt = withPrefix(it.Prompt)
 	if s.api != contract.APIChat {
 		r.PromptTokens = tp.prefixTokens + s.count(it.Prompt)
+		if s.tok != nil {
+			r.PlannedPromptTokens = r.PromptTokens
+		}
 		return
 	}
 	msgs := []Message{{Role: "user", Content: it.Prompt}}
@@ -291,4 +294,7 @@ func (s *schedule) fromDataset(r *Request, tp *taskPlan, it Item) {
 	msgs[0].Content = withPrefix(msgs[0].Content)
 	r.Messages = msgs
 	r.PromptTokens = n
+	if s.tok != nil {
+		r.PlannedPromptTokens = n
+	}
 }
