@@ -37,6 +37,9 @@ type Contract struct {
 	SLO     SLO           `json:"slo"`
 	Retry   Retry         `json:"retry"`
 	Cost    Cost          `json:"cost"`
+	// Prompts says how prompt text relates across runs (omitted from the hash when unset,
+	// so contracts written before it keep their sha256).
+	Prompts Prompts `json:"prompts,omitzero"`
 
 	raw    []byte
 	file   string
@@ -192,6 +195,17 @@ type SLO struct {
 	ITL  Bound `json:"itl,omitzero"`
 	TPOT Bound `json:"tpot,omitzero"`
 	E2E  Bound `json:"e2e,omitzero"`
+}
+
+// Prompts is the prompts block. By default every run starts each prompt with a per-run
+// nonce (package workload), so two runs of one contract share no prompt prefix and an
+// engine's prefix cache cannot carry over from one run to the next; the seed still fixes
+// the schedule, the task mix and every length, and a task's shared_prefix_tokens stay
+// shared within the run.
+type Prompts struct {
+	// ReuseAcrossRuns sends the same prompt text in every run of the contract (no nonce),
+	// for measuring a server whose prefix cache is meant to be warm from earlier traffic.
+	ReuseAcrossRuns bool `json:"reuse_across_runs,omitempty"`
 }
 
 // Cost prices the accelerators, to turn a run into cost per accepted task.

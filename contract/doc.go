@@ -28,6 +28,7 @@
 //	retry: none (max_attempts 1); with a retry block: max_attempts 3, backoff 200ms,
 //	       max_backoff 10s (or backoff, if larger), on [429, 5xx, timeout, stream, conn]
 //	cost.accelerators: 1
+//	prompts.reuse_across_runs: false (a per-run nonce starts every prompt; see Prompts)
 //
 // A task's slo block replaces the global bound of each metric it names (SLOFor).
 //

@@ -188,6 +188,11 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if cn := m.get("cost"); cn != nil {
 		d.cost(cn, "cost", &c.Cost)
 	}
+	if pn := m.get("prompts"); pn != nil {
+		pm := d.mapping(pn, "prompts")
+		pm.bool("reuse_across_runs", &c.Prompts.ReuseAcrossRuns)
+		pm.finish()
+	}
 	m.finish()
 }
 

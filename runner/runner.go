@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if cfg.APIKeyEnv != "" && apiKey == "" {
 		return nil, badInput("--api-key-env %s: that environment variable is empty or unset", cfg.APIKeyEnv)
 	}
-	sched, err := workload.New(c, workload.Options{})
+	sched, err := workload.New(c, workload.Options{Nonce: workload.NewNonce(c)}) // per-run prompt nonce unless prompts.reuse_across_runs
 	if err != nil {
 		return nil, badInput("contract %s: %v", c.File(), err)
 	}

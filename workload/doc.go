@@ -32,8 +32,22 @@
 // tokenizers keep as one token each, so N words ≈ N tokens (see vocab for the expected
 // error); with Options.Tokenizer the length is fitted exactly. Every prompt of a task
 // starts with the same shared_prefix_tokens (deterministic from the seed and the task
-// name), then a salt distinct per request (its sequence number, and Options.RunSalt), so a
-// prefix cache can hit only the intended prefix.
+// name), then a salt distinct per request (its sequence number), so a prefix cache can hit
+// only the intended prefix.
+//
+// # The per-run nonce
+//
+// A prefix cache outlives a run: a second run of the same contract and seed would send the
+// same text and find the first run's prompts cached (a warm cache is a different workload).
+// So the runner gives every run a random Options.Nonce (NewNonce), spelled as NonceWords
+// words at the very start of every prompt — synthetic, dataset and replay — before the
+// shared prefix. What it changes: prompt text, so nothing cacheable carries from one run to
+// the next. What it does not change: arrival times, the task mix, phases and every length
+// draw (a synthetic prompt keeps its drawn length; a dataset prompt gains NonceWords
+// tokens), and a shared prefix is still shared by every prompt of its task within the run
+// (that is what it is for). A contract that means to measure a warm cache says so with
+// prompts: {reuse_across_runs: true}, and then gets no nonce. New with the zero Options has
+// no nonce either: the same contract and seed give the same text, which tests rely on.
 //
 // Datasets (ReadDataset: plain prompts or ShareGPT conversations, JSONL or one JSON array)
 // and the replay trace are read once by New, so a broken file fails, naming its line,

@@ -49,14 +49,20 @@ func words(b *strings.Builder, n int, r *rand.Rand) {
 
 // saltWords are the words that make a prompt distinct right after the shared prefix, so a
 // prefix cache can only hit the intended prefix: the request's sequence number in base
-// len(vocab) (3 words, distinct for 16.7M requests), then, when the run asks for it, two
-// words of a per-run salt so that re-running the same contract against a warm server does
-// not hit the cache with last run's prompts.
-func saltWords(seq int, runSalt uint64) []string {
+// len(vocab) (3 words, distinct for 16.7M requests). The same sequence number gives the same
+// words in every run: the run's nonce, in front of everything, is what keeps runs apart.
+func saltWords(seq int) []string {
 	v := len(vocab)
-	out := []string{vocab[seq%v], vocab[(seq/v)%v], vocab[(seq/(v*v))%v]}
-	if runSalt != 0 {
-		out = append(out, vocab[runSalt%uint64(v)], vocab[(runSalt/uint64(v))%uint64(v)])
+	return []string{vocab[seq%v], vocab[(seq/v)%v], vocab[(seq/(v*v))%v]}
+}
+
+// nonceWords spells a run's nonce as NonceWords vocabulary words (base len(vocab)).
+func nonceWords(n uint64) []string {
+	v := uint64(len(vocab))
+	out := make([]string, NonceWords)
+	for i := range out {
+		out[i] = vocab[n%v]
+		n /= v
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func TestVocab(t *testing.T) {
 		seen[w] = true
 	}
 	// Distinct sequence numbers give distinct salts.
-	a, b := saltWords(1, 0), saltWords(1+256*256, 0)
+	a, b := saltWords(1), saltWords(1+256*256)
 	if a[0] == b[0] && a[1] == b[1] && a[2] == b[2] {
 		t.Error("salts of 1 and 65537 collide")
 	}

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -25,11 +27,38 @@ type Options struct {
 	Seed uint64
 	// Tokenizer, when set, sizes prompts exactly; nil uses the word approximation.
 	Tokenizer Tokenizer
-	// RunSalt, when not 0, adds two per-run words to every synthetic prompt after the shared
-	// prefix, so repeating a run against a warm server with prefix caching does not hit the
-	// cache with the previous run's prompts. Arrival times, task mix and lengths do not
-	// depend on it; only prompt text does.
-	RunSalt uint64
+	// Nonce, when not 0, starts every prompt (synthetic, dataset and replay alike) with
+	// NonceWords words derived from it, before any shared prefix. An engine's prefix cache
+	// matches from the first token, so two runs with different nonces share no cacheable
+	// prefix and a run cannot hit what an earlier run of the same contract left in the cache.
+	// Within one run every prompt carries the same nonce, so a task's shared prefix stays
+	// shared and cacheable within the run. Arrival times, the task mix and every length draw
+	// do not depend on it: a synthetic prompt keeps its drawn length (the nonce takes the
+	// place of its last random words; a prompt shorter than nonce + shared prefix + 1 word
+	// is lengthened to that), a dataset prompt gains the NonceWords tokens. 0 (the zero
+	// Options) sends the same text for the same contract and seed, every time.
+	// The runner draws one per run with NewNonce unless the contract sets
+	// prompts.reuse_across_runs.
+	Nonce uint64
+}
+
+// NonceWords is how many vocabulary words a nonce puts in front of every prompt: 3 words
+// of a 256-word vocabulary, 16.7M distinct nonces, each word one token (see vocab).
+const NonceWords = 3
+
+// NewNonce draws a run's nonce from the operating system's random source, or returns 0
+// when the contract asks for the same prompts in every run (prompts.reuse_across_runs).
+func NewNonce(c *contract.Contract) uint64 {
+	if c.Prompts.ReuseAcrossRuns {
+		return 0
+	}
+	for {
+		var b [8]byte
+		crand.Read(b[:]) // never fails (crypto/rand)
+		if n := binary.LittleEndian.Uint64(b[:]) % (1 << (8 * NonceWords)); n != 0 {
+			return n
+		}
+	}
 }
 
 // Independent random streams (PCG stream selectors), so that adding a task or changing a
@@ -57,7 +86,8 @@ type schedule struct {
 	weights []float64
 	byName  map[string]int
 	tok     Tokenizer
-	runSalt uint64
+	nonce   string // the nonce words and a trailing space, "" without a nonce
+	nonceN  int    // NonceWords, or 0
 	limitN  int
 	limitD  time.Duration
 	warmup  time.Duration
@@ -75,15 +105,17 @@ func New(c *contract.Contract, opts Options) (Schedule, error) {
 		seed = c.Seed
 	}
 	s := &schedule{
-		api:     c.API,
-		mix:     rand.New(rand.NewPCG(seed, streamMix)),
-		text:    rand.New(rand.NewPCG(seed, streamText)),
-		byName:  map[string]int{},
-		tok:     opts.Tokenizer,
-		runSalt: opts.RunSalt,
-		limitN:  c.Requests,
-		limitD:  c.Duration,
-		warmup:  c.Warmup,
+		api:    c.API,
+		mix:    rand.New(rand.NewPCG(seed, streamMix)),
+		text:   rand.New(rand.NewPCG(seed, streamText)),
+		byName: map[string]int{},
+		tok:    opts.Tokenizer,
+		limitN: c.Requests,
+		limitD: c.Duration,
+		warmup: c.Warmup,
+	}
+	if opts.Nonce != 0 {
+		s.nonce, s.nonceN = joinWords("", nonceWords(opts.Nonce))+" ", NonceWords
 	}
 	datasets := map[string][]Item{}
 	for i := range c.Tasks {
@@ -180,7 +212,7 @@ func (s *schedule) Next() (Request, bool) {
 		ti = pickIndex(s.weights, s.mix)
 	}
 	tp := &s.tasks[ti]
-	r := Request{Seq: s.seq, At: at, Task: tp.t.Name, IgnoreEOS: tp.t.IgnoreEOS, PrefixTokens: tp.prefixTokens}
+	r := Request{Seq: s.seq, At: at, Task: tp.t.Name, IgnoreEOS: tp.t.IgnoreEOS, PrefixTokens: s.nonceN + tp.prefixTokens}
 	if s.closed == 0 {
 		r.Phase = PhaseAt(at, s.warmup)
 	}
@@ -236,20 +268,21 @@ func pickIndex(weights []float64, r *rand.Rand) int {
 	return last
 }
 
-// synthetic fills a synthetic prompt of n tokens: the task's shared prefix, a per-request
-// salt, then random words. n is raised to prefix+1 when the draw is shorter than the prefix,
-// so every prompt has at least one token of its own.
+// synthetic fills a synthetic prompt of n tokens: the run's nonce (if any), the task's
+// shared prefix, a per-request salt, then random words. n is raised to nonce+prefix+1 when
+// the draw is shorter, so every prompt has at least one token of its own.
 func (s *schedule) synthetic(r *Request, tp *taskPlan, n int) {
-	if n < tp.prefixTokens+1 {
-		n = tp.prefixTokens + 1
+	head, headN := strings.TrimSuffix(s.nonce+tp.prefix, " "), s.nonceN+tp.prefixTokens
+	if n < headN+1 {
+		n = headN + 1
 	}
-	salt := saltWords(r.Seq, s.runSalt)
+	salt := saltWords(r.Seq)
 	var text string
 	if s.tok == nil {
-		text = synthPrompt(tp.prefix, tp.prefixTokens, n, salt, s.text)
+		text = synthPrompt(head, headN, n, salt, s.text)
 	} else {
-		body := append(salt, randomWords(n-tp.prefixTokens+16, s.text)...)
-		text = fitTokens(s.tok, tp.prefix, body, n, 1)
+		body := append(salt, randomWords(n-headN+16, s.text)...)
+		text = fitTokens(s.tok, head, body, n, 1)
 		n = s.tok.Count(text)
 	}
 	r.PromptTokens, r.PlannedPromptTokens = n, n
@@ -266,18 +299,18 @@ func (s *schedule) count(text string) int {
 	return estimateTokens(text)
 }
 
-// fromDataset fills a request from a dataset item. The shared prefix, if any, goes in
-// front of the prompt (chat: in front of the first message).
+// fromDataset fills a request from a dataset item. The nonce and the shared prefix, if
+// any, go in front of the prompt (chat: in front of the first message).
 func (s *schedule) fromDataset(r *Request, tp *taskPlan, it Item) {
 	withPrefix := func(text string) string {
-		if tp.prefix == "" {
-			return text
+		if tp.prefix != "" {
+			text = tp.prefix + " " + text
 		}
-		return tp.prefix + " " + text
+		return s.nonce + text
 	}
 	r.Prompt = withPrefix(it.Prompt)
 	if s.api != contract.APIChat {
-		r.PromptTokens = tp.prefixTokens + s.count(it.Prompt)
+		r.PromptTokens = s.nonceN + tp.prefixTokens + s.count(it.Prompt)
 		if s.tok != nil {
 			r.PlannedPromptTokens = r.PromptTokens
 		}
@@ -287,7 +320,7 @@ func (s *schedule) fromDataset(r *Request, tp *taskPlan, it Item) {
 	if len(it.Messages) > 0 {
 		msgs = slices.Clone(it.Messages)
 	}
-	n := tp.prefixTokens
+	n := s.nonceN + tp.prefixTokens
 	for _, m := range msgs {
 		n += s.count(m.Content)
 	}

@@ -202,15 +202,15 @@ tasks:
 	if reflect.DeepEqual(a[0].At, other[0].At) && a[0].Prompt == other[0].Prompt {
 		t.Error("a different seed gave the same schedule")
 	}
-	// The run salt changes prompt text only.
-	salted := plan(t, c, Options{RunSalt: 12345})
+	// A nonce changes prompt text only (TestNonce has the details).
+	nonced := plan(t, c, Options{Nonce: 12345})
 	for i := range a {
-		if a[i].At != salted[i].At || a[i].Task != salted[i].Task || a[i].PromptTokens != salted[i].PromptTokens || a[i].MaxTokens != salted[i].MaxTokens {
-			t.Fatalf("request %d: run salt changed more than text: %+v vs %+v", i, a[i], salted[i])
+		if a[i].At != nonced[i].At || a[i].Task != nonced[i].Task || a[i].MaxTokens != nonced[i].MaxTokens {
+			t.Fatalf("request %d: the nonce changed more than text: %+v vs %+v", i, a[i], nonced[i])
 		}
 	}
-	if a[0].Prompt == salted[0].Prompt {
-		t.Error("run salt did not change the prompt")
+	if a[0].Prompt == nonced[0].Prompt {
+		t.Error("the nonce did not change the prompt")
 	}
 }
 
