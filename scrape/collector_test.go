@@ -123,11 +123,15 @@ func TestEndpointDies(t *testing.T) {
 	dying := serve(t, scrapetest.Healthy())
 	dead := serve(t, scrapetest.Healthy())
 	dead.e.Die()
-	var diedAt atomic.Int64
+	var diedAt, servedAlive atomic.Int64
 	diedAt.Store(-1)
+	var diedTime atomic.Pointer[time.Time]
 	ev, ss := runCollector(t, Config{Engine: []string{good.url, dying.url, dead.url}}, func() bool {
 		if diedAt.Load() < 0 && dying.pages.Load() >= 3 {
+			now := time.Now()
+			diedTime.Store(&now)
 			dying.e.Die()
+			servedAlive.Store(dying.pages.Load())
 			diedAt.Store(good.pages.Load())
 		}
 		return diedAt.Load() >= 0 && good.pages.Load() >= diedAt.Load()+10
@@ -137,6 +141,9 @@ func TestEndpointDies(t *testing.T) {
 		c := count[s.Endpoint]
 		if s.OK {
 			c[0]++
+			if s.Endpoint == dying.url && !s.T.Before(*diedTime.Load()) {
+				t.Errorf("dying endpoint answered a request sent %v after it hung", s.T.Sub(*diedTime.Load()))
+			}
 		} else {
 			c[1]++
 			if !strings.Contains(s.Err, "timeout") {
@@ -152,8 +159,13 @@ func TestEndpointDies(t *testing.T) {
 	if c := count[good.url]; c[0] < 12 || 4*c[1] > c[0] {
 		t.Errorf("healthy endpoint ok/failed %v", c)
 	}
-	if c := count[dying.url]; c[0] < 3 || c[1] < 5 {
-		t.Errorf("dying endpoint ok/failed %v", c)
+	// The dying endpoint served at least 3 pages before it hung, but the collector may have
+	// given up on some of them: a page the server answered can still miss the 20 ms client
+	// timeout on a loaded machine (seen under -race on a busy box: "ok/failed [2 13]"), and
+	// a request already being served when it hung still completes. So: at least one
+	// success, none for a request sent after it hung (checked above), failures after it.
+	if c := count[dying.url]; c[0] < 1 || c[1] < 5 {
+		t.Errorf("dying endpoint ok/failed %v (it had served %d pages when it hung)", c, servedAlive.Load())
 	}
 	if c := count[dead.url]; c[0] != 0 || c[1] < 5 {
 		t.Errorf("dead endpoint ok/failed %v", c)
