@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // Options tune a diagnosis. The zero value is usable: defaults fill in.
@@ -144,7 +146,9 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			if ph == "" {
 				ph = record.PhaseWarm
 			}
-			if im.Share >= criticalShare && phaseTasks[ph] > 0 && float64(im.Rejected)/float64(phaseTasks[ph]) >= criticalRejectRate {
+			// Critical needs credibility too: a weak finding stays a suspicion, however many
+			// rejections coincide with it.
+			if f.Confidence >= ownerMinConfidence && im.Share >= criticalShare && phaseTasks[ph] > 0 && float64(im.Rejected)/float64(phaseTasks[ph]) >= criticalRejectRate {
 				f.Severity = evidence.SeverityCritical
 			}
 		}
@@ -192,37 +196,19 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		ev.Findings = append(ev.Findings, x.f)
 	}
 	ev.OwnerLayer = nil
-	var owner *evidence.Finding
-	ownerWhy := "no finding above informational"
-	if len(ev.Findings) > 0 {
-		top := &ev.Findings[0]
-		ownerWhy = ""
-		switch {
-		case top.Severity == evidence.SeverityInfo:
-			ownerWhy = "no finding above informational"
-		case top.ID == sloBreachID:
-			var flags []string
-			for _, m := range missingSources(full) {
-				flags = append(flags, m.Flag)
-			}
-			ownerWhy = top.Symptom
-			if len(flags) > 0 {
-				ownerWhy += "; add " + strings.Join(flags, ", ") + " to separate the layers"
-			}
-		case top.Confidence < ownerMinConfidence:
-			ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", top.ID, top.Confidence, ownerMinConfidence, missingText(top))
-		default:
-			for _, f := range ev.Findings[1:] {
-				if f.Layer != top.Layer && f.Severity == top.Severity && f.Confidence > top.Confidence-ownerMargin {
-					ownerWhy = fmt.Sprintf("%s (%s, %.2f) and %s (%s, %.2f) are not separated by the evidence", top.ID, top.Layer, top.Confidence, f.ID, f.Layer, f.Confidence)
-					break
-				}
-			}
+	owner, ownerWhy, watch := pickOwner(ev.Findings, func(f *evidence.Finding) bool {
+		if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
+			return true
 		}
-		if ownerWhy == "" {
-			l := top.Layer
-			ev.OwnerLayer = &l
-			owner = top
+		return len(aggregateBreaches(full, o, specs[f.ID].dims)) > 0
+	}, full)
+	if owner != nil {
+		l := owner.Layer
+		ev.OwnerLayer = &l
+	}
+	for i := range ev.Findings {
+		for j, m := range ev.Findings[i].Missing {
+			ev.Findings[i].Missing[j] = phraseMissing(full.engine, m)
 		}
 	}
 
@@ -244,7 +230,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		}
 	}
 	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = verdict(ev, owner, ownerWhy, full)
+	ev.Verdict = verdict(ev, recs, owner, ownerWhy, watch, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -512,15 +498,18 @@ func missingSources(v *view) []evidence.MissingSource {
 	return out
 }
 
-// verdict is the one line a reader sees first.
-func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v *view) string {
+// verdict is the one line a reader sees first. A layer is named only when its finding
+// explains rejected tasks or a missed contract bound (pickOwner); what rejected the tasks
+// leads when it was not performance (errors, failed output checks).
+func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view) string {
 	acc := ""
 	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
 		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
 		if c := ev.Workload.CostPerAcceptedTask; c != nil {
-			acc += fmt.Sprintf(" at $%.4f per accepted task", *c)
+			acc += " at " + USD(*c) + " per accepted task"
 		}
 	}
+	lead := rejectionLead(recs)
 	if owner != nil {
 		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
 		if im := owner.AcceptanceImpact; im != nil && im.Explained > 0 {
@@ -529,7 +518,7 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 		if acc != "" {
 			s += "; " + acc
 		}
-		return s
+		return lead + s
 	}
 	warn := 0
 	for _, f := range ev.Findings {
@@ -537,10 +526,10 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 			warn++
 		}
 	}
-	if warn > 0 {
-		return fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
+	if warn > len(watch) {
+		return lead + fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn-len(watch), suffix(acc))
 	}
-	s := "Nothing exceeds a bound at this load"
+	s := "Nothing limits accepted tasks under this contract"
 	for _, f := range ev.Findings {
 		if f.ID == sloBreachID {
 			s = "The engine meets every bound it measures; the client's " + strings.Join(breachedSignals(f), ", ") + " over the contract is not attributed: " + f.ConfidenceNote
@@ -549,8 +538,17 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	if acc != "" {
 		s += " (" + acc + ")"
 	}
-	if why := checkOnlyRejections(ev.Workload.Summary); why != "" {
-		s += "; " + why
+	if lead == "" {
+		if why := checkOnlyRejections(ev.Workload.Summary); why != "" {
+			s += "; " + why
+		}
+	}
+	if len(watch) > 0 {
+		var ws []string
+		for _, f := range watch {
+			ws = append(ws, fmt.Sprintf("%s (%s, %s)", f.Symptom, f.Layer, f.ID))
+		}
+		s += "; watch: " + strings.Join(ws, "; ") + " — each explains no rejected task and no missed bound at this load"
 	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]
@@ -564,7 +562,170 @@ func verdict(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string, v 
 	} else {
 		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
 	}
+	return lead + s
+}
+
+// pickOwner names the owner finding: the highest-ranked one that is at least warn, credible
+// (ownerMinConfidence), explains rejected tasks or a missed bound, and is clear of any such
+// finding of another layer by ownerMargin. Credible findings that explain nothing are
+// returned as what to watch; ownerWhy says why nothing was named.
+func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *view) (owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding) {
+	ownerWhy = "no finding above informational"
+	var cands []*evidence.Finding
+	for i := range fs {
+		f := &fs[i]
+		if f.Severity == evidence.SeverityInfo {
+			continue
+		}
+		if f.ID == sloBreachID {
+			if len(cands) == 0 && owner == nil {
+				var flags []string
+				for _, m := range missingSources(v) {
+					flags = append(flags, m.Flag)
+				}
+				ownerWhy = f.Symptom
+				if len(flags) > 0 {
+					ownerWhy += "; add " + strings.Join(flags, ", ") + " to separate the layers"
+				}
+			}
+			continue
+		}
+		if f.Confidence < ownerMinConfidence {
+			if len(cands) == 0 && ownerWhy == "no finding above informational" {
+				ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", f.ID, f.Confidence, ownerMinConfidence, missingText(f))
+			}
+			continue
+		}
+		if !explains(f) {
+			watch = append(watch, f)
+			continue
+		}
+		cands = append(cands, f)
+	}
+	if len(cands) == 0 {
+		if len(watch) > 0 && ownerWhy == "no finding above informational" {
+			ownerWhy = "no finding explains a rejected task or a missed contract bound"
+		}
+		return nil, ownerWhy, watch
+	}
+	top := cands[0]
+	for _, f := range cands[1:] {
+		if f.Layer != top.Layer && f.Severity == top.Severity && f.Confidence > top.Confidence-ownerMargin {
+			return nil, fmt.Sprintf("%s (%s, %.2f) and %s (%s, %.2f) are not separated by the evidence", top.ID, top.Layer, top.Confidence, f.ID, f.Layer, f.Confidence), watch
+		}
+	}
+	return top, "", watch
+}
+
+// rejectionLead says first what rejected most tasks when it was not a performance bound:
+// errors (by class, with the most frequent message) or failed output checks. Empty when
+// nothing was rejected or SLO misses dominate.
+func rejectionLead(recs []record.Record) string {
+	var n, rejectedN, errs, checks int
+	classes := map[string]int{}
+	msgs := map[string]map[string]int{}
+	checkNames := map[string]int{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold {
+			continue
+		}
+		n++
+		if r.Accepted {
+			continue
+		}
+		rejectedN++
+		switch {
+		case r.Failed():
+			errs++
+			c := stats.ErrorClassOf(r)
+			if stats.ContextExhausted(r) {
+				c = "context exhausted"
+			}
+			classes[c]++
+			if msgs[c] == nil {
+				msgs[c] = map[string]int{}
+			}
+			msgs[c][r.Error]++
+		default:
+			isCheck := false
+			for _, why := range r.Reasons {
+				if strings.HasPrefix(why, "check ") {
+					checkNames[why]++
+					isCheck = true
+				}
+			}
+			if isCheck && !sloRejected(r) {
+				checks++
+			}
+		}
+	}
+	if rejectedN == 0 {
+		return ""
+	}
+	part := func(m map[string]int, withMsg bool) string {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || (m[keys[i]] == m[keys[j]] && keys[i] < keys[j]) })
+		var out []string
+		for _, k := range keys {
+			s := fmt.Sprintf("%s ×%d", k, m[k])
+			if withMsg {
+				if top, _ := topKey(msgs[k]); top != "" {
+					s += ": " + shorten(top, 120)
+				}
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, "; ")
+	}
+	switch {
+	case errs == n:
+		return fmt.Sprintf("Every warm task failed (%s). ", part(classes, true))
+	case 2*errs > rejectedN:
+		return fmt.Sprintf("Most rejected tasks were errors (%d of %d: %s). ", errs, rejectedN, part(classes, true))
+	case 2*checks > rejectedN:
+		return fmt.Sprintf("Most rejected tasks failed output checks (%d of %d: %s): the outputs, not a performance layer. ", checks, rejectedN, part(checkNames, false))
+	}
+	return ""
+}
+
+func topKey(m map[string]int) (string, int) {
+	top, n := "", 0
+	for k, v := range m {
+		if v > n || (v == n && k < top) {
+			top, n = k, v
+		}
+	}
+	return top, n
+}
+
+func shorten(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
 	return s
+}
+
+// USD formats a cost with enough digits to show it: two significant digits past the zeros
+// ($0.000047, $0.0031, $1.25).
+func USD(c float64) string {
+	if c <= 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return fmt.Sprintf("$%.2f", c)
+	}
+	d := 2
+	if c < 1 {
+		d = int(math.Ceil(-math.Log10(c))) + 1
+	}
+	s := strconv.FormatFloat(c, 'f', d, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	return "$" + s
 }
 
 func suffix(acc string) string {

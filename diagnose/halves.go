@@ -116,7 +116,7 @@ func isShape(n string) bool {
 	switch n {
 	case evidence.SigQueueShare, evidence.SigServiceTTFT, evidence.SigCoalescedShare, evidence.SigTTFTShareE2E,
 		evidence.SigStallShare, evidence.SigStallAligned, evidence.SigStallAlignedBase,
-		evidence.SigPrefillMsPerToken, evidence.SigPrefillFitR2, evidence.SigTPOTLoadRatio:
+		evidence.SigPrefillMsPerToken, evidence.SigPrefillFitR2, evidence.SigTPOTLoadRatio, evidence.SigContextExhaustedRate:
 		return true
 	}
 	return strings.HasPrefix(n, "client.error_rate.") || strings.HasPrefix(n, "client.flag_rate.")
@@ -155,7 +155,7 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
 // w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
 // over and not marked derived, so they never count as reproduction on their own.
 func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interval, name string) (*view, int) {
-	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name}
+	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
 	for k, s := range full.sig {
 		h.sig[k] = s
 	}

@@ -28,6 +28,10 @@ type impactSpec struct {
 	phase string
 	when  []seriesCond
 	hol   bool
+	// match, when set, decides alone which rejected tasks the finding explains (error
+	// classes, lost context); matchWhat names them for the basis.
+	match     func(*record.Record) bool
+	matchWhat string
 }
 
 // seriesCond is a condition on a time series; the series is found by signal name via
@@ -137,6 +141,9 @@ func rejectDims(r *record.Record) map[string]bool {
 			d[dimError] = true
 		}
 	}
+	if r.Status == record.StatusTimeout {
+		d[dimTimeout] = true // a wait too long for the contract: latency findings explain it
+	}
 	return d
 }
 
@@ -157,6 +164,8 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	basis := []string{fmt.Sprintf("%s-phase tasks rejected on %s", phase, strings.Join(sp.dims, "/"))}
 	timed := false
 	switch {
+	case sp.match != nil:
+		basis = []string{fmt.Sprintf("%s-phase %s", phase, sp.matchWhat)}
 	case sp.hol:
 		basis = append(basis, "short prompts whose wait for a first token overlapped a long prompt's prefill")
 	case len(sp.when) > 0:
@@ -202,7 +211,9 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 				match = true
 			}
 		}
-		if match {
+		if sp.match != nil {
+			match = sp.match(r)
+		} else if match {
 			switch {
 			case sp.hol:
 				match = hol.Blocked(r)

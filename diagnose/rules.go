@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // rule is one row of the symptom → layer catalog (DESIGN.md §1). eval returns nil when the
@@ -152,16 +153,22 @@ const (
 // rules is the catalog, in the order ties are broken.
 var rules = []rule{
 	{"kv-thrash", evidence.LayerMemory, ruleKVThrash, nil},
+	{"context-exhausted", evidence.LayerMemory, ruleContextExhausted, nil},
 	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL, nil},
 	// Launch-bound steps also leave the GPU idle between kernels; tiny kernels name why.
 	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, []string{"launch-bound"}},
+	// A queue is what every more specific cause of slow admission looks like from outside.
+	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted"}},
+	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, nil},
 	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
+	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash"}},
 	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
 		[]string{"speculative-negative", "exposed-communication", "launch-bound", "client-server-gap", "kv-thrash"}},
 	{"exposed-communication", evidence.LayerParallelism, ruleComm, nil},
 	{"speculative-negative", evidence.LayerSpeculative, ruleSpecNegative, nil},
 	{"client-server-gap", evidence.LayerApplication, ruleAppGap, nil},
 	{"cold-start", evidence.LayerKernel, ruleColdStart, nil},
+	// errors-<class> rules are appended in rules_client.go.
 }
 
 // RuleIDs lists the catalog's rule ids (for docs and tests).
@@ -260,14 +267,12 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	if !queued {
 		return nil
 	}
+	// A full cache also queues requests (the memory rule speaks to that); the host loop is
+	// then still reported when the device is seen idle between steps, a second fault the
+	// cache cannot explain.
 	kv := v.judge(evidence.SigKVUsageMax, "<", kvRoomRatio)
-	if kv.present && !kv.holds {
-		return nil // the cache gated admission: the memory rule speaks to it
-	}
 	pr := v.judge(evidence.SigPreemptionRate, "<=", preemptRateMin)
-	if pr.present && !pr.holds {
-		return nil
-	}
+	cacheFull := (kv.present && !kv.holds) || (pr.present && !pr.holds)
 	h := &hit{impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimITL, dimTPOT}}}
 	if wait.present && wait.holds {
 		// Tasks suffer while requests queue; without a queue the whole window is affected.
@@ -300,6 +305,9 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	if !gapSeen && (util.present || idle.present) {
 		return nil // the device was not idle between steps: not the host loop
 	}
+	if cacheFull && !gapSeen {
+		return nil // the cache gated admission: the memory rule speaks to it
+	}
 	label := "requests queued"
 	switch {
 	case wait.present && wait.holds:
@@ -316,6 +324,10 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 			h.missing = append(h.missing, missMetrics)
 		}
 		h.strength = 0.6
+		if cacheFull {
+			h.confidence -= 0.1
+			h.confNote = joinNote(h.confNote, "the KV cache is also full: it explains part of the queue; the idle device between steps is this finding's own evidence")
+		}
 	} else {
 		h.symptom = fmt.Sprintf("throughput stops scaling (%s) and the KV cache has room", label)
 		h.hypothesis = "Admission is limited by how fast the engine completes steps; without device counters this cannot tell a host-bound scheduling loop from a device that is out of compute or bandwidth."
@@ -495,37 +507,49 @@ func ruleComm(v *view, o *Options) *hit {
 func ruleSpecNegative(v *view, o *Options) *hit {
 	acc := v.judge(evidence.SigSpecAcceptanceRate, "<", specAcceptMax)
 	ln := v.judge(evidence.SigSpecMeanAcceptLen, "<", specLenMax)
-	if !(acc.present && acc.holds) && !(ln.present && ln.holds) {
+	if !acc.present || acc.item.Value <= 0 || !ln.present {
 		return nil
 	}
+	// Net benefit. A step with k draft tokens costs (1 + k·c) plain decode steps, c being
+	// one draft token's cost relative to a target step, and yields 1 + k·α tokens (α the
+	// per-token acceptance): speculation pays exactly when α > c. The counters give α and k
+	// (k = (L − 1)/α); c needs the draft kernels' share d of the step (a profiler trace):
+	// d = k·c/(1 + k·c), so c = d/(k·(1 − d)).
+	alpha, L := acc.item.Value, ln.item.Value
+	k := (L - 1) / alpha
 	h := &hit{
-		hypothesis: "Speculative decoding spends k draft passes and a wider verification per step, but most draft tokens are rejected: acceptance × savings is below the draft cost, so each token costs more than without speculation.",
-		confidence: 0.8,
-		nextProbe:  "Run the same contract with speculation off (one canary): compare ITL p50 and vllm:spec_decode_num_accepted_tokens_total / num_draft_tokens_total by task type.",
+		hypothesis: "Speculative decoding spends k draft passes and a wider verification per step, but too few draft tokens survive: acceptance × tokens saved is below the draft cost, so each token costs more than without speculation.",
+		nextProbe:  fmt.Sprintf("Run the same contract with %s (one canary): compare ITL p50 and the engine's accepted/draft token counters by task type.", knobsFor(v.engine).spec),
 		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
+		items:      []meas{asContext(acc), asContext(ln)},
 	}
-	parts := ""
-	if acc.present {
-		h.items = append(h.items, acc)
-		parts = fmt.Sprintf("draft acceptance %.0f%%", acc.item.Value*100)
-		h.strength = clamp01((specAcceptMax - acc.item.Value) / specAcceptMax)
+	d, haveCost := v.val(evidence.SigTraceDraftPct)
+	if !haveCost || k <= 0 || d <= 0 || d >= 100 {
+		// Without the draft's cost the sign of the benefit is unknown: acceptance alone cannot
+		// condemn speculation (α = 0.5 pays whenever a draft token costs under half a step).
+		h.symptom = fmt.Sprintf("speculative decoding accepts %.0f%% of draft tokens (%.2f tokens per step): it pays only if a draft token costs under %.0f%% of a target step", alpha*100, L, alpha*100)
+		h.confidence = 0.4
+		h.confNote = "the draft's cost is not measured: the net benefit cannot be judged from acceptance alone"
+		h.missing = append(h.missing, "a profiler trace (pel analyze DIR --trace FILE): the draft kernels' share of each step gives the draft cost", "a canary with speculation off: ITL with and without")
+		h.prediction = fmt.Sprintf("If speculation is net-negative, turning it off lowers ITL p50; if it pays (a draft token costs under %.0f%% of a step), ITL p50 rises instead.", alpha*100)
+		h.strength = 0.1
+		return h
 	}
-	if ln.present {
-		h.items = append(h.items, ln)
-		if parts != "" {
-			parts += ", "
-		}
-		parts += fmt.Sprintf("%.2f tokens per verification step", ln.item.Value)
+	c := d / 100 / (k * (1 - d/100))
+	net := (1 + k*alpha) / (1 + k*c)
+	m := derivedItem("engine.spec_net_speedup", net, "<", 1, "ratio", "engine /metrics × trace", evidence.StageServingCache, evidence.SigSpecAcceptanceRate, evidence.SigSpecMeanAcceptLen, evidence.SigTraceDraftPct)
+	h.items = append(h.items, m, asContext(v.judge(evidence.SigTraceDraftPct, ">", 0)))
+	if !m.holds {
+		return nil // speculation pays at this acceptance and cost
 	}
-	if !(acc.present && acc.holds && ln.present && ln.holds) {
-		h.confidence = 0.65
-	}
-	h.symptom = "speculative decoding gains little: " + parts
+	h.symptom = fmt.Sprintf("speculative decoding is net-negative: %.0f%% of draft tokens accepted (%.2f tokens per step) while a draft token costs %.0f%% of a target step (drafts take %.0f%% of kernel time): each token costs %.2f× what it would without speculation", alpha*100, L, c*100, d, 1/net)
+	h.confidence = 0.85
+	h.strength = clamp01(1 - net)
 	if sym, over := itlSymptom(v, o); over {
 		h.items = append(h.items, sym)
 		h.confidence += 0.05
 	}
-	h.prediction = "If speculation is net-negative, disabling it (or using one draft token) lowers ITL p50 by at least 10% and raises output tokens/s at the same concurrency; raising acceptance above 70% (a better-matched draft) does the same."
+	h.prediction = fmt.Sprintf("If speculation is net-negative, turning it off lowers ITL p50 by about %.0f%% and raises output tokens/s at the same concurrency; a draft accepted above %.0f%% (a better-matched draft) does the same.", (1-net)*100, c*100)
 	return h
 }
 
@@ -561,7 +585,11 @@ func ruleAppGap(v *view, o *Options) *hit {
 	if sl, ok := v.val(evidence.SigSpecMeanAcceptLen); ok && tpc.present && tpc.item.Value < 2*sl {
 		tpc.holds = false
 	}
-	if !(haveGap && gap.holds) && !(tpc.present && tpc.holds) {
+	// Events closer together than any engine step were held and released together on the
+	// way, whatever each event carries (a proxy that buffers whole responses re-emits them
+	// one token per event, all at once).
+	coal := v.judge(evidence.SigCoalescedShare, ">=", coalescedMin)
+	if !(haveGap && gap.holds) && !(tpc.present && tpc.holds) && !(coal.present && coal.holds) {
 		return nil
 	}
 	h := &hit{
@@ -584,7 +612,25 @@ func ruleAppGap(v *view, o *Options) *hit {
 	if hd := v.judge(evidence.SigHeadersP50, ">", 0); hd.present {
 		h.items = append(h.items, hd)
 	}
+	if coal.present && (coal.holds || !(tpc.present && tpc.holds)) {
+		h.items = append(h.items, coal)
+	}
+	if sh := v.judge(evidence.SigTTFTShareE2E, ">=", ttftShareE2EMin); sh.present && sh.holds {
+		h.items = append(h.items, asContext(sh))
+	}
 	switch {
+	case coal.present && coal.holds && !(haveGap && gap.holds):
+		h.symptom = fmt.Sprintf("%.0f%% of token events reach the client less than %v after the previous one: the stream arrives in bursts", coal.item.Value*100, stats.CoalescedGap)
+		if sh, ok := v.val(evidence.SigTTFTShareE2E); ok && sh >= ttftShareE2EMin {
+			h.symptom += fmt.Sprintf(", the first token with the last (TTFT is %.0f%% of E2E)", sh*100)
+		}
+		// No engine emits steps that close together: the coalescing is on the way. Only a
+		// client too late to read its socket could cause it, which its schedule lag shows.
+		h.confidence = 0.8
+		if lag.present && lag.item.Value > scheduleLagMaxMs {
+			h.confidence = 0.5
+			h.confNote = fmt.Sprintf("the load generator ran %.0f ms late at p99: a client that reads late also reads events together", lag.item.Value)
+		}
 	case haveGap && gap.holds:
 		h.symptom = fmt.Sprintf("client TTFT p50 is %.0f ms longer than the server's", gap.item.Value)
 		h.confidence = 0.85
@@ -621,6 +667,17 @@ func ruleColdStart(v *view, o *Options) *hit {
 	// The engine's own TTFT decides whether the first requests waited inside it: warm-up
 	// work on the request path shows there; a cold excess only the client saw (connection
 	// set-up, a proxy, a simulator or client falling behind) does not belong to the kernels.
+	// A start burst is not a cold start: the fastest cold task must be slow too.
+	if c, ok := v.cold[sigColdFastestTTFT]; ok {
+		if w, ok2 := v.sig[evidence.SigTTFTFromSentP50]; ok2 && w.Value > 0 {
+			fast := derivedItem("client.cold_fastest_over_warm_ttft", c.Value/w.Value, ">=", coldRatioMin, "ratio", "client",
+				evidence.StageRequestTrace, evidence.SigTTFTFromSentP50)
+			if !fast.holds {
+				return nil // the first-served cold tasks were fast: the rest queued behind a burst
+			}
+			h.items = append(h.items, fast)
+		}
+	}
 	srv, seen := v.coldWarmRatio(evidence.SigServerTTFTP50, "engine.cold_warm_ttft_ratio", ">=", coldServerRatioMin)
 	lag := v.judgeCold(evidence.SigScheduleLagP99, ">", scheduleLagMaxMs)
 	switch {

@@ -22,12 +22,15 @@ type view struct {
 	// client figures re-derived from the cold records), for rules that compare the phases.
 	// Only the whole-run view has it.
 	cold map[string]evidence.Signal
+	// engine is the detected engine (evidence run.engine): predictions and probes name its
+	// own knobs.
+	engine string
 }
 
 // newView indexes the headline signals of an evidence package (unlabelled; warm phase
 // preferred, as evidence.Signal does).
 func newView(ev *evidence.Evidence) *view {
-	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}}
+	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}, engine: ev.Run.Engine}
 	for _, st := range ev.Stages {
 		for _, s := range st.Signals {
 			v.stages[st.Stage] = true
@@ -61,6 +64,7 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 	}
 	var cold []*record.Record
 	var lag []float64
+	fastest := math.Inf(1)
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase != record.PhaseCold {
@@ -70,10 +74,16 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 		if d, ok := r.ScheduleLag(); ok {
 			lag = append(lag, ms(d))
 		}
+		if d, ok := r.TTFTFromSent(); ok && r.OK() {
+			fastest = math.Min(fastest, ms(d))
+		}
 	}
 	client := clientSignals(cold)
 	if len(lag) > 0 {
 		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
+	}
+	if !math.IsInf(fastest, 1) {
+		client[sigColdFastestTTFT] = fastest
 	}
 	for n, x := range client {
 		unit := "ratio"
@@ -87,6 +97,12 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 	}
 	return out
 }
+
+// sigColdFastestTTFT is the shortest TTFT (from send) of any completed cold-phase task.
+// Warm-up work on the request path slows even the first-served task; a burst of
+// simultaneous arrivals (a closed loop starting N tasks at once) queues the later ones but
+// serves the first at warm speed.
+const sigColdFastestTTFT = "client.cold_fastest_ttft_from_sent_ms"
 
 // coldWarmRatio compares a signal's cold-phase value with its headline (warm) one.
 func (v *view) coldWarmRatio(name, ratioName, op string, thr float64) (meas, bool) {

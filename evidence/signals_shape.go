@@ -31,7 +31,16 @@ const (
 	// SigTPOTLoadRatio is TPOT p50 of tasks sent at or above the median in-flight count over
 	// TPOT p50 of those sent below it: ≈1 when decode speed does not depend on load.
 	SigTPOTLoadRatio = "client.tpot_load_ratio"
+	// SigContextExhaustedRate is the share of tasks (cancelled excluded) that lost context:
+	// refused because the prompt did not fit, prompt truncated, or context shifted while
+	// generating (stats.ContextExhausted). Such tasks are not counted again by error class.
+	SigContextExhaustedRate = "client.context_exhausted_rate"
 )
+
+// SigTraceDraftPct is the share of kernel time spent in speculative-decoding draft kernels
+// (EAGLE/Medusa heads or a draft model's forward), from a profiler trace (stage 3): with the
+// engine's acceptance counters it gives speculation's net benefit.
+const SigTraceDraftPct = "trace.draft_pct"
 
 // SigErrorClassRate is the share of a phase's tasks (cancelled excluded) that failed with
 // error class c (record.Err*); its note quotes the most frequent error text.

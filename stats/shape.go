@@ -105,6 +105,8 @@ func ErrorClassOf(r *record.Record) string {
 			return record.ErrRefused
 		}
 		return record.ErrServer
+	case record.StatusInvalid:
+		return record.ErrInvalid
 	case record.StatusStreamError:
 		if strings.Contains(r.Error, "error event") || strings.Contains(r.Error, "error in") {
 			return record.ErrStreamEvent
@@ -114,6 +116,32 @@ func ErrorClassOf(r *record.Record) string {
 	return record.ErrServer
 }
 
+// contextWords are what engines say when a prompt does not fit the context: llama.cpp
+// "the request exceeds the available context size", vLLM "maximum context length is N
+// tokens" / "longer than the maximum model length", SGLang "is longer than the model's
+// context length", TGI "inputs tokens + max_new_tokens must be <= max_total_tokens".
+var contextWords = []string{"context size", "context length", "context window", "maximum model length", "max_model_len",
+	"exceeds the available context", "too many tokens", "prompt is too long", "n_ctx", "input too long", "max_total_tokens"}
+
+// ContextExhausted reports whether a task lost (part of) its context: refused because the
+// prompt did not fit, its prompt truncated, or its context shifted during generation.
+func ContextExhausted(r *record.Record) bool {
+	if r.HasFlag(record.FlagPromptTruncated) || r.HasFlag(record.FlagContextShift) {
+		return true
+	}
+	switch ErrorClassOf(r) {
+	case record.ErrRefused, record.ErrStreamEvent, record.ErrInvalid, record.ErrServer:
+		low := strings.ToLower(r.Error)
+		for _, w := range contextWords {
+			if strings.Contains(low, w) {
+				return true
+			}
+		}
+		return strings.Contains(low, "truncat")
+	}
+	return false
+}
+
 // errors: the share of tasks per error class, with the most frequent message as the note.
 func (s *Shape) errors(rs []*record.Record, n int) {
 	if n == 0 {
@@ -121,7 +149,20 @@ func (s *Shape) errors(rs []*record.Record, n int) {
 	}
 	count := map[string]int{}
 	msgs := map[string]map[string]int{}
+	ctx, ctxMsgs := 0, map[string]int{}
 	for _, r := range rs {
+		if r.Status == record.StatusCancelled {
+			continue
+		}
+		if ContextExhausted(r) {
+			ctx++
+			m := oneLine(r.Error, 160)
+			if m == "" {
+				m = strings.Join(r.Flags, ", ")
+			}
+			ctxMsgs[m]++
+			continue // counted once, as context, not again as its error class
+		}
 		c := ErrorClassOf(r)
 		if c == "" {
 			continue
@@ -133,15 +174,25 @@ func (s *Shape) errors(rs []*record.Record, n int) {
 		msgs[c][oneLine(r.Error, 160)]++
 	}
 	for c, k := range count {
-		top, topN := "", 0
-		for m, j := range msgs[c] {
-			if j > topN || (j == topN && m < top) {
-				top, topN = m, j
-			}
-		}
+		top, topN := mostFrequent(msgs[c])
 		s.put(evidence.SigErrorClassRate(c), float64(k)/float64(n),
 			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", k, n, topN, top))
 	}
+	if ctx > 0 {
+		top, topN := mostFrequent(ctxMsgs)
+		s.put(evidence.SigContextExhaustedRate, float64(ctx)/float64(n),
+			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", ctx, n, topN, top))
+	}
+}
+
+func mostFrequent(m map[string]int) (string, int) {
+	top, topN := "", 0
+	for k, j := range m {
+		if j > topN || (j == topN && k < top) {
+			top, topN = k, j
+		}
+	}
+	return top, topN
 }
 
 // oneLine shortens a message to one line of at most max runes.

@@ -1,0 +1,320 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// Rules that work from pel's own records (stats.ShapeOf) when the engine's /metrics are
+// thin or absent; engine signals, where present, corroborate or overrule them.
+//
+// Thresholds, each by what the quantity means:
+const (
+	// queueShareMin: at least half of the time to first token is spent before the engine
+	// starts the task: the wait, not the work, sets TTFT.
+	queueShareMin = 0.5
+	// queueTargetShare: what a relieved queue should leave: a quarter of TTFT or less.
+	queueTargetShare = 0.25
+	// tpotLoadMax: decode at least 1.5× slower for tasks sent under high load than under low
+	// load means the device itself slows as the batch grows: it, not an admission cap, is
+	// near its capacity.
+	tpotLoadMax = 1.5
+
+	// stallShareMin: 1% of per-stream gaps are stalls, so the 99th percentile of per-token
+	// latency sits on a stall.
+	stallShareMin = 0.01
+	// stallAlignedMin: at least half of the stalls end when another task gets its first
+	// token (its prefill ran in the stalled step), and stallChance: twice as often as an
+	// ordinary gap does by chance.
+	stallAlignedMin = 0.5
+	stallChance     = 2.0
+
+	// coalescedMin: half of the event gaps are shorter than any engine step
+	// (stats.CoalescedGap): the stream was held and released in bursts on the way.
+	coalescedMin = 0.5
+	// ttftShareE2EMin: the first token arrived after 90% of the response time: it was not
+	// streamed to the client as it was made.
+	ttftShareE2EMin = 0.9
+
+	// prefillServiceMin: three quarters of TTFT or more is service, not queue, so the first
+	// token waits on the task's own prefill; prefillFitMin: prompt length explains at least
+	// 80% of the variance of that service time.
+	prefillServiceMin = 0.75
+	prefillFitMin     = 0.8
+
+	// errorRateMin: one task in a hundred lost outright to one cause is a rate the contract
+	// will meet in production, not an incident.
+	errorRateMin = 0.01
+	// contextRateMin: the same for tasks that lost context (refused or truncated prompts,
+	// shifted contexts): each one's output no longer answers the prompt that was sent.
+	contextRateMin = 0.01
+)
+
+// dimTimeout marks a task that timed out: latency findings that explain waiting explain it.
+const dimTimeout = "timeout"
+
+func ruleAdmissionQueue(v *view, o *Options) *hit {
+	k := knobsFor(v.engine)
+	h := &hit{impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}}}
+	var decisive []meas
+	share := 0.0
+	// The engine's own queue time, where it reports one (vLLM histogram, OTLP spans).
+	ttft, okT := v.val(evidence.SigTTFTFromSentP50)
+	for _, sig := range []string{evidence.SigOTLPQueueP50, evidence.SigServerQueueP50} {
+		if q, ok := v.val(sig); ok && okT && ttft > 0 {
+			m := derivedItem("engine_queue_share.ttft_p50", q/ttft, ">=", queueShareMin, "ratio", v.sig[sig].Source+" ÷ client",
+				evidence.StageServingCache, sig, evidence.SigTTFTFromSentP50)
+			h.items = append(h.items, m)
+			if m.holds {
+				decisive = append(decisive, m)
+				share = math.Max(share, m.item.Value)
+			}
+			break
+		}
+	}
+	// The client's own split of TTFT (the engine's per-request timings, or an idle baseline).
+	if q := v.judge(evidence.SigQueueShare, ">=", queueShareMin); q.present {
+		h.items = append(h.items, q)
+		if q.holds {
+			decisive = append(decisive, q)
+			share = math.Max(share, q.item.Value)
+		}
+	}
+	// Little's law: tasks in flight at the client that the engine neither runs nor lists as
+	// waiting wait somewhere it does not count (an HTTP worker pool, a proxy, a deferred
+	// queue); with those it does list as waiting, the unserved share of in-flight time.
+	inf, okI := v.val(evidence.SigInFlightMean)
+	run, okR := v.val(evidence.SigRunningMean)
+	if okI && okR && inf >= 1 {
+		m := derivedItem("client_vs_engine.unserved_share", clamp01((inf-run)/inf), ">=", queueShareMin, "ratio", "client in flight − engine running",
+			evidence.StageServingCache, evidence.SigInFlightMean, evidence.SigRunningMean)
+		h.items = append(h.items, m)
+		if m.holds {
+			decisive = append(decisive, m)
+			share = math.Max(share, m.item.Value)
+		}
+	}
+	if len(decisive) == 0 {
+		return nil
+	}
+	if w := v.judge(evidence.SigWaitingMean, ">=", waitingMin); w.present {
+		h.items = append(h.items, asContext(w))
+	}
+	// A queue that fills because the cache is full is the memory rule's; one behind a long
+	// prefill, the head-of-line rule's (they defer this rule).
+	if kv := v.judge(evidence.SigKVUsageMax, "<", kvRoomRatio); kv.present {
+		h.items = append(h.items, asContext(kv))
+	}
+	h.confidence = 0.65 + 0.1*float64(len(decisive)-1)
+	tl := v.judge(evidence.SigTPOTLoadRatio, "<", tpotLoadMax)
+	runMax, _ := v.val(evidence.SigRunningMax)
+	slots := "the current limit"
+	if runMax >= 1 {
+		slots = fmt.Sprintf("%.0f", runMax)
+	}
+	h.symptom = fmt.Sprintf("tasks wait before service: %.0f%% of the time to first token is queue", share*100)
+	if okI && okR {
+		h.symptom += fmt.Sprintf(" (%.1f in flight at the client, %.1f running in the engine)", inf, run)
+	}
+	h.hypothesis = fmt.Sprintf("More tasks arrive than %s admits at once (at most %s ran together): the rest wait for a free sequence slot, so TTFT is queue time while decode speed stays as it is.", k.name, slots)
+	fall := 1 - (1-share)/(1-queueTargetShare)
+	h.prediction = fmt.Sprintf("If admission is the limit, raising %s above %s (or offering less load) brings the queue share of TTFT under %.0f%% and TTFT p50 down by at least %.0f%%, with TPOT p50 within +25%%.", k.seqs, slots, queueTargetShare*100, math.Max(fall, 0.1)*100)
+	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
+	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
+	switch {
+	case tl.present && !tl.holds:
+		// Decode slows with load: the device is near capacity; more slots would share it.
+		h.items = append(h.items, tl)
+		h.confidence -= 0.2
+		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
+		h.prediction = fmt.Sprintf("If capacity is the limit, offering less load brings the queue share of TTFT under %.0f%%; raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", queueTargetShare*100, k.seqs)
+	case tl.present:
+		h.items = append(h.items, asContext(tl))
+	}
+	return h
+}
+
+func rulePrefillStall(v *view, o *Options) *hit {
+	st := v.judge(evidence.SigStallShare, ">=", stallShareMin)
+	al := v.judge(evidence.SigStallAligned, ">=", stallAlignedMin)
+	if !st.present || !st.holds || !al.present || !al.holds {
+		return nil
+	}
+	base, _ := v.val(evidence.SigStallAlignedBase)
+	chance := derivedItem("client.stall_alignment_over_chance", al.item.Value/math.Max(base, 1e-6), ">=", stallChance, "ratio", "client",
+		evidence.StageRequestTrace, evidence.SigStallAligned, evidence.SigStallAlignedBase)
+	if !chance.holds {
+		return nil
+	}
+	k := knobsFor(v.engine)
+	h := &hit{
+		symptom: fmt.Sprintf("decode stalls: %.1f%% of token gaps are stalls, and %.0f%% of them end as another task gets its first token (%.0f%% of ordinary gaps do)",
+			st.item.Value*100, al.item.Value*100, base*100),
+		hypothesis: "New prompts are prefilled inside the decode steps of running sequences: each admission stalls every stream for the length of a prefill, which sets the tail of inter-token latency.",
+		items:      []meas{st, al, chance},
+		confidence: 0.75,
+		prediction: fmt.Sprintf("If prefills stall decode, %s bounds the stall: ITL p99 falls to under %.0f× ITL p50 and the stall share under %.0f%%, while TTFT p50 rises by less than one prefill.", k.chunk, itlStallRatio, stallShareMin*100),
+		nextProbe:  fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.prefill),
+		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
+		strength:   clamp01(st.item.Value / (10 * stallShareMin)),
+	}
+	if p99, ok := v.val(evidence.SigITLP99); ok {
+		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {
+			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace, evidence.SigITLP99, evidence.SigITLP50)
+			h.items = append(h.items, asContext(m))
+			if m.holds {
+				h.confidence += 0.05
+			}
+		}
+	}
+	return h
+}
+
+func rulePrefillCompute(v *view, o *Options) *hit {
+	var sym meas
+	over := false
+	for _, sig := range []string{evidence.SigTTFTP99, evidence.SigTTFTP95, evidence.SigTTFTP50} {
+		if b, ok := o.bound(sig); ok {
+			if m := v.judge(sig, ">", b); m.present && m.holds {
+				sym, over = m, true
+				break
+			}
+		}
+	}
+	if !over {
+		return nil // long prefills within the contract are headroom, not a finding
+	}
+	q := v.judge(evidence.SigQueueShare, "<=", 1-prefillServiceMin)
+	if !q.present || !q.holds {
+		return nil // a queue (or an unknown split) holds the time: not the prefill itself
+	}
+	k := knobsFor(v.engine)
+	svc, _ := v.val(evidence.SigServiceTTFT)
+	h := &hit{
+		symptom:    fmt.Sprintf("TTFT over its bound while %.0f%% of it is the task's own prefill (service %.0f ms)", (1-q.item.Value)*100, svc),
+		hypothesis: "The first token waits on the prompt's own prefill compute: the prompts are long for what the device computes per second, so TTFT grows with prompt length, with no queue in front of it.",
+		items:      []meas{sym, q},
+		confidence: 0.6,
+		prediction: "If prefill compute sets TTFT, TTFT p50 scales with prompt tokens: halving the prompts (or a faster prefill: FlashAttention, lower-precision GEMMs, a larger device) lowers TTFT p99 by at least 35%, while more sequence slots or chunked prefill leave it unchanged or higher.",
+		nextProbe:  fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.prefill),
+		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}},
+		strength:   0.5,
+	}
+	if r2 := v.judge(evidence.SigPrefillFitR2, ">=", prefillFitMin); r2.present {
+		h.items = append(h.items, r2)
+		if r2.holds {
+			h.confidence += 0.15
+			if s, ok := v.val(evidence.SigPrefillMsPerToken); ok && s > 0 {
+				h.symptom += fmt.Sprintf("; prefill runs at ~%.0f prompt tokens/s", 1000/s)
+			}
+		} else {
+			h.confidence -= 0.1
+			h.confNote = "prompt length explains little of the service time: something besides prefill compute varies"
+		}
+	} else {
+		h.confNote = "prompt lengths too uniform to fit service time against length"
+	}
+	if knobsFor(v.engine).cpu {
+		h.hypothesis += " On a CPU engine this is the matrix throughput of its threads."
+	}
+	return h
+}
+
+// errorClassLayer attributes an error class to the layer that owns it, with a confidence
+// that says how directly the class names its owner.
+var errorClassLayer = map[string]struct {
+	layer evidence.Layer
+	conf  float64
+	what  string
+	why   string
+	fix   string
+}{
+	record.ErrRefused: {evidence.LayerApplication, 0.8, "refused by the server",
+		"The requests as sent are refused (a field, model name or size the server does not accept): the client and the server disagree on the contract.",
+		"If the requests are refused as sent, fixing the field the error names brings this error rate to 0 and acceptance up by the same share."},
+	record.ErrOverloaded: {evidence.LayerScheduling, 0.85, "shed by the server (429/503)",
+		"The server's admission control sheds load: more tasks arrive than it is configured to hold.",
+		"If admission sheds the load, raising the engine's queue/concurrency limit or offering less load brings 429/503 to 0; the tasks then wait instead (watch TTFT)."},
+	record.ErrServer: {evidence.LayerApplication, 0.6, "failed inside the server (5xx)",
+		"The serving process fails on some requests: its log at the failures' times names the cause.",
+		"If the failures are the server's, the error rate drops to 0 once the logged cause is fixed; until then it tracks load or input as the log says."},
+	record.ErrStreamEvent: {evidence.LayerApplication, 0.65, "ended by an error event inside an HTTP 200 stream",
+		"The engine reports a failure in-band after it began answering: the task is lost although the HTTP status said success.",
+		"If the in-band errors are the engine's, fixing the cause their message names brings this error rate to 0."},
+	record.ErrIncomplete: {evidence.LayerApplication, 0.7, "cut before the response completed",
+		"Responses end without finish_reason or [DONE]: a proxy, a connection limit or a crashed worker cuts them.",
+		"If something on the path cuts streams, removing it (or raising its idle/read timeout) brings incomplete responses to 0."},
+	record.ErrConn: {evidence.LayerApplication, 0.8, "lost to connection failures",
+		"Connections are refused, reset or closed under the client: the server's connection handling (keep-alive, accept queue, worker threads) or a proxy drops them.",
+		"If the connection handling drops tasks, raising the server's connection/worker limits (or removing the proxy that resets them) brings connection errors to 0."},
+	record.ErrInvalid: {evidence.LayerApplication, 0.7, "completed without a valid completion",
+		"The server answers but the completion contradicts the request (no output, or usage that cannot be right).",
+		"If the completions are invalid, the error names the field; fixing it brings this rate to 0."},
+	record.ErrRedirect: {evidence.LayerApplication, 0.9, "redirected elsewhere",
+		"The target answers with a redirect, which pel does not follow: the URL given is not the serving endpoint.",
+		"Pointing --target at the Location the redirect names brings this error rate to 0."},
+}
+
+// errorRule makes the rule for one error class.
+func errorRule(class string) rule {
+	spec := errorClassLayer[class]
+	return rule{id: "errors-" + strings.ReplaceAll(class, "_", "-"), layer: spec.layer, eval: func(v *view, o *Options) *hit {
+		m := v.judge(evidence.SigErrorClassRate(class), ">=", errorRateMin)
+		if !m.present || !m.holds {
+			return nil
+		}
+		msg := v.sig[evidence.SigErrorClassRate(class)].Note
+		h := &hit{
+			symptom:    fmt.Sprintf("%.1f%% of tasks %s (%s)", m.item.Value*100, spec.what, msg),
+			hypothesis: spec.why,
+			items:      []meas{m},
+			confidence: spec.conf,
+			prediction: spec.fix,
+			nextProbe:  "Read the server's log at the failed tasks' times (requests.jsonl has each task's id, sent with X-Request-Id) and reproduce one with curl.",
+			impact: impactSpec{match: func(r *record.Record) bool {
+				return stats.ErrorClassOf(r) == class && !stats.ContextExhausted(r)
+			}, matchWhat: "tasks failed as " + class},
+			strength: clamp01(m.item.Value * 5),
+		}
+		if class == record.ErrConn && knobsFor(v.engine).name == "llama.cpp" {
+			h.hypothesis += " llama.cpp's server advertises keep-alive but closes the connection after a streamed response; pel resends a request that failed on a reused connection before any response byte, so these failed otherwise."
+		}
+		return h
+	}}
+}
+
+func ruleContextExhausted(v *view, o *Options) *hit {
+	m := v.judge(evidence.SigContextExhaustedRate, ">=", contextRateMin)
+	if !m.present || !m.holds {
+		return nil
+	}
+	k := knobsFor(v.engine)
+	h := &hit{
+		symptom:    fmt.Sprintf("%.1f%% of tasks lost context (%s)", m.item.Value*100, v.sig[evidence.SigContextExhaustedRate].Note),
+		hypothesis: fmt.Sprintf("Each sequence's context is smaller than the contract's prompt plus output: %s refuses the prompt, truncates it, or shifts the context while generating, so the output no longer answers the prompt sent.", k.name),
+		items:      []meas{m},
+		confidence: 0.85,
+		prediction: fmt.Sprintf("If the per-sequence context is the limit, giving every sequence room for the longest prompt plus max_tokens (%s) brings refusals, truncations and context shifts to 0 and acceptance up by the same share.", k.context),
+		nextProbe:  fmt.Sprintf("Compare the contract's longest prompt + max_tokens with the per-sequence context (%s); check usage.prompt_tokens against what was sent.", k.kv),
+		impact:     impactSpec{match: stats.ContextExhausted, matchWhat: "tasks refused, truncated or context-shifted"},
+		strength:   clamp01(m.item.Value * 2),
+	}
+	for _, f := range []string{record.FlagContextShift, record.FlagPromptTruncated} {
+		if x := v.judge(evidence.SigFlagRate(f), ">", 0); x.present {
+			h.items = append(h.items, asContext(x))
+		}
+	}
+	return h
+}
+
+func init() {
+	for _, c := range []string{record.ErrRefused, record.ErrOverloaded, record.ErrServer, record.ErrStreamEvent,
+		record.ErrIncomplete, record.ErrConn, record.ErrInvalid, record.ErrRedirect} {
+		rules = append(rules, errorRule(c))
+	}
+}
