@@ -45,9 +45,9 @@ func knobsFor(engine string) knobs {
 	case "llamacpp":
 		return knobs{name: "llama.cpp", seqs: "-np (parallel slots; raise -c with it so each slot keeps its context)",
 			context: "-c (the total context, split evenly over the -np slots) or fewer -np slots",
-			chunk: "a smaller -b/-ub (logical/physical batch size: a prompt is processed in batches of that many tokens)",
-			spec:  "no draft model (drop -md), or a smaller --draft-max",
-			queue: "llamacpp:requests_deferred and llamacpp:requests_processing", kv: "the per-slot context (llamacpp:n_tokens_max, /slots)",
+			chunk:   "a smaller -b/-ub (logical/physical batch size: a prompt is processed in batches of that many tokens)",
+			spec:    "no draft model (drop -md), or a smaller --draft-max",
+			queue:   "llamacpp:requests_deferred and llamacpp:requests_processing", kv: "the per-slot context (llamacpp:n_tokens_max, /slots)",
 			prefill: "the per-request timings.prompt_ms", cpu: true}
 	case "triton", "trtllm-serve":
 		return knobs{name: "TensorRT-LLM", seqs: "max_batch_size (engine build) / --max_batch_size", context: "max_seq_len / max_input_len",
