@@ -19,6 +19,7 @@ import (
 // Reasons are short and stable so they can be counted across runs:
 //
 //	"error: http 500", "error: timeout", "error: stream", "error: conn", "cancelled",
+//	"invalid: prompt truncated", "invalid: no output", "invalid: implausible usage",
 //	"unknown task", "check regex" (or "check NAME" for a named check),
 //	"slo ttft max 2s", "slo itl max 50ms", "slo tpot max 40ms", "slo e2e max 30s".
 //
@@ -56,6 +57,8 @@ func errorReason(rec *record.Record) string {
 		return "error: conn"
 	case record.StatusCancelled:
 		return "cancelled"
+	case record.StatusInvalid:
+		return rec.InvalidReason()
 	case "":
 		return "error: no status"
 	}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"encoding/hex"
@@ -12,10 +13,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/workload"
 )
@@ -70,15 +74,32 @@ func NewTransport() *http.Transport {
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
-		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ReadBufferSize:      1024,
-		WriteBufferSize:     1024,
+		// The same bound as RawTransport's.
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:         1024,
+		WriteBufferSize:        1024,
 	}
 }
 
 // DefaultHTTPClient is the client pel uses for load and readiness: RawTransport (one
-// goroutine and ~1.5 KiB of buffers per open stream, HTTP/1.1, no proxy).
-func DefaultHTTPClient() *http.Client { return &http.Client{Transport: &RawTransport{}} }
+// goroutine and ~1.5 KiB of buffers per open stream, HTTP/1.1, no proxy), redirects not
+// followed.
+func DefaultHTTPClient() *http.Client {
+	return &http.Client{Transport: &RawTransport{}, CheckRedirect: refuseRedirect}
+}
+
+// refuseRedirect makes http.Client return a 3xx response as it is. A redirect is never
+// followed: the answers would come from another server and be recorded as the target's, and
+// net/http forwards the Authorization header to another port of the same host.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// noRedirects returns hc, or a copy of it that does not follow redirects.
+func noRedirects(hc *http.Client) *http.Client {
+	cp := *hc
+	cp.CheckRedirect = refuseRedirect
+	return &cp
+}
 
 // BaseURL normalises a target: no trailing slash, no trailing /v1 (paths are added per call).
 func BaseURL(target string) string {
@@ -99,6 +120,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if c.http == nil {
 		c.http = DefaultHTTPClient()
 	}
+	c.http = noRedirects(c.http)
 	if c.bufSize <= 0 {
 		c.bufSize = 512
 	}
@@ -190,38 +212,55 @@ func Traceparent(trace [16]byte, span [8]byte) string {
 // resetAttempt clears what one attempt fills, so a retried task reports its final attempt.
 func resetAttempt(rec *record.Record) {
 	rec.SentAt, rec.HeadersAt, rec.FirstTokenAt, rec.LastTokenAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	rec.ChunkUS, rec.ChunkTokens = rec.ChunkUS[:0], rec.ChunkTokens[:0]
-	rec.OutputTokens, rec.TokenSource, rec.CachedPromptTokens = 0, "", 0
-	rec.Server = nil
-	rec.Status, rec.HTTPStatus, rec.Error, rec.FinishReason = "", 0, "", ""
+	rec.ChunkUS, rec.ChunkTokens, rec.Chunks = rec.ChunkUS[:0], rec.ChunkTokens[:0], 0
+	rec.OutputTokens, rec.TokenSource, rec.CachedPromptTokens, rec.PromptTokens = 0, "", 0, 0
+	rec.Status, rec.HTTPStatus, rec.Error, rec.FinishReason, rec.ErrorClass = "", 0, "", "", ""
+	rec.Flags = rec.Flags[:0]
+}
+
+// failFunc ends an attempt in error: a record.Status*, a record.Err* class and a message.
+type failFunc func(status, class, msg string)
+
+// attemptKey carries an *attemptInfo in a request's context, so RawTransport can say what it
+// did on the connection (a resend on a fresh one) without owning the record.
+type attemptKey struct{}
+
+type attemptInfo struct {
+	connRetried bool
 }
 
 // Do performs one attempt of request r and fills rec's per-attempt fields (SentAt,
-// HeadersAt, FirstTokenAt, LastTokenAt, chunks, token counts, Status, HTTPStatus, Error,
-// FinishReason). It returns the generated text when KeepOutput is set, and its length in
-// characters either way. taskCtx is the task's context: its cancellation means the run
-// stopped (StatusCancelled), while the attempt's own Timeout gives StatusTimeout.
+// HeadersAt, FirstTokenAt, LastTokenAt, chunks, token counts, Status, ErrorClass, Flags,
+// HTTPStatus, Error, FinishReason). It returns the generated text when KeepOutput is set,
+// and its length in characters either way. taskCtx is the task's context: its cancellation
+// means the run stopped (StatusCancelled), while the attempt's own Timeout gives
+// StatusTimeout. A completed exchange is then checked (validate): implausible usage, a
+// truncated prompt, a stream without finish_reason or no output fail the attempt.
 func (c *Client) Do(taskCtx context.Context, r *workload.Request, body []byte, rec *record.Record, traceparent string) (output string, chars int) {
 	resetAttempt(rec)
+	rec.SentPromptTokens = r.PlannedPromptTokens
 	ctx := taskCtx
 	if c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(taskCtx, c.cfg.Timeout)
 		defer cancel()
 	}
-	fail := func(status, msg string) {
+	info := &attemptInfo{}
+	ctx = context.WithValue(ctx, attemptKey{}, info)
+	fail := func(status, class, msg string) {
 		if taskCtx.Err() != nil {
-			status, msg = record.StatusCancelled, "run stopped before the task ended"
+			status, class, msg = record.StatusCancelled, "", "run stopped before the task ended"
 		} else if ctx.Err() != nil {
-			status, msg = record.StatusTimeout, fmt.Sprintf("no complete response within %v", c.cfg.Timeout)
+			status, class, msg = record.StatusTimeout, record.ErrTimeout, fmt.Sprintf("no complete response within %v", c.cfg.Timeout)
 		}
 		// Error text can quote the server's body, and some servers and proxies echo the
 		// credential they refused: the record (written to requests.jsonl) must never hold it.
-		rec.Status, rec.Error = status, redactKey(msg, c.cfg.APIKey)
+		// Nor may it hold terminal escapes: pel prints errors.
+		rec.Status, rec.ErrorClass, rec.Error = status, class, scrub.Text(redactKey(msg, c.cfg.APIKey))
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		fail(record.StatusConnError, err.Error())
+		fail(record.StatusConnError, record.ErrConn, err.Error())
 		return "", 0
 	}
 	h := hreq.Header
@@ -234,44 +273,135 @@ func (c *Client) Do(taskCtx context.Context, r *workload.Request, body []byte, r
 	}
 	rec.SentAt = c.cfg.Clock.Now()
 	resp, err := c.http.Do(hreq)
+	if info.connRetried {
+		rec.AddFlag(record.FlagConnRetried)
+	}
 	if err != nil {
-		fail(record.StatusConnError, connMessage(err))
+		fail(record.StatusConnError, record.ErrConn, connMessage(err))
 		return "", 0
 	}
 	defer resp.Body.Close()
 	rec.HeadersAt = c.cfg.Clock.Now()
 	rec.HTTPStatus = resp.StatusCode
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		fail(record.StatusHTTPError, record.ErrRedirect, fmt.Sprintf("http %d: redirect to %s not followed (pel measures the server it was given; use the final URL as --target)",
+			resp.StatusCode, orNone(scrub.URL(resp.Header.Get("Location")))))
+		return "", 0
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		fail(record.StatusHTTPError, fmt.Sprintf("http %d: %s", resp.StatusCode, ErrorMessage(resp.Header.Get("Content-Type"), b)))
+		b := readErrorBody(resp)
+		fail(record.StatusHTTPError, ClassOfCode(resp.StatusCode), fmt.Sprintf("http %d: %s", resp.StatusCode, ErrorMessage(resp.Header.Get("Content-Type"), b)))
 		return "", 0
 	}
 	ct := resp.Header.Get("Content-Type")
-	var out outputSink
-	out.keep = c.cfg.KeepOutput
-	if strings.HasPrefix(ct, "text/event-stream") {
-		c.readStream(resp.Body, r, rec, &out, fail)
-	} else if c.cfg.NoStream || strings.Contains(ct, "json") {
+	out := outputSink{keep: c.cfg.KeepOutput}
+	var u *usage
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		u = c.readStream(&capReader{r: resp.Body, left: MaxStreamBytes}, r, rec, &out, fail)
+	case c.cfg.NoStream || strings.Contains(ct, "json"):
 		// Also taken when a server ignores "stream": true and answers with one JSON object.
-		c.readJSON(resp.Body, r, rec, &out, fail)
-	} else {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		fail(record.StatusStreamError, fmt.Sprintf("unexpected content-type %q: %s", ct, ErrorMessage(ct, b)))
+		u = c.readJSON(resp.Body, r, rec, &out, fail)
+	default:
+		b := readErrorBody(resp)
+		fail(record.StatusStreamError, record.ErrServer, fmt.Sprintf("unexpected content-type %q: %s", ct, ErrorMessage(ct, b)))
+	}
+	if out.truncated {
+		rec.AddFlag(record.FlagTruncatedRecord)
+	}
+	if rec.Status == record.StatusOK {
+		if status, class, msg := validate(r, rec, u, &out); status != "" {
+			fail(status, class, msg)
+		}
 	}
 	return out.sb.String(), out.chars
 }
 
+func orNone(s string) string {
+	if s == "" {
+		return "(no Location header)"
+	}
+	return s
+}
+
+// ClassOfCode is the error class (record.Err*) of an HTTP status or an error event's code:
+// 408 timeout; 429 and 503 overloaded (the server shed load); other 4xx refused (the
+// request as given); 3xx redirect; other codes server_error.
+func ClassOfCode(code int) string {
+	switch {
+	case code == http.StatusRequestTimeout:
+		return record.ErrTimeout
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return record.ErrOverloaded
+	case code >= 400 && code <= 499:
+		return record.ErrRefused
+	case code >= 300 && code <= 399:
+		return record.ErrRedirect
+	}
+	return record.ErrServer
+}
+
+// readErrorBody reads at most MaxErrorBody of an error response, decoding gzip (a server may
+// compress although pel never asks): the recorded error must be text, not compressed bytes.
+func readErrorBody(resp *http.Response) []byte {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "", "identity":
+		return b
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return []byte("(gzip-encoded body that does not decode)")
+		}
+		d, _ := io.ReadAll(io.LimitReader(zr, MaxErrorBody))
+		return d
+	default:
+		return []byte(fmt.Sprintf("(%d bytes of %s-encoded body)", len(b), resp.Header.Get("Content-Encoding")))
+	}
+}
+
+// capReader fails with errStreamTooLong once more than left bytes were read.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+var errStreamTooLong = fmt.Errorf("response body over %d MiB (pel's bound per response, MaxStreamBytes): cut", MaxStreamBytes>>20)
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errStreamTooLong
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
 type outputSink struct {
-	keep  bool
-	sb    strings.Builder
-	chars int
+	keep      bool
+	sb        strings.Builder
+	chars     int
+	truncated bool // kept text reached MaxKeptOutput
+	any       bool // some generated content arrived (text or tool calls)
 }
 
 func (o *outputSink) add(s string) {
-	o.chars += utf8.RuneCountInString(s)
-	if o.keep {
-		o.sb.WriteString(s)
+	if s == "" {
+		return
 	}
+	o.any = true
+	o.chars += utf8.RuneCountInString(s)
+	if !o.keep || o.truncated {
+		return
+	}
+	if o.sb.Len()+len(s) > MaxKeptOutput {
+		o.truncated = true
+		return
+	}
+	o.sb.WriteString(s)
 }
 
 // chunk is one streamed (or whole) completion object; fields of both APIs. Shapes follow
@@ -282,7 +412,8 @@ func (o *outputSink) add(s string) {
 // (https://github.com/ggml-org/llama.cpp/issues/15443), and vLLM and SGLang can put a
 // running usage on every chunk (stream_options.continuous_usage_stats), so usage is taken
 // from whichever chunk carries it. reasoning_content/reasoning are the reasoning-model
-// deltas of vLLM and SGLang; they are generated tokens too.
+// deltas of vLLM and SGLang; they are generated tokens too. Truncated is llama.cpp's
+// "truncated": true (the context was shifted or the prompt cut while serving).
 type chunk struct {
 	Choices []struct {
 		Delta struct {
@@ -292,14 +423,16 @@ type chunk struct {
 			ToolCalls        json.RawMessage `json:"tool_calls"`
 		} `json:"delta"`
 		Message struct {
-			Content string `json:"content"`
+			Content          string          `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
 		} `json:"message"`
 		Text         string  `json:"text"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage   *usage          `json:"usage"`
-	Error   json.RawMessage `json:"error"`
-	Timings *serverTimings  `json:"timings"` // llama.cpp's per-request engine timings
+	Usage     *usage          `json:"usage"`
+	Error     json.RawMessage `json:"error"`
+	Truncated bool            `json:"truncated"`
 }
 
 type usage struct {
@@ -310,53 +443,68 @@ type usage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail func(string, string)) {
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// streamState is what readStream keeps across events.
+type streamState struct {
+	last       *usage
+	done       bool
+	continuous bool // every content chunk carried a cumulative usage (vLLM continuous_usage_stats)
+	prevCum    int
+	events     int
+	weight     int64 // content bytes of every content event
+	keptWeight int64 // content bytes of the events whose timings were kept
+}
+
+// readStream reads an SSE completion. It returns the usage block the server sent (nil if
+// none); rec.Status is StatusOK when the stream completed.
+func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc) *usage {
 	sse := NewSSEReader(body, c.bufSize, 0)
-	var (
-		last       *usage
-		done       bool
-		continuous = true // every content chunk carried a cumulative usage (vLLM continuous_usage_stats)
-		prevCum    int
-		events     int
-	)
+	st := streamState{continuous: true}
+	end := func(status, class, msg string) *usage {
+		fail(status, class, msg)
+		finishTokens(rec, r, &st, false)
+		return st.last
+	}
 	for {
 		ev, err := sse.Next()
 		if err != nil {
-			if err == io.EOF {
-				if done || rec.FinishReason != "" {
-					break
-				}
-				fail(record.StatusStreamError, fmt.Sprintf("stream ended after %d events without [DONE] or finish_reason", events))
-			} else {
-				fail(record.StatusStreamError, "stream broken: "+connMessage(err))
+			switch {
+			case err == io.EOF && (st.done || rec.FinishReason != ""):
+			case err == io.EOF:
+				return end(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("stream ended after %d events without [DONE] or finish_reason", st.events))
+			case errors.Is(err, errStreamTooLong):
+				return end(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("stream cut after %d events: %v", st.events, err))
+			case errors.Is(err, ErrEventTooLarge):
+				return end(record.StatusStreamError, record.ErrServer, fmt.Sprintf("event %d: %v", st.events+1, err))
+			default:
+				return end(record.StatusStreamError, record.ErrIncomplete, "stream broken: "+connMessage(err))
 			}
-			finishTokens(rec, r, last, false)
-			return
+			break
 		}
 		now := c.cfg.Clock.Now()
-		events++
-		if done {
+		st.events++
+		if st.done {
 			continue // anything after [DONE] is ignored; reading on lets the connection be reused
 		}
 		if ev.Type == "error" {
-			fail(record.StatusStreamError, "error event: "+ErrorMessage("application/json", ev.Data))
-			finishTokens(rec, r, last, false)
-			return
+			msg, class := errorEvent(ev.Data)
+			return end(record.StatusStreamError, class, "error event: "+msg)
 		}
 		if string(ev.Data) == "[DONE]" {
-			done = true
+			st.done = true
 			continue
 		}
 		var ch chunk
 		if err := json.Unmarshal(ev.Data, &ch); err != nil {
-			fail(record.StatusStreamError, fmt.Sprintf("event %d is not JSON: %v", events, err))
-			finishTokens(rec, r, last, false)
-			return
+			return end(record.StatusStreamError, record.ErrServer, fmt.Sprintf("event %d is not JSON: %v", st.events, err))
 		}
-		if len(ch.Error) > 0 && string(ch.Error) != "null" {
-			fail(record.StatusStreamError, "error in stream: "+errorField(ch.Error))
-			finishTokens(rec, r, last, false)
-			return
+		if present(ch.Error) {
+			msg, class := errorEvent(ch.Error)
+			return end(record.StatusStreamError, class, "error in stream: "+msg)
+		}
+		if ch.Truncated {
+			rec.AddFlag(record.FlagContextShift)
 		}
 		content := 0
 		for i := range ch.Choices {
@@ -367,17 +515,17 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 					out.add(s)
 				}
 			}
-			if len(cc.Delta.ToolCalls) > 0 && string(cc.Delta.ToolCalls) != "null" {
+			if present(cc.Delta.ToolCalls) {
 				content += len(cc.Delta.ToolCalls)
+				out.any = true
 			}
 			if cc.FinishReason != nil && *cc.FinishReason != "" {
-				rec.FinishReason = *cc.FinishReason
+				rec.FinishReason = scrub.Text(oneLine(*cc.FinishReason, 40))
 			}
 		}
 		if ch.Usage != nil {
-			last = ch.Usage
+			st.last = ch.Usage
 		}
-		ch.Timings.apply(rec)
 		// A role-only or empty first delta carries no generated text: it is not a token.
 		if content == 0 {
 			continue
@@ -386,18 +534,88 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			rec.FirstTokenAt = now
 		}
 		rec.LastTokenAt = now
-		rec.ChunkUS = append(rec.ChunkUS, now.Sub(rec.SentAt).Microseconds())
-		if ch.Usage != nil && continuous {
-			rec.ChunkTokens = append(rec.ChunkTokens, max(ch.Usage.CompletionTokens-prevCum, 0))
-			prevCum = max(ch.Usage.CompletionTokens, prevCum)
+		rec.Chunks++
+		st.weight += int64(content)
+		cum := -1
+		if ch.Usage != nil && st.continuous {
+			cum = ch.Usage.CompletionTokens
 		} else {
-			continuous = false
+			st.continuous = false
+		}
+		if len(rec.ChunkUS) >= maxChunkTimings {
+			// Past the bound: counted (Chunks, usage), not timed.
+			rec.AddFlag(record.FlagTruncatedRecord)
+			if cum >= 0 {
+				st.prevCum = max(cum, st.prevCum)
+			}
+			continue
+		}
+		st.keptWeight += int64(content)
+		rec.ChunkUS = append(rec.ChunkUS, now.Sub(rec.SentAt).Microseconds())
+		if cum >= 0 {
+			rec.ChunkTokens = append(rec.ChunkTokens, min(max(cum-st.prevCum, 0), record.MaxTokens))
+			st.prevCum = max(cum, st.prevCum)
+		} else {
 			// Until the end, ChunkTokens holds each chunk's byte length (weights for spreadTokens).
 			rec.ChunkTokens = append(rec.ChunkTokens, content)
 		}
 	}
 	rec.Status = record.StatusOK
-	finishTokens(rec, r, last, continuous && len(rec.ChunkTokens) > 0)
+	finishTokens(rec, r, &st, st.continuous && len(rec.ChunkTokens) > 0)
+	if st.done && rec.FinishReason == "" {
+		fail(record.StatusStreamError, record.ErrIncomplete, "stream ended with [DONE] but no choice had a finish_reason (the server did not say the completion ended)")
+	}
+	return st.last
+}
+
+// errorEvent renders an error event's payload (an error object, a {"error": ...} wrapper, or
+// a string) and classifies it by its code (ClassOfCode); without a code it is ErrStreamEvent.
+// llama.cpp sends {"code":400,"message":"...exceeds the available context size...",
+// "type":"invalid_request_error"} on an "error:" line; vLLM and SGLang put an error object
+// in a data event.
+func errorEvent(data []byte) (msg, class string) {
+	var wrap struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &wrap) == nil && present(wrap.Error) {
+		data = wrap.Error
+	}
+	class = record.ErrStreamEvent
+	var e struct {
+		Code   json.RawMessage `json:"code"`
+		Status json.RawMessage `json:"status"`
+	}
+	if json.Unmarshal(data, &e) == nil {
+		for _, raw := range []json.RawMessage{e.Code, e.Status} {
+			if code, ok := codeOf(raw); ok {
+				class = ClassOfCode(code)
+				break
+			}
+		}
+	}
+	if class == record.ErrRedirect {
+		class = record.ErrStreamEvent // a code of 3xx in an error event means nothing
+	}
+	return errorField(data), class
+}
+
+// codeOf reads an HTTP-like status code given as a number or a numeric string.
+func codeOf(raw json.RawMessage) (int, bool) {
+	if !present(raw) {
+		return 0, false
+	}
+	var n int
+	if json.Unmarshal(raw, &n) != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+		var err error
+		if n, err = strconv.Atoi(strings.TrimSpace(s)); err != nil {
+			return 0, false
+		}
+	}
+	return n, n >= 100 && n <= 599
 }
 
 // finishTokens settles the token counts of an attempt.
@@ -410,109 +628,193 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 // counts sum exactly to usage.completion_tokens (a chunk of 3 words carries ~3x the tokens of
 // a chunk of 1). Without usage, each content event counts as one token (TokenSource
 // "estimate") and PromptTokens is the length the workload asked for.
-func finishTokens(rec *record.Record, r *workload.Request, u *usage, continuous bool) {
-	if u == nil {
-		rec.TokenSource = record.TokensEstimate
-		rec.PromptTokens = r.PromptTokens
+//
+// Implausible usage (see plausible) is not spread: every chunk counts one token and the
+// counts are clamped, so nothing downstream loops over a hostile figure; validate fails
+// the task.
+func finishTokens(rec *record.Record, r *workload.Request, st *streamState, continuous bool) {
+	if rec.Chunks == len(rec.ChunkUS) {
+		rec.Chunks = 0 // only recorded when some timings were not kept
+	}
+	events := max(rec.Chunks, len(rec.ChunkUS))
+	u := st.last
+	if u == nil || plausible(u, r) != "" {
+		if u == nil {
+			rec.TokenSource = record.TokensEstimate
+			rec.PromptTokens = r.PromptTokens
+			rec.OutputTokens = events
+		} else {
+			rec.TokenSource = record.TokensUsage
+			rec.PromptTokens = clampTokens(u.PromptTokens)
+			rec.OutputTokens = clampTokens(u.CompletionTokens)
+		}
 		for i := range rec.ChunkTokens {
 			rec.ChunkTokens[i] = 1
 		}
-		rec.OutputTokens = len(rec.ChunkTokens)
 		return
 	}
 	rec.TokenSource = record.TokensUsage
 	rec.PromptTokens = u.PromptTokens
 	rec.OutputTokens = u.CompletionTokens
 	if u.PromptTokensDetails != nil {
-		rec.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
+		rec.CachedPromptTokens = clampTokens(u.PromptTokensDetails.CachedTokens)
 	}
 	if !continuous {
-		spreadTokens(rec.ChunkTokens, u.CompletionTokens)
+		total := u.CompletionTokens
+		if st.keptWeight < st.weight && st.weight > 0 {
+			// Timings of the later events were not kept: the kept ones get their share.
+			total = int(int64(total) * st.keptWeight / st.weight)
+		}
+		spreadTokens(rec.ChunkTokens, total)
 	}
+}
+
+func clampTokens(n int) int { return min(max(n, 0), record.MaxTokens) }
+
+// plausible returns why usage u cannot be a real count for request r ("" when it can):
+// negative counts, counts past record.MaxTokens, or completion_tokens far beyond the
+// max_tokens pel sent (see maxTokensSlack).
+func plausible(u *usage, r *workload.Request) string {
+	switch {
+	case u.PromptTokens < 0 || u.CompletionTokens < 0:
+		return fmt.Sprintf("negative usage (prompt_tokens %d, completion_tokens %d)", u.PromptTokens, u.CompletionTokens)
+	case u.PromptTokens > record.MaxTokens || u.CompletionTokens > record.MaxTokens:
+		return fmt.Sprintf("implausible usage (prompt_tokens %d, completion_tokens %d; no context holds more than %d)", u.PromptTokens, u.CompletionTokens, record.MaxTokens)
+	case r.MaxTokens > 0 && u.CompletionTokens > maxTokensSlack*r.MaxTokens+maxTokensPad:
+		return fmt.Sprintf("implausible usage: completion_tokens %d with max_tokens %d", u.CompletionTokens, r.MaxTokens)
+	case u.PromptTokensDetails != nil && (u.PromptTokensDetails.CachedTokens < 0 || u.PromptTokensDetails.CachedTokens > u.PromptTokens):
+		return fmt.Sprintf("implausible usage: cached_tokens %d of prompt_tokens %d", u.PromptTokensDetails.CachedTokens, u.PromptTokens)
+	}
+	return ""
+}
+
+// validate checks a completed exchange against the request (issue: accepted means a valid
+// completion). It returns a failure (status, class, message), or "" when the completion is
+// valid. Flags are set on rec as a side effect. See doc.go for the rules and why.
+func validate(r *workload.Request, rec *record.Record, u *usage, out *outputSink) (status, class, msg string) {
+	if u != nil {
+		if why := plausible(u, r); why != "" {
+			return record.StatusInvalid, record.ErrInvalid, why
+		}
+		if sent := r.PlannedPromptTokens; sent > 0 && float64(u.PromptTokens) < PromptTruncatedRatio*float64(sent) {
+			rec.AddFlag(record.FlagPromptTruncated)
+			return record.StatusInvalid, record.ErrInvalid, fmt.Sprintf("prompt truncated (sent %d, server counted %d)", sent, u.PromptTokens)
+		}
+	}
+	if r.MaxTokens >= 1 && !out.any && rec.OutputTokens == 0 {
+		fr := rec.FinishReason
+		if fr == "" {
+			fr = "none"
+		}
+		return record.StatusInvalid, record.ErrInvalid, fmt.Sprintf("no output (max_tokens %d, finish_reason %s)", r.MaxTokens, fr)
+	}
+	return "", "", ""
 }
 
 // spreadTokens replaces the weights w (chunk byte lengths) by token counts summing to total:
 // one per chunk plus the rest shared in proportion to w, largest remainder first. When the
 // server reports fewer tokens than there were chunks (it should not), every chunk counts 1.
+// total is at most record.MaxTokens and each weight at most MaxStreamBytes, so the products
+// below fit in 64 bits.
 func spreadTokens(w []int, total int) {
 	n := len(w)
 	if n == 0 {
 		return
 	}
-	extra := total - n
+	extra := int64(min(total, record.MaxTokens) - n)
 	if extra <= 0 {
 		for i := range w {
 			w[i] = 1
 		}
 		return
 	}
-	sum := 0
-	for _, x := range w {
-		sum += x
+	var sum int64
+	for i, x := range w {
+		x = min(max(x, 0), MaxStreamBytes)
+		w[i] = x
+		sum += int64(x)
 	}
 	if sum == 0 {
 		for i := range w {
 			w[i] = 1
 		}
-		sum = n
+		sum = int64(n)
 	}
-	rem := make([]int, n) // remainder numerators of extra*w[i]/sum
-	given := 0
+	rem := make([]int64, n) // remainder numerators of extra*w[i]/sum
+	var given int64
 	for i, x := range w {
-		q := extra * x / sum
-		rem[i] = extra*x - q*sum
-		w[i] = 1 + q
+		q := extra * int64(x) / sum
+		rem[i] = extra*int64(x) - q*sum
+		w[i] = 1 + int(q)
 		given += q
 	}
-	for left := extra - given; left > 0; left-- {
-		best := 0
-		for i := 1; i < n; i++ {
-			if rem[i] > rem[best] {
-				best = i
-			}
-		}
-		w[best]++
-		rem[best] = -1
+	// At most n are left (each remainder is below sum); hand them out largest first.
+	left := int(extra - given)
+	if left <= 0 {
+		return
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rem[idx[a]] > rem[idx[b]] })
+	for _, i := range idx[:min(left, n)] {
+		w[i]++
 	}
 }
 
-func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail func(string, string)) {
-	b, err := io.ReadAll(io.LimitReader(body, 64<<20))
+func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc) *usage {
+	b, err := io.ReadAll(io.LimitReader(body, MaxJSONBody+1))
 	if err != nil {
-		fail(record.StatusStreamError, "response body broken: "+connMessage(err))
-		return
+		fail(record.StatusStreamError, record.ErrIncomplete, "response body broken: "+connMessage(err))
+		return nil
+	}
+	if len(b) > MaxJSONBody {
+		fail(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("response over %d MiB (pel's bound for a non-streamed completion, MaxJSONBody): not read", MaxJSONBody>>20))
+		return nil
 	}
 	var ch chunk
 	if err := json.Unmarshal(b, &ch); err != nil {
-		fail(record.StatusStreamError, "response is not JSON: "+ErrorMessage("", b))
-		return
+		fail(record.StatusStreamError, record.ErrServer, "response is not JSON: "+ErrorMessage("", b))
+		return nil
 	}
-	if len(ch.Error) > 0 && string(ch.Error) != "null" {
-		fail(record.StatusStreamError, "error in response: "+errorField(ch.Error))
-		return
+	if present(ch.Error) {
+		msg, class := errorEvent(ch.Error)
+		fail(record.StatusStreamError, class, "error in response: "+msg)
+		return nil
+	}
+	if ch.Truncated {
+		rec.AddFlag(record.FlagContextShift)
 	}
 	for i := range ch.Choices {
 		cc := &ch.Choices[i]
 		out.add(cc.Message.Content)
+		out.add(cc.Message.ReasoningContent)
 		out.add(cc.Text)
+		if present(cc.Message.ToolCalls) {
+			out.any = true
+		}
 		if cc.FinishReason != nil {
-			rec.FinishReason = *cc.FinishReason
+			rec.FinishReason = scrub.Text(oneLine(*cc.FinishReason, 40))
 		}
 	}
 	rec.Status = record.StatusOK
-	ch.Timings.apply(rec)
-	if ch.Usage != nil {
+	if ch.Usage != nil && plausible(ch.Usage, r) == "" {
 		rec.TokenSource = record.TokensUsage
 		rec.PromptTokens, rec.OutputTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
 		if ch.Usage.PromptTokensDetails != nil {
 			rec.CachedPromptTokens = ch.Usage.PromptTokensDetails.CachedTokens
 		}
+	} else if ch.Usage != nil {
+		rec.TokenSource = record.TokensUsage
+		rec.PromptTokens, rec.OutputTokens = clampTokens(ch.Usage.PromptTokens), clampTokens(ch.Usage.CompletionTokens)
 	} else {
 		// No usage and no per-token events: ~4 characters per token, the usual English rule.
 		rec.TokenSource = record.TokensEstimate
 		rec.PromptTokens = r.PromptTokens
 		rec.OutputTokens = (out.chars + 3) / 4
 	}
+	return ch.Usage
 }
 
 // ErrorMessage extracts a one-line message from an error body: OpenAI's
@@ -565,12 +867,16 @@ func errorField(v json.RawMessage) string {
 	return oneLine(string(v), 300)
 }
 
+// oneLine makes server text one safe line of at most n bytes (plus "...").
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n] + "..."
+	if len(s) > 4*n {
+		s = s[:4*n] // scrub.Text is linear, but there is no need to clean what is cut
 	}
-	return strings.ToValidUTF8(s, "?")
+	s = scrub.Text(s)
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "..."
+	}
+	return s
 }
 
 // connMessage shortens transport errors: net/http wraps them in a *url.Error whose text

@@ -10,6 +10,61 @@
 //     with N workers (closed loop), the retry loop, the client-side concurrency cap, the
 //     acceptance hook, and the record sink.
 //
+// # Accepted means a valid completion
+//
+// A completed HTTP exchange is not yet a valid completion. Each attempt is checked, and a
+// failure carries a record.Err* class (Record.ErrorClass) and its reason in Record.Error:
+//
+//   - an error event in a stream of HTTP 200, in either form (an "error:" line, as llama.cpp
+//     sends when a prompt exceeds the slot's context; or a data event whose JSON has
+//     "error", as vLLM and SGLang send), fails the task (stream_error), classified by its
+//     code: 4xx other than 408/429 refused, 429/503 overloaded, 408 timeout, other codes
+//     server_error, no code error_event. HTTP error statuses are classified the same way;
+//   - a stream that ends without any finish_reason fails as incomplete, even after [DONE]:
+//     the server never said the completion ended;
+//   - implausible usage (negative counts, counts past record.MaxTokens, completion_tokens
+//     over twice max_tokens plus 16) fails as invalid (StatusInvalid, ErrInvalid), and the
+//     counts are clamped and not spread over chunks, so no per-token loop sees them;
+//   - a truncated prompt (usage.prompt_tokens below PromptTruncatedRatio, 90%, of the length
+//     pel planned: workload.Request.PlannedPromptTokens, known for synthetic prompts and
+//     tokenizer-counted datasets) is flagged prompt_truncated AND fails as invalid: the
+//     server answered a different, shorter request than the contract's, so neither its
+//     latency nor its output may count as the contract's. The 10% tolerance is what the
+//     ratio means: chat templates only add tokens, and tokenizers other than GPT's and
+//     Llama-3's split pel's one-token words into more tokens, not fewer; a few percent is
+//     tokenization, 10% missing is a cut;
+//   - no output when output was requested (max_tokens ≥ 1, no generated text or tool call,
+//     zero completion tokens) fails as invalid ("no output"), whatever the finish_reason.
+//
+// Flags (Record.Flags) mark what the diagnosis should know about a task without failing
+// it: context_shift (llama.cpp's "truncated": true: the engine shifted its context while
+// generating; the prompt it was given was whole), conn_retried (see below), and
+// record_truncated (see Bounds).
+//
+// Rejection reasons stay short and countable ("invalid: prompt truncated", "invalid: no
+// output"); the figures are in Record.Error.
+//
+// # Keep-alive connections a server closes
+//
+// Some servers advertise keep-alive and close the connection after each streamed response
+// (llama.cpp's llama-server b4750: 22% of tasks failed with EOF under light load). RawTransport
+// checks a pooled connection without blocking before reusing it, and when a request still
+// fails on a reused connection before a single response byte, it is sent once more on a
+// freshly dialled connection (net/http's rule: the server cannot have answered it) and the
+// task is flagged conn_retried. It is not a task retry: Attempts does not change.
+//
+// # Bounds
+//
+// Nothing a server sends can make pel hold unbounded memory or loop without end; each bound
+// is a named constant with its reason (bounds.go, record.MaxTokens, record.MaxChunkTimings):
+// response headers (MaxResponseHeaderBytes), bytes per response (MaxStreamBytes: the task
+// fails as incomplete, so an endless stream ends), one SSE event (DefaultMaxEvent), timed
+// content events per record (record.MaxChunkTimings: later events are counted in
+// Record.Chunks, not timed, and the record is flagged record_truncated), a non-streamed body
+// (MaxJSONBody), error bodies (MaxErrorBody, gzip decoded), kept output (MaxKeptOutput).
+// Redirects are not followed (the task fails as redirect, naming the Location without its
+// credentials), and server text is stripped of control characters before it is recorded.
+//
 // Why open loop: a slow server must never delay the next arrival, or the tool would measure
 // its own waiting (coordinated omission) instead of the server. Every task that was due gets
 // a record, including those cut by Ctrl-C (status cancelled), so failed work is never dropped

@@ -255,7 +255,7 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 	var output string
 	var chars int
 	if berr != nil {
-		rec.Status, rec.Error = record.StatusConnError, "cannot encode request: "+berr.Error()
+		rec.Status, rec.ErrorClass, rec.Error = record.StatusConnError, record.ErrConn, "cannot encode request: "+berr.Error()
 		rec.DoneAt = clk.Now()
 		release()
 		d.finish(rec, &req, "", 0)
@@ -283,7 +283,7 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 			wait = pol.Backoff(attempt)
 		}
 		if clk.SleepUntil(ctx, clk.Now().Add(wait)) != nil {
-			rec.Status, rec.Error = record.StatusCancelled, "run stopped during retry backoff; last attempt: "+rec.Error
+			rec.Status, rec.ErrorClass, rec.Error = record.StatusCancelled, "", "run stopped during retry backoff; last attempt: "+rec.Error
 			break
 		}
 	}
@@ -306,7 +306,10 @@ func (d *Driver) finish(rec *record.Record, req *workload.Request, output string
 		d.cfg.Judge(rec, output)
 	} else {
 		rec.Accepted = rec.OK()
-		if !rec.Accepted {
+		switch {
+		case rec.Status == record.StatusInvalid:
+			rec.Reasons = append(rec.Reasons, rec.InvalidReason())
+		case !rec.Accepted:
 			rec.Reasons = append(rec.Reasons, "error: "+rec.Status)
 		}
 	}

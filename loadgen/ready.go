@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/scrub"
 )
 
 // ErrNotReady marks a target that is unreachable or not an OpenAI-compatible server.
@@ -28,6 +30,8 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	if hc == nil {
 		hc = DefaultHTTPClient()
 	}
+	hc = noRedirects(hc) // the key must not follow a redirect to another server
+	shown := scrub.URL(BaseURL(target))
 	// Messages may quote the server's answer; a server that echoes the refused key must not
 	// get it printed.
 	notReady := func(format string, a ...any) error {
@@ -35,7 +39,7 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	}
 	base := BaseURL(target)
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, notReady("target %q must start with http:// or https://", target)
+		return nil, notReady("target %q must start with http:// or https://", scrub.URL(target))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -52,16 +56,23 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 			return 0, "", nil, err
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+			return resp.StatusCode, "", nil, fmt.Errorf("HTTP %d redirect to %s (pel does not follow redirects: give the final URL as --target)",
+				resp.StatusCode, orNone(scrub.URL(resp.Header.Get("Location"))))
+		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return resp.StatusCode, resp.Header.Get("Content-Type"), b, nil
 	}
 	code, ct, body, err := get("/v1/models")
+	if err != nil && code != 0 {
+		return nil, notReady("%s answered GET /v1/models with an %s", shown, err)
+	}
 	if err != nil {
-		return nil, notReady("%s is not reachable: %s", base, connMessage(err))
+		return nil, notReady("%s is not reachable: %s", shown, connMessage(err))
 	}
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, notReady("%s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", base, code)
+		return nil, notReady("%s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", shown, code)
 	case code == http.StatusOK:
 		var list struct {
 			Data []struct {
@@ -69,11 +80,12 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 			} `json:"data"`
 		}
 		if json.Unmarshal(body, &list) != nil || list.Data == nil {
-			return nil, notReady("%s is not an OpenAI-compatible server: GET /v1/models returned %s", base, describe(ct, body))
+			return nil, notReady("%s is not an OpenAI-compatible server: GET /v1/models returned %s", shown, describe(ct, body))
 		}
 		r := &Readiness{Via: "/v1/models"}
 		for _, d := range list.Data {
-			r.Models = append(r.Models, d.ID)
+			// A model id is sent back in every request and printed: keep it printable.
+			r.Models = append(r.Models, oneLine(d.ID, 256))
 		}
 		return r, nil
 	}
@@ -82,11 +94,13 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 		return &Readiness{Via: "/health"}, nil
 	}
 	hdesc := "no answer"
-	if herr == nil {
+	if herr != nil && hcode != 0 {
+		hdesc = "an " + herr.Error()
+	} else if herr == nil {
 		hdesc = fmt.Sprintf("HTTP %d (%s)", hcode, describe(hct, hbody))
 	}
 	return nil, notReady("%s is not an OpenAI-compatible server: GET /v1/models returned HTTP %d (%s), GET /health returned %s",
-		base, code, describe(ct, body), hdesc)
+		shown, code, describe(ct, body), hdesc)
 }
 
 func describe(ct string, b []byte) string {

@@ -14,7 +14,8 @@ import (
 // one leading space from the value; "data" lines of one event are joined with "\n"; a blank
 // line dispatches the event; an event cut by the end of the stream is not dispatched.
 //
-// One deviation, for speed: lines are read with bufio.Reader.ReadSlice('\n'), so a stream
+// Two deviations. An "error" field line (llama.cpp's server) is read like "data" and makes
+// the event's type "error"; the specification ignores unknown fields. And, for speed: lines are read with bufio.Reader.ReadSlice('\n'), so a stream
 // that ends lines with a bare CR only (no server we know does) is split correctly but an
 // event is only seen once a later LF (or the end of the stream) arrives.
 
@@ -149,6 +150,12 @@ func (s *SSEReader) Next() (Event, error) {
 			}
 		}
 		switch string(field) {
+		case "error":
+			// Not an SSE field: llama.cpp's server reports a failure on a 200 stream as an
+			// "error: {json}" line (then "data: [DONE]"). A spec reader would drop it and
+			// count the task as ok, so it becomes an event of type "error".
+			s.typ = append(s.typ[:0], "error"...)
+			fallthrough
 		case "data":
 			if len(s.data)+len(value)+1 > s.max {
 				s.err = fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, s.max)

@@ -19,6 +19,12 @@ func FuzzStream(f *testing.F) {
 		"data: {\"error\":\"overloaded\"}\n\n",
 		"data: not json\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens\":5}}\n\n",
+		// Issue 10 items 1, 2, 12: usage a server cannot mean.
+		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":9223372036854775807}}\n\ndata: [DONE]\n\n",
+		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2000000000}}\n\ndata: [DONE]\n\n",
+		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":-3,\"completion_tokens\":-240}}\n\n",
+		// Issue 9 item 5: llama.cpp's error line on a 200 stream.
+		"error: {\"code\":400,\"message\":\"the request exceeds the available context size\",\"type\":\"invalid_request_error\"}\n\ndata: [DONE]\n\n",
 	} {
 		f.Add(s)
 	}
@@ -27,8 +33,16 @@ func FuzzStream(f *testing.F) {
 		rec := &record.Record{SentAt: time.Now()}
 		var out outputSink
 		out.keep = true
-		fail := func(status, msg string) { rec.Status, rec.Error = status, msg }
-		c.readStream(strings.NewReader(body), &workload.Request{PromptTokens: 4}, rec, &out, fail)
+		fail := func(status, class, msg string) { rec.Status, rec.ErrorClass, rec.Error = status, class, msg }
+		req := &workload.Request{PromptTokens: 4, MaxTokens: 8}
+		u := c.readStream(strings.NewReader(body), req, rec, &out, fail)
+		if (rec.Status == record.StatusOK) != (rec.ErrorClass == "") {
+			t.Fatalf("status %q with error class %q", rec.Status, rec.ErrorClass)
+		}
+		if rec.OutputTokens < 0 || rec.OutputTokens > record.MaxTokens || rec.PromptTokens < 0 || rec.PromptTokens > record.MaxTokens {
+			t.Fatalf("counts not clamped: output %d prompt %d", rec.OutputTokens, rec.PromptTokens)
+		}
+		implausible := u != nil && plausible(u, req) != ""
 		if rec.Status != record.StatusOK && rec.Status != record.StatusStreamError {
 			t.Fatalf("status %q", rec.Status)
 		}
@@ -54,7 +68,10 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("estimate: chunks %v output %d", rec.ChunkTokens, rec.OutputTokens)
 			}
 		case record.TokensUsage:
-			if len(rec.ChunkTokens) > 0 && rec.OutputTokens >= len(rec.ChunkTokens) && sum != rec.OutputTokens && !continuousLike(body) {
+			if implausible && sum != len(rec.ChunkTokens) {
+				t.Fatalf("implausible usage %+v spread over chunks %v", u, rec.ChunkTokens)
+			}
+			if !implausible && len(rec.ChunkTokens) > 0 && rec.OutputTokens >= len(rec.ChunkTokens) && sum != rec.OutputTokens && !continuousLike(body) {
 				t.Fatalf("usage %d but chunks sum to %d (%v)", rec.OutputTokens, sum, rec.ChunkTokens)
 			}
 		default:

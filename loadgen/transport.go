@@ -24,9 +24,15 @@ import (
 //
 // Connections are kept alive and reused LIFO. An idle connection older than IdleTimeout is
 // not reused (servers close idle keep-alive connections: uvicorn, behind vLLM and SGLang,
-// after 5 s). If a reused connection turns out to be closed before a single response byte
-// arrives, the request is sent once more on a new connection: the server closed it while
-// idle, so it never saw the request.
+// after 5 s), nor one the server has already closed (checked without blocking before
+// reuse). Some servers advertise keep-alive and close after every streamed response
+// (llama.cpp's llama-server), so a reused connection can still be closed under the request.
+// net/http's rule (transport.go: nothingWrittenError, errServerClosedIdle) applies: when a
+// request fails on a reused connection before a single response byte arrives, the server
+// cannot have answered it, and it is sent once more on a freshly dialled connection, never
+// on another pooled one (that could be stale too). The attempt is flagged conn_retried.
+//
+// A response's status line and headers are bounded by MaxResponseHeaderBytes.
 type RawTransport struct {
 	Dialer           *net.Dialer
 	TLSConfig        *tls.Config   // for https targets; nil: defaults
@@ -41,9 +47,34 @@ type RawTransport struct {
 
 type rawConn struct {
 	c         net.Conn
+	lim       *limitConn // c, counting bytes while headers are read
 	br        *bufio.Reader
 	key       string
+	tls       bool
 	idleSince time.Time
+}
+
+// limitConn fails reads with errHeaderTooLong once left reaches 0; left < 0 means no limit.
+type limitConn struct {
+	net.Conn
+	left int64
+}
+
+var errHeaderTooLong = fmt.Errorf("response status line and headers over %d KiB (pel's bound, MaxResponseHeaderBytes)", MaxResponseHeaderBytes>>10)
+
+func (l *limitConn) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.Conn.Read(p)
+	}
+	if l.left == 0 {
+		return 0, errHeaderTooLong
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.Conn.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 func (t *RawTransport) dial(ctx context.Context, u *http.Request) (*rawConn, error) {
@@ -82,7 +113,8 @@ func (t *RawTransport) dial(ctx context.Context, u *http.Request) (*rawConn, err
 	if n <= 0 {
 		n = 1024
 	}
-	return &rawConn{c: c, br: bufio.NewReaderSize(c, n)}, nil
+	lim := &limitConn{Conn: c, left: -1}
+	return &rawConn{c: c, lim: lim, br: bufio.NewReaderSize(lim, n), tls: u.URL.Scheme == "https"}, nil
 }
 
 func connKey(r *http.Request) string { return r.URL.Scheme + "://" + r.URL.Host }
@@ -102,11 +134,28 @@ func (t *RawTransport) getIdle(key string) *rawConn {
 		pc := l[len(l)-1]
 		l[len(l)-1] = nil
 		t.idle[key] = l[:len(l)-1]
-		if time.Since(pc.idleSince) < idleTimeout {
+		if time.Since(pc.idleSince) < idleTimeout && pc.alive() {
 			return pc
 		}
 		pc.c.Close()
 	}
+}
+
+// alive checks, without blocking, that the server has not closed an idle connection (or
+// sent bytes nobody asked for). TLS connections are not probed: a read there may consume a
+// record; the resend rule covers them.
+func (pc *rawConn) alive() bool {
+	if pc.tls {
+		return true
+	}
+	if pc.br.Buffered() > 0 {
+		return false
+	}
+	pc.c.SetReadDeadline(time.Now())
+	_, err := pc.br.Peek(1)
+	pc.c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (t *RawTransport) putIdle(pc *rawConn) {
@@ -195,7 +244,10 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	for try := 0; ; try++ {
-		pc := t.getIdle(key)
+		var pc *rawConn
+		if try == 0 {
+			pc = t.getIdle(key) // a resend always dials: another pooled connection may be stale too
+		}
 		reused := pc != nil
 		if pc == nil {
 			var err error
@@ -206,6 +258,7 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// On cancel, a past deadline unblocks any read or write on the connection.
 		stop := context.AfterFunc(ctx, func() { pc.c.SetDeadline(time.Unix(1, 0)) })
+		pc.lim.left = MaxResponseHeaderBytes
 		err := writeRequest(pc.c, req, body)
 		if err == nil {
 			_, err = pc.br.Peek(1)
@@ -217,16 +270,25 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, ctx.Err()
 			}
 			if reused && try == 0 {
-				continue // closed while idle: the server never saw this request
+				// Closed under us before any response byte: the server cannot have answered.
+				if ai, ok := ctx.Value(attemptKey{}).(*attemptInfo); ok {
+					ai.connRetried = true
+				}
+				continue
 			}
 			return nil, err
 		}
 		resp, err := http.ReadResponse(pc.br, req)
+		exceeded := pc.lim.left == 0
+		pc.lim.left = -1 // the body has its own bounds (MaxStreamBytes, MaxJSONBody)
 		if err != nil {
 			stop()
 			pc.c.Close()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if exceeded || errors.Is(err, errHeaderTooLong) {
+				return nil, errHeaderTooLong
 			}
 			return nil, err
 		}

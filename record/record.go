@@ -1,6 +1,7 @@
 package record
 
 import (
+	"strings"
 	"time"
 )
 
@@ -172,6 +173,21 @@ func (r *Record) HasFlag(f string) bool {
 		}
 	}
 	return false
+}
+
+// InvalidReason is the stable rejection reason of a StatusInvalid record: "invalid: " and
+// the kind its Error starts with ("prompt truncated", "no output", "implausible usage"...),
+// without the figures, so reasons count across tasks and runs.
+func (r *Record) InvalidReason() string {
+	kind := r.Error
+	if i := strings.IndexAny(kind, "(:"); i >= 0 {
+		kind = kind[:i]
+	}
+	kind = strings.TrimSpace(kind)
+	if kind == "" {
+		kind = "completion"
+	}
+	return "invalid: " + kind
 }
 
 // OK reports whether the exchange completed without error.
