@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -88,24 +89,41 @@ func pct(part, whole int64) float64 {
 	return round(100*(float64(part)/float64(whole)), 2)
 }
 
-// kernelType is HTA's classification (hta/utils/utils.py get_kernel_type): "ncclKernel" in
-// the name → communication, "Memcpy" or "Memset" → memory, everything else → computation.
-// pel also counts NCCL ≥ 2.19's "ncclDevKernel" names as communication.
+// HTA's kernel classification (hta/utils/utils.py get_kernel_type with the patterns of
+// hta/common/types.py), checked in HTA's order: communication, memory, computation, and
+// "other" for what none claims. Python's re.match anchors at the start, hence ^(?:…).
+// NCCL ≥ 2.19's ncclDevKernel_* names start with "nccl", so HTA counts them as
+// communication; so does "hip*" (HTA's pattern, kept as is); cuda_sync records
+// ("Stream Sync", "Context Sync", "Event Sync", "Stream Wait Event") are "other".
+var (
+	htaCommPattern   = regexp.MustCompile(`^(?:(nccl.*)|(hip)|(hccl)|(.*ncclKernel.*))`)
+	htaMemoryPattern = regexp.MustCompile(`^(?:((hip)?Memcpy)|((hip)?Memset)|(dma))`)
+	// ComputeKernelGroupingPattern is inverse_match=True: a match means "not computation".
+	htaNotComputePattern = regexp.MustCompile(`^(?:(nccl)|(.*Memcpy)|(.*Memset)|(.*dma)|(.*Sync)|(Stream Wait Event)|` +
+		`(cuda.*LaunchKernel)|(runFunction)|(hip)|(job_exe)|(packet)|(pe_exe)|(cpum_exe_subgraph)|(hccl)|` +
+		`(collective_subgraph_execution))`)
+)
+
 func kernelType(name string) int {
 	switch {
-	case strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel"):
+	case htaCommPattern.MatchString(name):
 		return typeComm
-	case strings.Contains(name, "Memcpy") || strings.Contains(name, "Memset"):
+	case htaMemoryPattern.MatchString(name):
 		return typeMemory
+	case !htaNotComputePattern.MatchString(name):
+		return typeComp
 	}
-	return typeComp
+	return typeOther
 }
 
 // Bits follow HTA's _get_gpu_kernel_type_time order: COMPUTATION, COMMUNICATION, MEMORY.
+// typeOther is outside HTA's analysis list: in the temporal breakdown it is kernel time
+// that is not compute (non-compute), and the kernel-type shares leave it out.
 const (
 	typeComp   = 1
 	typeComm   = 2
 	typeMemory = 4
+	typeOther  = 8
 )
 
 var typeNames = []struct {
@@ -400,29 +418,51 @@ func byStream(gpu []timeline.Op) (map[int32][]timeline.Op, []int32) {
 	return m, keys
 }
 
-// idleByStream is breakdown_analysis.py _analyze_idle_time_for_stream: each gap between
-// consecutive operations on a stream is host_wait when the launching call started after the
-// previous operation ended, else kernel_wait when shorter than the threshold, else other.
+// idleByStream is breakdown_analysis.py get_idle_time_breakdown and
+// _analyze_idle_time_for_stream: only kernel, memcpy and memset events count ("Need to
+// filter out events with `cuda_sync` category"), so a stream holding only sync records
+// (4294967295, CUPTI's "no stream") is not listed. Each gap between consecutive operations
+// on a stream is host_wait when the launching call started after the previous operation
+// ended, else kernel_wait when shorter than the threshold, else other.
 func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
-	streams, keys := byStream(gpu)
+	work := make([]timeline.Op, 0, len(gpu))
+	for _, op := range gpu {
+		if op.Kind != timeline.OpSync {
+			work = append(work, op)
+		}
+	}
+	streams, keys := byStream(work)
 	thr := opts.KernelWaitUs * 1000
+	overlapped := 0
 	for _, k := range keys {
 		ops := streams[k]
 		var host, kern, other int64
-		for i := 1; i < len(ops); i++ {
-			prevEnd := ops[i-1].End
-			gap := ops[i].Start - prevEnd
-			ci, ok := callByCorr[ops[i].Corr]
+		prevEnd := ops[0].End
+		for _, op := range ops[1:] {
+			// HTA takes the previous operation's end; an operation that overlaps it
+			// (programmatic dependent launch, or a clock problem) would make that gap
+			// negative. The latest end so far never does: no idle time then.
+			gap := op.Start - prevEnd
+			if gap < 0 {
+				overlapped++
+				gap = 0
+			}
+			ci, ok := callByCorr[op.Corr]
 			switch {
-			case ops[i].Corr >= 0 && ok && calls[ci].Start > prevEnd:
+			case op.Corr >= 0 && ok && calls[ci].Start > prevEnd:
 				host += gap
 			case float64(gap) < thr:
 				kern += gap
 			default:
 				other += gap
 			}
+			prevEnd = max(prevEnd, op.End)
 		}
 		res.IdleByStream = append(res.IdleByStream, StreamIdle{Stream: streamID(k), HostWaitUs: us(host), KernelWaitUs: us(kern), OtherUs: us(other)})
+	}
+	if overlapped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d GPU operations start before the previous one on their stream ends "+
+			"(programmatic dependent launch, or a clock problem): they add no idle time", overlapped))
 	}
 }
 
@@ -488,16 +528,27 @@ func isAttention(name string) bool {
 		strings.Contains(l, "attn")
 }
 
-// launchStats follows cuda_kernel_analysis.py cuda_kernel_launch_stats, see the package
-// documentation for the two deliberate differences (launch-API list, launch-delay formula);
-// Launch.HTA repeats the computation with HTA's API list and formula.
+// launchStats follows cuda_kernel_analysis.py cuda_kernel_launch_stats: each GPU operation
+// joined to its launching call by correlation id, launch_delay = GPU start − call start −
+// call duration, clipped at 0 as HTA clips it. Launch.HTA keeps HTA's API list
+// (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync); the main
+// figures also count every other kernel-launch API (cuLaunchKernel for Triton, hip* for
+// ROCm) and async copies/sets.
 func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
-	var delays, cpuD, gpuD []float64
-	var htaSum float64
-	var hDelays, hCPU, hGPU []float64
+	type sample struct{ delay, cpu, gpu []float64 }
+	var own, hta sample
 	ls := &res.Launch
+	add := func(s *sample, delay, cpu, g float64) (short, runtimeOut, delayOut bool) {
+		s.delay, s.cpu, s.gpu = append(s.delay, delay), append(s.cpu, cpu), append(s.gpu, g)
+		return cpu <= opts.RuntimeCutoffUs && g < cpu, cpu > opts.RuntimeCutoffUs, delay > opts.LaunchDelayCutoffUs
+	}
+	count := func(n *int, b bool) {
+		if b {
+			*n++
+		}
+	}
 	for _, op := range gpu {
-		if op.Corr < 0 || op.Kind == timeline.OpSync {
+		if op.Corr < 0 {
 			continue
 		}
 		ci, ok := callByCorr[op.Corr]
@@ -507,63 +558,40 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 		c := calls[ci]
 		cpu := float64(c.End-c.Start) / 1000
 		g := float64(op.End-op.Start) / 1000
+		delay := max(0, float64(op.Start-c.End)/1000)
 		if c.Flags&timeline.CallHTALaunchStat != 0 {
-			// HTA's own row: launch_delay = ts_y - ts_x + dur_x (its code, verbatim)
-			hd := float64(op.Start-c.Start+(c.End-c.Start)) / 1000
 			h := &ls.HTA
 			h.Count++
-			if cpu <= opts.RuntimeCutoffUs && g < cpu {
-				h.ShortKernels++
-			}
-			if cpu > opts.RuntimeCutoffUs {
-				h.RuntimeOutliers++
-			}
-			if hd > opts.LaunchDelayCutoffUs {
-				h.LaunchDelayOutliers++
-			}
-			hDelays, hCPU, hGPU = append(hDelays, hd), append(hCPU, cpu), append(hGPU, g)
+			s, r, d := add(&hta, delay, cpu, g)
+			count(&h.ShortKernels, s)
+			count(&h.RuntimeOutliers, r)
+			count(&h.LaunchDelayOutliers, d)
 		}
-		if c.Flags&(timeline.CallLaunch|timeline.CallHTALaunchStat) == 0 &&
-			!(c.Flags&timeline.CallAsync != 0 && c.Flags&(timeline.CallMemcpy|timeline.CallMemset) != 0) {
+		if op.Kind == timeline.OpSync || (c.Flags&(timeline.CallLaunch|timeline.CallHTALaunchStat) == 0 &&
+			!(c.Flags&timeline.CallAsync != 0 && c.Flags&(timeline.CallMemcpy|timeline.CallMemset) != 0)) {
 			continue
 		}
-		delay := float64(op.Start-c.End) / 1000
 		ls.Count++
-		if cpu <= opts.RuntimeCutoffUs && g < cpu {
-			ls.ShortKernels++
-		}
-		if cpu > opts.RuntimeCutoffUs {
-			ls.RuntimeOutliers++
-		}
-		if delay > opts.LaunchDelayCutoffUs {
-			ls.LaunchDelayOutliers++
-		}
-		delays = append(delays, delay)
-		cpuD = append(cpuD, cpu)
-		gpuD = append(gpuD, g)
-		htaSum += float64(op.Start-c.Start+(c.End-c.Start)) / 1000
+		s, r, d := add(&own, delay, cpu, g)
+		count(&ls.ShortKernels, s)
+		count(&ls.RuntimeOutliers, r)
+		count(&ls.LaunchDelayOutliers, d)
+	}
+	summary := func(s *sample) (meanDelay, p50Delay, p50CPU, p50GPU float64) {
+		meanDelay = round(mean(s.delay), 3)
+		sort.Float64s(s.delay)
+		sort.Float64s(s.cpu)
+		sort.Float64s(s.gpu)
+		return meanDelay, round(quantile(s.delay, 0.5), 3), round(quantile(s.cpu, 0.5), 3), round(quantile(s.gpu, 0.5), 3)
 	}
 	if h := &ls.HTA; h.Count > 0 {
-		h.LaunchDelayMeanUs = round(mean(hDelays), 3)
-		sort.Float64s(hDelays)
-		sort.Float64s(hCPU)
-		sort.Float64s(hGPU)
-		h.LaunchDelayP50Us = round(quantile(hDelays, 0.5), 3)
-		h.CPUDurationP50Us = round(quantile(hCPU, 0.5), 3)
-		h.GPUDurationP50Us = round(quantile(hGPU, 0.5), 3)
+		h.LaunchDelayMeanUs, h.LaunchDelayP50Us, h.CPUDurationP50Us, h.GPUDurationP50Us = summary(&hta)
 	}
 	if ls.Count == 0 {
 		return
 	}
 	ls.ShortKernelShare = round(float64(ls.ShortKernels)/float64(ls.Count), 4)
-	ls.LaunchDelayMeanUs = round(mean(delays), 3)
-	ls.HTAFormulaDelayMeanU = round(htaSum/float64(len(delays)), 3)
-	sort.Float64s(delays)
-	sort.Float64s(cpuD)
-	sort.Float64s(gpuD)
-	ls.LaunchDelayP50Us = round(quantile(delays, 0.5), 3)
-	ls.CPUDurationP50Us = round(quantile(cpuD, 0.5), 3)
-	ls.GPUDurationP50Us = round(quantile(gpuD, 0.5), 3)
+	ls.LaunchDelayMeanUs, ls.LaunchDelayP50Us, ls.CPUDurationP50Us, ls.GPUDurationP50Us = summary(&own)
 }
 
 func mean(v []float64) float64 {
@@ -580,6 +608,11 @@ func mean(v []float64) float64 {
 // queueLength is trace_counters.py _get_queue_length_time_series_for_rank summarised as in
 // get_queue_length_summary: +1 when a launch call in HTA's runtime-launch list enqueues an
 // operation, −1 when that operation starts; mean and max over the change points.
+//
+// At equal timestamps pel counts the start before the launch (a departure and an arrival in
+// the same µs never make a queue longer than existed). HTA orders such ties by numpy's
+// unstable quicksort over its frame's row order, so its mean can differ by up to
+// 2·(tied launch/start pairs)/points and its max by the largest tie: tieSlack records both.
 func queueLength(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, res *RankResult) {
 	type pt struct {
 		t int64
@@ -607,15 +640,28 @@ func queueLength(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 			if pts[i].t != pts[j].t {
 				return pts[i].t < pts[j].t
 			}
-			return pts[i].d > pts[j].d
+			return pts[i].d < pts[j].d
 		})
 		q, mx, sum := 0, 0, 0
-		for _, p := range pts {
-			q += p.d
-			sum += q
-			mx = max(mx, q)
+		qs := QueueStat{Stream: streamID(k)}
+		for i := 0; i < len(pts); {
+			j, plus := i, 0
+			for ; j < len(pts) && pts[j].t == pts[i].t; j++ {
+				q += pts[j].d
+				sum += q
+				mx = max(mx, q)
+				if pts[j].d > 0 {
+					plus++
+				}
+			}
+			minus := j - i - plus
+			qs.tiePairs += plus * minus
+			qs.tieMax = max(qs.tieMax, min(plus, minus))
+			i = j
 		}
-		res.QueueLength = append(res.QueueLength, QueueStat{Stream: streamID(k), Mean: round(float64(sum)/float64(len(pts)), 3), Max: mx})
+		qs.points = len(pts)
+		qs.Mean, qs.Max = round(float64(sum)/float64(len(pts)), 3), mx
+		res.QueueLength = append(res.QueueLength, qs)
 	}
 }
 

@@ -192,10 +192,11 @@ func TestHTADefinitions(t *testing.T) {
 	if types["computation"] != 150 || types["computation overlapping communication"] != 90 || types["communication"] != 10 || types["memory"] != 20 {
 		t.Fatalf("kernel types %+v", rk.KernelTypes)
 	}
-	// launch: delays 50,60,20,80,-30 → p50 50; short: cpu ≤ 50 and gpu < cpu → none (gpu ≥ cpu)
-	// except the copy (cpu 50, gpu 20)
+	// launch: delays 50,60,20,80,-30 → clipped at 0 as HTA clips them: p50 50, mean 42;
+	// short: cpu ≤ 50 and gpu < cpu → none (gpu ≥ cpu) except the copy (cpu 50, gpu 20)
 	l := rk.Launch
-	if l.Count != 5 || l.ShortKernels != 1 || l.LaunchDelayP50Us != 50 || l.LaunchDelayMeanUs != 36 {
+	if l.Count != 5 || l.ShortKernels != 1 || l.LaunchDelayP50Us != 50 || l.LaunchDelayMeanUs != 42 || l.HTA != (HTALaunchStats{
+		Count: 5, ShortKernels: 1, LaunchDelayMeanUs: 42, LaunchDelayP50Us: 50, CPUDurationP50Us: 10, GPUDurationP50Us: 90}) {
 		t.Fatalf("launch %+v", l)
 	}
 	if rk.Sync.HostSyncCalls != 1 || rk.Sync.HostSyncUs != 70 || rk.MemoryOps.PageableAsyncCopies != 1 {
@@ -258,5 +259,26 @@ func TestFillEvidence(t *testing.T) {
 		if f.Layer == "" || len(f.Prediction) == 0 || f.NextProbe == "" {
 			t.Fatalf("incomplete finding %+v", f)
 		}
+	}
+}
+
+// TestOverlapOnStream: with programmatic dependent launch a kernel may start before the
+// previous one on its stream ends. HTA's gap (start − previous end) would be negative; pel
+// measures from the latest end so far and says how many overlapped.
+func TestOverlapOnStream(t *testing.T) {
+	// [100,200], [150,180] (starts inside the first), [210,220]: the third's gap is 10 µs
+	// after the latest end (200), not 30 µs after the second's end (180)
+	ops := []timeline.Op{
+		{Start: 100, End: 200, Corr: 1, Name: nGemm, Stream: 7, Kind: timeline.OpKernel},
+		{Start: 150, End: 180, Corr: 2, Name: nGemm, Stream: 7, Kind: timeline.OpKernel},
+		{Start: 210, End: 220, Corr: 3, Name: nGemm, Stream: 7, Kind: timeline.OpKernel},
+	}
+	calls := []timeline.Call{{Start: 10, End: 20, Corr: 1, Name: nLaunch}, {Start: 20, End: 30, Corr: 2, Name: nLaunch}, {Start: 30, End: 40, Corr: 3, Name: nLaunch}}
+	rk := AnalyzeTimeline(tl(ops, calls, nil, testNames...), DefaultOptions()).Ranks[0]
+	if want := (StreamIdle{Stream: 7, KernelWaitUs: 10}); len(rk.IdleByStream) != 1 || rk.IdleByStream[0] != want {
+		t.Fatalf("idle %+v, want %+v", rk.IdleByStream, want)
+	}
+	if len(rk.Notes) != 1 || !strings.HasPrefix(rk.Notes[0], "1 GPU operations start before") {
+		t.Fatalf("notes %q", rk.Notes)
 	}
 }

@@ -37,6 +37,8 @@ type RankResult struct {
 	MemoryOps          MemoryOpStats  `json:"memory_ops"`
 	Steps              *StepStats     `json:"steps"` // null without ProfilerStep annotations
 	HostEvents         HostEventStats `json:"host_events"`
+	// Notes say what in this rank's input pel counted differently from the plain reading.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Temporal is HTA's temporal breakdown (hta/analyzers/breakdown_analysis.py
@@ -79,29 +81,30 @@ type KernelStat struct {
 	MaxUs   float64 `json:"max_us"`
 }
 
-// LaunchStats follows hta/analyzers/cuda_kernel_analysis.py cuda_kernel_launch_stats.
+// LaunchStats follows hta/analyzers/cuda_kernel_analysis.py cuda_kernel_launch_stats
+// (defaults runtime_cutoff 50 µs, launch_delay_cutoff 100 µs, include_memory_events) over
+// every kernel-launch API and async copy/set, not only HTA's four names.
 type LaunchStats struct {
-	Count                int     `json:"count"`         // launches matched to their GPU operation
-	ShortKernels         int     `json:"short_kernels"` // CPU launch ≤ runtime cutoff and GPU duration < CPU duration
-	ShortKernelShare     float64 `json:"short_kernel_share"`
-	RuntimeOutliers      int     `json:"runtime_outliers"`      // CPU launch duration > runtime cutoff
-	LaunchDelayOutliers  int     `json:"launch_delay_outliers"` // launch delay > launch-delay cutoff
-	LaunchDelayP50Us     float64 `json:"launch_delay_p50_us"`
-	LaunchDelayMeanUs    float64 `json:"launch_delay_mean_us"`
-	CPUDurationP50Us     float64 `json:"cpu_duration_p50_us"`
-	GPUDurationP50Us     float64 `json:"gpu_duration_p50_us"`
-	HTAFormulaDelayMeanU float64 `json:"hta_formula_launch_delay_mean_us"` // gpu_ts − cpu_ts + cpu_dur, as HTA's code computes it
-	// HTA is cuda_kernel_launch_stats exactly as HTA's code computes it, for a like-for-like
-	// check against HTA's output: see HTALaunchStats.
+	Count               int     `json:"count"`         // launches matched to their GPU operation
+	ShortKernels        int     `json:"short_kernels"` // CPU launch ≤ runtime cutoff and GPU duration < CPU duration
+	ShortKernelShare    float64 `json:"short_kernel_share"`
+	RuntimeOutliers     int     `json:"runtime_outliers"`      // CPU launch duration > runtime cutoff
+	LaunchDelayOutliers int     `json:"launch_delay_outliers"` // launch delay > launch-delay cutoff
+	// LaunchDelay is GPU start − end of the launching call, clipped at 0 as HTA clips it (a
+	// kernel that starts before its launch call returns has no launch delay).
+	LaunchDelayP50Us  float64 `json:"launch_delay_p50_us"`
+	LaunchDelayMeanUs float64 `json:"launch_delay_mean_us"`
+	CPUDurationP50Us  float64 `json:"cpu_duration_p50_us"`
+	GPUDurationP50Us  float64 `json:"gpu_duration_p50_us"`
+	// HTA is cuda_kernel_launch_stats as HTA computes it, for a like-for-like check against
+	// HTA's output: see HTALaunchStats.
 	HTA HTALaunchStats `json:"hta"`
 }
 
-// HTALaunchStats are the figures of HTA's cuda_kernel_launch_stats DataFrame
+// HTALaunchStats summarise HTA's cuda_kernel_launch_stats DataFrame
 // (hta/analyzers/cuda_kernel_analysis.py, defaults runtime_cutoff=50, launch_delay_cutoff=100,
-// include_memory_events=True): only launches by cudaLaunchKernel, cudaMemcpyAsync and
-// cudaMemsetAsync, and launch_delay = gpu_ts − cpu_ts + cpu_dur as its code computes it.
-// HTA itself raises KeyError when one of those three names is absent from the trace; these
-// figures then cover the names present.
+// include_memory_events=True) with the three sets its own plots show: only launches by
+// cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync and cudaMemsetAsync.
 type HTALaunchStats struct {
 	Count               int     `json:"count"`                 // rows of the DataFrame
 	ShortKernels        int     `json:"short_kernels"`         // cpu_duration ≤ 50 and gpu_duration < cpu_duration
@@ -119,6 +122,8 @@ type QueueStat struct {
 	Stream int64   `json:"stream"`
 	Mean   float64 `json:"mean"`
 	Max    int     `json:"max"`
+	// tie bookkeeping for the comparison with HTA (see queueLength)
+	points, tiePairs, tieMax int
 }
 
 // SyncStats are synchronization waits.

@@ -32,7 +32,8 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 	times := func(ev *Event) (int64, int64) {
 		if opts.HTATime {
 			// HTA: df["end"] = ts + dur; ts = ceil(ts); end = floor(end); dur = end - ts.
-			return int64(math.Ceil(ev.TS.US)) * 1000, int64(math.Floor(ev.TS.US+ev.Dur.US)) * 1000
+			s, e := int64(math.Ceil(ev.TS.US))*1000, int64(math.Floor(ev.TS.US+ev.Dur.US))*1000
+			return s, max(s, e)
 		}
 		return ev.TS.NS, ev.TS.NS + ev.Dur.NS
 	}

@@ -164,9 +164,10 @@ var htaLaunch = map[string]bool{
 }
 
 // htaLaunchStat is the narrower list of hta/analyzers/cuda_kernel_analysis.py
-// cuda_kernel_launch_stats (cudaLaunchKernel, plus cudaMemcpyAsync/cudaMemsetAsync with
-// include_memory_events=True).
-var htaLaunchStat = map[string]bool{"cudaLaunchKernel": true, "cudaMemcpyAsync": true, "cudaMemsetAsync": true}
+// cuda_kernel_launch_stats (cudaLaunchKernel, cudaLaunchKernelExC and MTIA's runFunction,
+// plus cudaMemcpyAsync/cudaMemsetAsync with include_memory_events=True).
+var htaLaunchStat = map[string]bool{"cudaLaunchKernel": true, "cudaLaunchKernelExC": true,
+	"runFunction - job_prep_and_submit_for_execution": true, "cudaMemcpyAsync": true, "cudaMemsetAsync": true}
 
 var kernelLaunch = map[string]bool{
 	"cudaLaunchKernel": true, "cudaLaunchKernelExC": true, "cudaLaunchCooperativeKernel": true,
