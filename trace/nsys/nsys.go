@@ -215,11 +215,28 @@ func (l *loader) kernels() error {
 	return rows.Err()
 }
 
+// nsysMemcpyOper and nsysMemKind are the export's ENUM_CUDA_MEMCPY_OPER and
+// ENUM_CUDA_MEM_KIND as nsys 2024.5 writes them (a100x4-cloverleaf.sqlite); used when an
+// export lacks those tables, so a copy is still named by its kind.
+var (
+	nsysMemcpyOper = map[int64]string{0: "CUDA_MEMCPY_KIND_UNKNOWN", 1: "CUDA_MEMCPY_KIND_HTOD", 2: "CUDA_MEMCPY_KIND_DTOH",
+		3: "CUDA_MEMCPY_KIND_HTOA", 4: "CUDA_MEMCPY_KIND_ATOH", 5: "CUDA_MEMCPY_KIND_ATOA", 6: "CUDA_MEMCPY_KIND_ATOD",
+		7: "CUDA_MEMCPY_KIND_DTOA", 8: "CUDA_MEMCPY_KIND_DTOD", 9: "CUDA_MEMCPY_KIND_HTOH", 10: "CUDA_MEMCPY_KIND_PTOP",
+		11: "CUDA_MEMCPY_KIND_UVM_HTOD", 12: "CUDA_MEMCPY_KIND_UVM_DTOH", 13: "CUDA_MEMCPY_KIND_UVM_DTOD"}
+	nsysMemKind = map[int64]string{0: "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", 1: "CUDA_MEMOPR_MEMORY_KIND_PINNED",
+		2: "CUDA_MEMOPR_MEMORY_KIND_DEVICE", 3: "CUDA_MEMOPR_MEMORY_KIND_ARRAY", 4: "CUDA_MEMOPR_MEMORY_KIND_MANAGED",
+		5: "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC", 6: "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC",
+		7: "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN"}
+)
+
+// copyKindShort spells nsys's copy kinds as Kineto and nsys's own reports do ("HtoD").
 var copyKindShort = map[string]string{"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "PTOP": "PtoP",
-	"HTOA": "HtoA", "ATOH": "AtoH", "ATOA": "AtoA", "ATOD": "AtoD", "DTOA": "DtoA"}
+	"HTOA": "HtoA", "ATOH": "AtoH", "ATOA": "AtoA", "ATOD": "AtoD", "DTOA": "DtoA",
+	"UVM_HTOD": "HtoD (unified)", "UVM_DTOH": "DtoH (unified)", "UVM_DTOD": "DtoD (unified)", "UNKNOWN": "Unknown"}
 
 // memName builds Kineto's spelling ("Memcpy HtoD (Pageable -> Device)") so that HTA's
-// name-based classification and the pageable check apply unchanged.
+// name-based classification and the pageable check apply unchanged. The memory kinds are
+// left out when the export does not record them (NULL srcKind/dstKind).
 func memName(oper, src, dst string) string {
 	k := oper
 	if i := strings.LastIndex(oper, "KIND_"); i >= 0 {
@@ -228,35 +245,53 @@ func memName(oper, src, dst string) string {
 	if s, ok := copyKindShort[k]; ok {
 		k = s
 	}
+	if k == "" {
+		k = "Unknown"
+	}
 	label := func(s string) string {
 		if i := strings.LastIndex(s, "KIND_"); i >= 0 {
 			s = s[i+5:]
 		}
+		s = strings.ReplaceAll(s, "_", " ")
 		if s == "" {
 			return "Unknown"
 		}
 		return strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
 	}
+	if src == "" || dst == "" {
+		return "Memcpy " + k
+	}
 	return fmt.Sprintf("Memcpy %s (%s -> %s)", k, label(src), label(dst))
 }
 
+// enumOr is the export's ENUM table, or nsys's values when the export has none.
+func (l *loader) enumOr(table string, fallback map[int64]string) map[int64]string {
+	if m := l.enum(table); len(m) > 0 {
+		return m
+	}
+	return fallback
+}
+
 func (l *loader) memcpys() error {
-	oper := l.enum("ENUM_CUDA_MEMCPY_OPER")
-	kinds := l.enum("ENUM_CUDA_MEM_KIND")
+	oper := l.enumOr("ENUM_CUDA_MEMCPY_OPER", nsysMemcpyOper)
+	kinds := l.enumOr("ENUM_CUDA_MEM_KIND", nsysMemKind)
 	pageable := int64(-1)
 	for id, n := range kinds {
 		if strings.HasSuffix(n, "PAGEABLE") {
 			pageable = id
 		}
 	}
-	if len(kinds) == 0 {
-		pageable = 0 // CUDA_MEMOPR_MEMORY_KIND_PAGEABLE in every schema version seen
-	}
 	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	kind := func(v sql.NullInt64) string {
+		if !v.Valid {
+			return ""
+		}
+		return kinds[v.Int64]
+	}
 	for rows.Next() {
 		var start, end, dev, stream, corr, pid int64
 		var ck, sk, dk sql.NullInt64
@@ -264,7 +299,7 @@ func (l *loader) memcpys() error {
 			return err
 		}
 		op := timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpMemcpy,
-			Name: l.names.IDString(memName(oper[ck.Int64], kinds[sk.Int64], kinds[dk.Int64]))}
+			Name: l.names.IDString(memName(oper[ck.Int64], kind(sk), kind(dk)))}
 		if (sk.Valid && sk.Int64 == pageable) || (dk.Valid && dk.Int64 == pageable) {
 			op.Flags |= timeline.OpPageable
 		}
