@@ -15,6 +15,13 @@
 // JSON schemas, and missing required keys are errors. A bare number is a fixed length
 // (output_tokens: 64); durations are Go durations (500ms, 2s, 1m30s).
 //
+// Ranges (ranges.go, each bound named once with its reason): a rate is at most MaxRate
+// (20,000/s), a concurrency or max_in_flight at most MaxConcurrency (100,000), a schedule
+// plans at most MaxPlannedRequests (1,000,000: requests, rate × duration, or a ramp's
+// integral), and a length in tokens is a whole number up to MaxTokens (2^24). version is a
+// version number (1, 2.1). The contract, its dataset and its replay trace must be regular
+// files (OpenFile): a FIFO would block.
+//
 // # Required keys and defaults
 //
 // Required: name, version, arrival.process (and its parameters), duration or requests

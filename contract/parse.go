@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,11 +35,17 @@ var DefaultRetryOn = []string{"429", "5xx", "timeout", "stream", "conn"}
 
 // Load reads and parses the contract file at path.
 func Load(path string) (*Contract, error) {
-	f, err := os.Open(path)
+	f, st, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st.Size() > MaxFileSize {
+		// The file's own size, not the bytes a bounded read would have seen.
+		d := &decoder{file: path}
+		d.errf(nil, "", "file too large (%d bytes; a contract is at most %d)", st.Size(), MaxFileSize)
+		return nil, &Error{d.errs}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -138,6 +144,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	}
 	m.requiredStr("name", &c.Name)
 	m.requiredStr("version", &c.Version)
+	if strings.TrimSpace(c.Version) != "" && !versionRE.MatchString(c.Version) {
+		m.errf("version", "want a version number (1, 2, 2.1...), got %q", c.Version)
+	}
 	m.str("description", &c.Description)
 	c.API = DefaultAPI
 	if m.str("api", &c.API) && c.API != APIChat && c.API != APICompletions {
@@ -165,6 +174,8 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	}
 	if m.int("max_in_flight", &c.MaxInFlight) && c.MaxInFlight < 0 {
 		m.errf("max_in_flight", "must not be negative (0 = no client-side cap)")
+	} else if c.MaxInFlight > MaxConcurrency {
+		m.errf("max_in_flight", "%d is over pel's bound of %d streams", c.MaxInFlight, MaxConcurrency)
 	}
 	c.Seed = DefaultSeed
 	m.uint64("seed", &c.Seed)
@@ -193,6 +204,7 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 		pm.bool("reuse_across_runs", &c.Prompts.ReuseAcrossRuns)
 		pm.finish()
 	}
+	m.checkPlanned(c)
 	m.finish()
 }
 
@@ -219,6 +231,8 @@ func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 		}
 		if *dst <= 0 {
 			m.errf(key, "must be positive, got %v", *dst)
+		} else if key == "rate" {
+			m.checkRate(key, *dst)
 		}
 	}
 	switch a.Process {
@@ -234,6 +248,8 @@ func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 			}
 		} else if a.Concurrency < 1 {
 			m.errf("concurrency", "must be at least 1, got %d", a.Concurrency)
+		} else if a.Concurrency > MaxConcurrency {
+			m.errf("concurrency", "%d is over pel's bound of %d streams (~16 KiB of client memory each)", a.Concurrency, MaxConcurrency)
 		}
 	case Ramp:
 		okF := m.float("from", &a.From)
@@ -245,9 +261,13 @@ func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 		}
 		if okF && a.From < 0 {
 			m.errf("from", "must not be negative, got %v", a.From)
+		} else if okF {
+			m.checkRate("from", a.From)
 		}
 		if okT && a.To < 0 {
 			m.errf("to", "must not be negative, got %v", a.To)
+		} else if okT {
+			m.checkRate("to", a.To)
 		}
 		if okF && okT && a.From == 0 && a.To == 0 {
 			m.errf("", "ramp from 0 to 0 sends nothing")
@@ -330,6 +350,8 @@ func (d *decoder) task(n *yaml.Node, path string, t *Task) {
 	m.bool("ignore_eos", &t.IgnoreEOS)
 	if m.int("shared_prefix_tokens", &t.SharedPrefixTokens) && t.SharedPrefixTokens < 0 {
 		m.errf("shared_prefix_tokens", "must not be negative, got %d", t.SharedPrefixTokens)
+	} else {
+		m.checkLengthKey("shared_prefix_tokens", float64(t.SharedPrefixTokens))
 	}
 	if items, ok := m.seq("checks"); ok {
 		for i, cn := range items {
@@ -373,6 +395,8 @@ func (d *decoder) dist(n *yaml.Node, path string, t *Dist) {
 		*t = Dist{Kind: DistFixed, Value: v}
 		if v < 1 {
 			d.errf(n, path, "a length must be at least 1, got %v", v)
+		} else {
+			d.checkLength(n, path, v)
 		}
 		return
 	}
@@ -393,12 +417,16 @@ func (d *decoder) dist(n *yaml.Node, path string, t *Dist) {
 		t.Min = &lo
 		if lo < 0 {
 			m.errf("min", "must not be negative, got %v", lo)
+		} else {
+			m.checkLengthKey("min", lo)
 		}
 	}
 	if hasHi {
 		t.Max = &hi
 		if hi < 1 {
 			m.errf("max", "must be at least 1, got %v", hi)
+		} else {
+			m.checkLengthKey("max", hi)
 		}
 	}
 	if hasLo && hasHi && lo > hi {
@@ -422,6 +450,8 @@ func (d *decoder) dist(n *yaml.Node, path string, t *Dist) {
 		if m.float("value", &t.Value) {
 			if t.Value < 1 {
 				m.errf("value", "a length must be at least 1, got %v", t.Value)
+			} else {
+				m.checkLengthKey("value", t.Value)
 			}
 		} else if !m.has("value") {
 			m.missing("value")
@@ -436,6 +466,9 @@ func (d *decoder) dist(n *yaml.Node, path string, t *Dist) {
 	case DistNormal, DistLognormal:
 		need("mean", &t.Mean, true)
 		need("sd", &t.SD, false)
+		if t.Mean > MaxTokens {
+			m.errf("mean", "%g tokens is over pel's bound of %d (beyond any served context)", t.Mean, MaxTokens)
+		}
 	case DistEmpirical:
 		t.Values = d.floats(m, "values")
 		if t.Values == nil && !m.has("values") {
@@ -446,6 +479,8 @@ func (d *decoder) dist(n *yaml.Node, path string, t *Dist) {
 		for i, v := range t.Values {
 			if v < 1 {
 				m.errf("values", "values[%d]: a length must be at least 1, got %v", i, v)
+			} else if v != math.Trunc(v) || v > MaxTokens {
+				m.errf("values", "values[%d]: want a whole number of tokens up to %d, got %v", i, MaxTokens, v)
 			}
 		}
 		if m.has("weights") {
@@ -558,8 +593,8 @@ func (d *decoder) check(n *yaml.Node, path string, ch *Check) bool {
 				ok = d.schema(sn, key, ch) && ok
 			}
 		case CheckMinTokens, CheckMaxTokens:
-			if m.int(argKey, &ch.Value) && (ch.Value < 0 || (ch.Type == CheckMaxTokens && ch.Value < 1)) {
-				m.errf(argKey, "out of range: %d", ch.Value)
+			if m.int(argKey, &ch.Value) && (ch.Value < 0 || (ch.Type == CheckMaxTokens && ch.Value < 1) || ch.Value > MaxTokens) {
+				m.errf(argKey, "out of range: %d (want 0..%d)", ch.Value, MaxTokens)
 			}
 		}
 	}

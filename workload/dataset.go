@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/pel-ladder/pel/contract"
@@ -26,7 +25,7 @@ type Item struct {
 
 // LoadDataset reads a dataset file (see ReadDataset).
 func LoadDataset(path, format string) ([]Item, error) {
-	f, err := os.Open(path)
+	f, _, err := contract.OpenFile(path) // a FIFO would block: regular files only
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/contract"
 )
 
 // Event is one arrival of a replay trace.
@@ -24,7 +25,7 @@ type Event struct {
 
 // LoadReplay reads a replay trace file (see ReadReplay).
 func LoadReplay(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	f, _, err := contract.OpenFile(path) // a FIFO would block: regular files only
 	if err != nil {
 		return nil, fmt.Errorf("replay trace: %w", err)
 	}

@@ -22,9 +22,9 @@ type Request struct {
 	// are one token each) or a tokenizer count; 0 when it is a characters-based estimate.
 	// The load generator compares it with usage.prompt_tokens to detect a truncated prompt.
 	PlannedPromptTokens int
-	PrefixTokens int // leading tokens shared with other requests of the task (prefix caching)
-	MaxTokens    int
-	IgnoreEOS    bool
+	PrefixTokens        int // leading tokens shared with other requests of the task (prefix caching)
+	MaxTokens           int
+	IgnoreEOS           bool
 
 	Prompt   string    // for the completions API
 	Messages []Message // for the chat API
