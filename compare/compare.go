@@ -45,6 +45,9 @@ const (
 	Accept       Verdict = "accept"
 	Reject       Verdict = "reject"
 	Inconclusive Verdict = "inconclusive"
+	// NotComparable: a precondition that no change under test should alter differs in a way
+	// that can explain a difference (see Precondition); no verdict on the change is given.
+	NotComparable Verdict = "not_comparable"
 )
 
 // Check statuses.
@@ -102,6 +105,8 @@ type Run struct {
 	// Evidence is evidence.json when present (rollback triggers come from it), else nil.
 	Evidence *evidence.Evidence
 	Records  []record.Record
+	// engine is what metrics.jsonl says about the engine (nil: no engine /metrics sampled).
+	engine *engineFacts
 }
 
 // Load reads a run directory: contract.yaml and requests.jsonl are required,
@@ -123,6 +128,9 @@ func Load(dir string) (*Run, error) {
 		return nil, badInput("%v", err)
 	}
 	r := &Run{Dir: dir, Contract: c, Records: recs}
+	if r.engine, err = loadEngineFacts(dir); err != nil {
+		return nil, badInput("%v", err)
+	}
 	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
 	switch {
 	case err == nil:
@@ -142,6 +150,11 @@ type Result struct {
 	ContractChanged bool    `json:"contract_changed"`
 	Method          string  `json:"method"`
 	Options         Options `json:"options"`
+	// Preconditions are checked before anything is judged: what must match (or be
+	// accounted for) for a difference to be the change's. Comparable is false when one of
+	// them blocks, and the verdict is then not_comparable.
+	Preconditions []Precondition `json:"preconditions"`
+	Comparable    bool           `json:"comparable"`
 	// Phases compared, primary (the one the verdict rests on) first.
 	Phases []PhaseResult `json:"phases"`
 	// Triggers are the baseline's rollback triggers checked against the candidate.
@@ -151,9 +164,11 @@ type Result struct {
 	Verdict  Verdict  `json:"verdict"`
 	Reasons  []string `json:"reasons"`
 	Warnings []string `json:"warnings,omitempty"`
-	// NeededTasks, with an inconclusive verdict, estimates the tasks per side that would
-	// settle it (0: unknown, or more samples alone would not).
-	NeededTasks int `json:"needed_tasks,omitempty"`
+	// NeededTasks, with an inconclusive verdict, estimates the tasks per side in the
+	// compared phase that would settle it (0: unknown, or more samples alone would not);
+	// NeededFor names the check that needs them and why.
+	NeededTasks int    `json:"needed_tasks,omitempty"`
+	NeededFor   string `json:"needed_for,omitempty"`
 }
 
 // RunInfo identifies one side.
@@ -220,8 +235,12 @@ type Check struct {
 	CIHi   *float64 `json:"ci_hi"`
 	Status string   `json:"status"`
 	Note   string   `json:"note,omitempty"`
-	// NeededTasks estimates how many candidate tasks would move an uncertain check out of
-	// its CI (the interval narrows as 1/√n).
+	// Values is how many values the candidate's check rests on: tasks in its scope that
+	// have the value (a task-type check sees only that type; latency only completed tasks).
+	Values int `json:"values"`
+	// NeededTasks estimates how many values in the check's scope would move an uncertain
+	// check out of its CI (the interval narrows as 1/√n, or a quantile's order statistics
+	// need that many to bound it).
 	NeededTasks int `json:"needed_tasks,omitempty"`
 }
 
@@ -310,13 +329,15 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 	}
 
 	var primary struct {
-		b, c   *side
-		bb, cb boot
-		stats  []stat
+		b, c     *side
+		bb, cb   boot
+		stats    []stat
+		brs, crs []*record.Record
 	}
 	for i, p := range pairs {
-		bs := newSide(filterPhase(base.Records, p.base), costPerHour(base.Contract))
-		cs := newSide(filterPhase(cand.Records, p.cand), costPerHour(cand.Contract))
+		brs, crs := filterPhase(base.Records, p.base), filterPhase(cand.Records, p.cand)
+		bs := newSide(brs, costPerHour(base.Contract))
+		cs := newSide(crs, costPerHour(cand.Contract))
 		stats := make([]stat, len(table))
 		for j, m := range table {
 			stats[j] = m.st
@@ -342,6 +363,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		res.Phases = append(res.Phases, pr)
 		if i == 0 {
 			primary.b, primary.c, primary.bb, primary.cb, primary.stats = bs, cs, bb, cb, stats
+			primary.brs, primary.crs = brs, crs
 		}
 	}
 
@@ -380,6 +402,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 	}
 	res.SLO = append(res.SLO, taskSLOChecks(base, cand, pairs[0], o)...)
 
+	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.brs, primary.crs, res.Phases[0].Metrics, o)
 	decide(res, primary.b, primary.c, o)
 	return res, nil
 }
@@ -648,6 +671,12 @@ func judge(ch *Check, s *side, st stat, point float64, reps []float64, level flo
 		ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", ch.Op)
 		return
 	}
+	// Values counts what the check rests on, in the unit NeededTasks uses: values of the
+	// latency in the check's scope for a quantile's order statistics, tasks otherwise.
+	ch.Values = s.n
+	if st.kind.latency() {
+		ch.Values = s.lat[st.kind].Len()
+	}
 	lo, hi, ok, need, why := interval(s, st, reps, level)
 	if !ok {
 		ch.Status, ch.Note, ch.NeededTasks = StatusUncertain, why, need
@@ -665,8 +694,9 @@ func judge(ch *Check, s *side, st stat, point float64, reps []float64, level flo
 		ch.Status = StatusUncertain
 		if need > 0 {
 			ch.NeededTasks = need
-			ch.Note = fmt.Sprintf("%d tasks cannot bound this quantile on both sides at this level", s.n)
+			ch.Note = fmt.Sprintf("%d values cannot bound this quantile on both sides at this level", ch.Values)
 		} else {
+			ch.Values = s.n
 			ch.NeededTasks = needed(s.n, point, lo, hi, ch.Bound)
 		}
 	}
@@ -801,20 +831,35 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	return row
 }
 
-// decide sets the verdict: reject on a significant breach or a significant fall of
+// decide sets the verdict: not comparable when a precondition blocks; reject on a significant breach or a significant fall of
 // acceptance or goodput; inconclusive on too few tasks or an interval straddling a bound;
 // accept otherwise.
 func decide(res *Result, b, c *side, o Options) {
 	p := res.Phases[0]
+	var blocked []string
+	for _, pc := range res.Preconditions {
+		if pc.Blocking {
+			blocked = append(blocked, fmt.Sprintf("not comparable (%s): %s", pc.Name, pc.Reason))
+		}
+	}
+	res.Comparable = len(blocked) == 0
+	if !res.Comparable {
+		// The figures are still shown, but no difference between these runs can be blamed
+		// on the change until the mismatch is removed.
+		res.Verdict = NotComparable
+		res.Reasons = append(res.Reasons, blocked...)
+		return
+	}
 	if b.n < o.MinTasks || c.n < o.MinTasks {
 		res.Verdict = Inconclusive
 		res.NeededTasks = o.MinTasks
+		res.NeededFor = fmt.Sprintf("no verdict below %d tasks per side", o.MinTasks)
 		res.Reasons = append(res.Reasons, fmt.Sprintf("too few tasks to judge: %s phase has %d (base) and %d (candidate); need at least %d per side",
 			p.Phase, b.n, c.n, o.MinTasks))
 		return
 	}
 	var reject, uncertain []string
-	need := 0
+	need, needFor := 0, ""
 	for _, list := range [][]Check{res.Triggers, res.SLO} {
 		for _, ch := range list {
 			desc := fmt.Sprintf("%s %s %.4g %s (%s, %s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source, ch.Scope)
@@ -823,9 +868,15 @@ func decide(res *Result, b, c *side, o Options) {
 				reject = append(reject, fmt.Sprintf("%s: candidate %s, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
 			case StatusUncertain:
 				s := fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi))
-				if ch.NeededTasks > 0 {
-					s += fmt.Sprintf(" (about %d tasks would settle it)", ch.NeededTasks)
-					need = max(need, ch.NeededTasks)
+				if ch.NeededTasks > 0 && ch.Values > 0 {
+					// The check sees ch.Values of its scope's values; scale to tasks of the
+					// compared phase, so the advice matches the counts shown.
+					tasks := int(math.Ceil(float64(ch.NeededTasks) * float64(c.n) / float64(ch.Values)))
+					s += fmt.Sprintf(" (it rests on %d values in its scope; about %d would settle it)", ch.Values, ch.NeededTasks)
+					if tasks > need {
+						need = tasks
+						needFor = fmt.Sprintf("%s (%s) rests on %d values of the candidate's %d tasks and needs about %d", ch.Signal, ch.Scope, ch.Values, c.n, ch.NeededTasks)
+					}
 				}
 				uncertain = append(uncertain, s)
 			}
@@ -849,7 +900,7 @@ func decide(res *Result, b, c *side, o Options) {
 		res.Reasons = append(res.Reasons, reject...)
 	case len(uncertain) > 0:
 		res.Verdict = Inconclusive
-		res.NeededTasks = need
+		res.NeededTasks, res.NeededFor = need, needFor
 		res.Reasons = append(res.Reasons, uncertain...)
 	default:
 		res.Verdict = Accept

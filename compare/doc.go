@@ -5,6 +5,39 @@
 // Its statistics follow golang.org/x/perf/cmd/benchstat's stance: report every figure, but
 // judge only what the samples can carry, and say so when they cannot.
 //
+// # Comparable or not, said first
+//
+// Before any figure is judged, Result.Preconditions lists what must match for a difference
+// to be the change's (each with its name, both sides' values, ok, and a reason; the list is
+// open to later checks). Two kinds (Kayenta states its preconditions the same way):
+//
+//   - identity — contract (sha256: refused when it differs, unless AllowContractChange),
+//     engine and model (evidence.json; the adapter the /metrics page matched), and the
+//     configuration the engine exposes as Prometheus info metrics (*_info families in
+//     metrics.jsonl, e.g. vllm:cache_config_info: block size, prefix caching, KV blocks).
+//     A difference here is usually the change under test: it is stated, never blocking.
+//   - state — what no change under test should alter. A mismatch that can explain a
+//     difference makes the verdict not_comparable, with the numbers:
+//     engine_restarts: an engine counter in metrics.jsonl going down inside one side's
+//     compared window and not the other's (a cold engine on one side);
+//     prompt_cache: both runs sent the same prompts (prompt_sha256 of requests.jsonl:
+//     prompts.reuse_across_runs, or runs from before the per-run nonce) and the uncached
+//     share of prompt tokens (1 − engine.prefix_cache_hit_rate, or usage's cached tokens)
+//     differs relatively by more than Tolerance — prefill work per task is proportional to
+//     it, so a smaller difference cannot move goodput or a prefill-bound latency by more
+//     than the verdict's own tolerance; with each run's own prompts nothing carried over and
+//     a hit-rate difference is the engine's behaviour under the change, reported;
+//     token_source: the share of completed tasks whose token counts were estimated rather
+//     than reported in usage differs by more than Tolerance (ITL and TPOT are per token; a
+//     share x counted the other way moves a per-token quantile by up to x in rank);
+//     load_generator_lateness: TTFT and E2E run from the scheduled time and include the
+//     client's schedule lag, so taking the lag difference (at the row's quantile) out of a
+//     judged TTFT/E2E change must not change whether it is significant — else the lag made
+//     the change, or hid one.
+//
+// A check that lacks the data on a side (no /metrics, no evidence.json) is "unknown": never
+// ok, never blocking, and listed as not checkable.
+//
 //   - Inputs are the raw task records (requests.jsonl) of each run, never the summaries, so
 //     every figure has a per-task sample behind it. contract.yaml must hash the same on both
 //     sides (refused otherwise, unless AllowContractChange, which the result then shouts).
@@ -38,8 +71,15 @@
 //     signal (not recomputable from records) is checked on the candidate's evidence.json
 //     value, without interval, and can therefore never reject on its own.
 //
-// Verdict, on the primary phase: inconclusive with fewer than MinTasks tasks on a side;
+// Sample sizes are stated in the unit that is short: a check rests on Check.Values values of
+// its scope (a task type's own SLO sees only that type; latency quantiles only completed
+// tasks), and the rerun advice converts what the check needs into tasks of the compared
+// phase, so it is consistent with the counts shown.
+//
+// Verdict, on the primary phase: not_comparable when a precondition blocks; inconclusive
+// with fewer than MinTasks tasks on a side;
 // reject when a bound fails or acceptance rate or goodput fall significantly by more than
 // Tolerance; inconclusive when a bound is uncertain; accept otherwise. The command line
-// exits 0 on accept and 1 on reject or inconclusive (each with its own message).
+// exits 0 on accept and 1 on reject, inconclusive or not comparable (each with its own
+// message).
 package compare

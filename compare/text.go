@@ -30,7 +30,8 @@ func Text(w io.Writer, r *Result) error {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(ew, "  WARNING: %s\n", wn)
 	}
-	fmt.Fprintf(ew, "  method: %s\n", r.Method)
+	writePreconditions(ew, r)
+	fmt.Fprintf(ew, "\n  method: %s\n", r.Method)
 	for _, p := range r.Phases {
 		title := p.Phase + " phase"
 		if p.BasePhase != p.CandidatePhase {
@@ -78,9 +79,9 @@ func Text(w io.Writer, r *Result) error {
 		for _, c := range sec.list {
 			extra := ""
 			if c.NeededTasks > 0 {
-				extra = fmt.Sprintf("; ~%d tasks would settle it", c.NeededTasks)
+				extra = fmt.Sprintf("; %d values, ~%d would settle it", c.Values, c.NeededTasks)
 			}
-			if c.Note != "" {
+			if c.Note != "" && c.NeededTasks == 0 {
 				extra += "; " + c.Note
 			}
 			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\t%s\tcandidate %s\tCI %s%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, c.Scope,
@@ -88,12 +89,14 @@ func Text(w io.Writer, r *Result) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(ew, "\nverdict: %s\n", strings.ToUpper(string(r.Verdict)))
+	fmt.Fprintf(ew, "\nverdict: %s\n", VerdictText(r.Verdict))
 	for _, why := range r.Reasons {
 		fmt.Fprintf(ew, "  - %s\n", why)
 	}
-	if r.Verdict == Inconclusive && r.NeededTasks > 0 {
-		fmt.Fprintf(ew, "  - rerun both sides with at least %d tasks in the compared phase\n", r.NeededTasks)
+	if r.Verdict == Inconclusive && r.NeededTasks > 0 && len(r.Phases) > 0 {
+		p := r.Phases[0]
+		fmt.Fprintf(ew, "  - rerun both sides with at least %d tasks in the %s phase (now %d and %d): %s\n",
+			r.NeededTasks, p.Phase, p.BaseTasks, p.CandidateTasks, r.NeededFor)
 	}
 	return ew.Flush()
 }
@@ -169,4 +172,58 @@ func fmtRel(d, base *float64) string {
 		return fmt.Sprintf("%+.4g", *d)
 	}
 	return fmt.Sprintf("%+.1f%%", *d/math.Abs(*base)*100)
+}
+
+// VerdictText is the verdict as the text report and the command line print it.
+func VerdictText(v Verdict) string {
+	if v == NotComparable {
+		return "NOT COMPARABLE"
+	}
+	return strings.ToUpper(string(v))
+}
+
+// preStatus is a precondition's one-word status.
+func preStatus(p Precondition) string {
+	switch {
+	case p.Blocking:
+		return "MISMATCH"
+	case p.OK:
+		return "ok"
+	case !p.Known:
+		return "unknown"
+	}
+	return "differs"
+}
+
+// writePreconditions says first whether the runs are comparable at all, then every check.
+func writePreconditions(w io.Writer, r *Result) {
+	if len(r.Preconditions) == 0 {
+		return
+	}
+	if r.Comparable {
+		var unknown []string
+		for _, p := range r.Preconditions {
+			if !p.Known {
+				unknown = append(unknown, p.Name)
+			}
+		}
+		if len(unknown) == 0 {
+			fmt.Fprintf(w, "\ncomparable: yes (nothing that no change should alter differs enough to explain a difference)\n")
+		} else {
+			fmt.Fprintf(w, "\ncomparable: yes as far as checked (no mismatch found; not checkable here: %s)\n", strings.Join(unknown, ", "))
+		}
+	} else {
+		fmt.Fprintf(w, "\ncomparable: NO — the figures below cannot be blamed on the change\n")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  check\tstatus\tbase\tcandidate\n")
+	for _, p := range r.Preconditions {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, preStatus(p), p.Base, p.Candidate)
+	}
+	tw.Flush()
+	for _, p := range r.Preconditions {
+		if !p.OK {
+			fmt.Fprintf(w, "  %s (%s): %s\n", p.Name, p.Kind, p.Reason)
+		}
+	}
 }

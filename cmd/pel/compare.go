@@ -20,8 +20,14 @@ func newCompareCmd(a *app) *cobra.Command {
 		Use:   "compare BASE_DIR CANDIDATE_DIR",
 		Short: "Judge a candidate run against a baseline run: accept, reject or inconclusive",
 		Long: `compare reads two run directories of the same workload contract (their contract.yaml
-must hash the same) and compares them phase by phase, never mixing phases: warm with warm
-decides; cold (and canary) are reported apart. For acceptance rate, goodput, error rate,
+must hash the same) and first says whether they are comparable at all: the engine, its
+exposed configuration (*_info metrics), engine restarts inside the window, the prefix cache
+(did one run re-send the other's prompts and find them cached?), where token counts came
+from, and the load generator's own lateness. Identity differences (engine, configuration)
+are stated — they are usually the change under test; a state mismatch that can explain a
+difference gives the verdict "not comparable" with the numbers. It then compares the runs
+phase by phase, never mixing phases: warm with warm decides; cold (and canary) are
+reported apart. For acceptance rate, goodput, error rate,
 TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p99 and cost per accepted task it prints both
 values, the change and a bootstrap confidence interval of the change (tasks resampled,
 seeded: reruns print the same), plus a Mann-Whitney U test on latency rows. It then checks
@@ -33,9 +39,10 @@ rate or goodput fell significantly by more than --tolerance; inconclusive with f
 --min-tasks tasks per side, or when an interval straddles a bound (it says how many tasks
 would settle it); accept otherwise.
 
-Exit status: 0 accept; 1 reject ("pel: verdict: reject") or inconclusive
-("pel: verdict: inconclusive", a distinct message: no change may ship on it); 2 bad input
-(unreadable directory, different contracts without --allow-contract-change).`,
+Exit status: 0 accept; 1 reject ("pel: verdict: reject"), inconclusive ("pel: verdict:
+inconclusive", a distinct message: no change may ship on it) or not comparable ("pel:
+verdict: not comparable": rerun so that the mismatch goes away); 2 bad input (unreadable
+directory, different contracts without --allow-contract-change).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -68,6 +75,8 @@ Exit status: 0 accept; 1 reject ("pel: verdict: reject") or inconclusive
 				return failError(fmt.Errorf("verdict: reject (%d reason(s) above)", len(res.Reasons)))
 			case compare.Inconclusive:
 				return failError(errors.New("verdict: inconclusive: the runs cannot settle it; do not ship on this comparison"))
+			case compare.NotComparable:
+				return failError(errors.New("verdict: not comparable: the runs differ in something no change under test should alter (see the preconditions above); rerun without the mismatch"))
 			}
 			return nil
 		},

@@ -1,6 +1,8 @@
 package comparetest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/scrape"
 )
 
 // Contract is a small valid contract for synthetic runs.
@@ -38,6 +41,15 @@ type Spec struct {
 	Interval   time.Duration // scheduled_at spacing (default 100ms)
 	Start      time.Time     // first scheduled_at (default 2026-01-01T00:00:00Z)
 	FirstSeq   int
+	// Prompts names the prompt set: records get prompt_sha256 = sha256(Prompts, seq), so two
+	// runs with the same Prompts sent the same prompts. Default "seed <Seed>": distinct runs
+	// send distinct prompts, as runs with a per-run nonce do.
+	Prompts string
+	// Lag is every task's schedule lag (sent − scheduled; default 0).
+	Lag time.Duration
+	// EstimatedShare is the share of tasks whose token counts are a client estimate
+	// (default 0: all from usage).
+	EstimatedShare float64
 }
 
 func (s *Spec) defaults() {
@@ -71,6 +83,9 @@ func (s *Spec) defaults() {
 	if s.Start.IsZero() {
 		s.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
+	if s.Prompts == "" {
+		s.Prompts = fmt.Sprintf("seed %d", s.Seed)
+	}
 }
 
 // Records generates the tasks of a Spec, deterministically from its Seed.
@@ -83,12 +98,17 @@ func Records(s Spec) []record.Record {
 	out := make([]record.Record, s.N)
 	for i := range out {
 		sched := s.Start.Add(time.Duration(i) * s.Interval)
-		ttft := logn(s.TTFTMedian)
+		ttft := s.Lag + logn(s.TTFTMedian)
+		sent := sched.Add(s.Lag)
+		h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", s.Prompts, s.FirstSeq+i)))
 		r := record.Record{
 			Seq: s.FirstSeq + i, ID: fmt.Sprintf("t-%d", s.FirstSeq+i), Task: s.Task, Phase: s.Phase,
-			ScheduledAt: sched, SentAt: sched, FirstSentAt: sched, HeadersAt: sched.Add(ttft / 2),
+			ScheduledAt: sched, SentAt: sent, FirstSentAt: sent, HeadersAt: sched.Add(ttft / 2),
 			FirstTokenAt: sched.Add(ttft), PromptTokens: 16, OutputTokens: s.Tokens, TokenSource: record.TokensUsage,
-			Attempts: 1, Status: record.StatusOK, FinishReason: "length",
+			Attempts: 1, Status: record.StatusOK, FinishReason: "length", PromptHash: hex.EncodeToString(h[:]),
+		}
+		if math.Floor(float64(i+1)*s.EstimatedShare) > math.Floor(float64(i)*s.EstimatedShare) {
+			r.TokenSource = record.TokensEstimate
 		}
 		at := ttft
 		for k := 0; k < s.Tokens; k++ {
@@ -147,4 +167,72 @@ func WriteRun(dir, contractYAML string, recs []record.Record, triggers []evidenc
 	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
 	ev.Rollback.Triggers = triggers
 	return ev.WriteFile(filepath.Join(dir, "evidence.json"))
+}
+
+// Engine is what a synthetic run's engine exposed: WriteEngine adds it to a run directory
+// written by WriteRun.
+type Engine struct {
+	Name, Model string // evidence.json run.engine and run.model
+	// HitRate, when not nil, is the warm phase's engine.prefix_cache_hit_rate.
+	HitRate *float64
+	// Config labels of vllm:cache_config_info; RestartAt, when not zero, makes the engine's
+	// counters fall back to 0 at that instant. Without Config no metrics.jsonl is written.
+	Config    map[string]string
+	RestartAt time.Time
+	// From and To bound the sampled window (one sample a second).
+	From, To time.Time
+}
+
+// WriteEngine adds the engine's side of a run to dir: evidence.json's engine, model and
+// prefix-cache hit rate (the file is created if WriteRun wrote none), and a metrics.jsonl
+// with an info family and a counter, sampled every second from e.From to e.To.
+func WriteEngine(dir string, e Engine) error {
+	path := filepath.Join(dir, "evidence.json")
+	ev, err := evidence.ReadFile(path)
+	if err != nil {
+		c, lerr := contract.Load(filepath.Join(dir, "contract.yaml"))
+		if lerr != nil {
+			return lerr
+		}
+		ev = evidence.New()
+		ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
+	}
+	ev.Run.Engine, ev.Run.Model = e.Name, e.Model
+	if e.HitRate != nil {
+		ev.Add(evidence.Signal{Name: evidence.SigPrefixHitRate, Value: *e.HitRate, Unit: "ratio", Stage: evidence.StageServingCache, Source: "vllm /metrics", Phase: record.PhaseWarm})
+	}
+	if err := ev.WriteFile(path); err != nil {
+		return err
+	}
+	if e.Config == nil {
+		return nil
+	}
+	w, err := scrape.CreateWriter(filepath.Join(dir, scrape.MetricsFile))
+	if err != nil {
+		return err
+	}
+	labels := map[string]string{"engine": "0"}
+	for k, v := range e.Config {
+		labels[k] = v
+	}
+	one := scrape.Num(1)
+	count := 0.0
+	for t := e.From; !t.After(e.To); t = t.Add(time.Second) {
+		if !e.RestartAt.IsZero() && !t.Before(e.RestartAt) && t.Add(-time.Second).Before(e.RestartAt) {
+			count = 0
+		}
+		count += 10
+		v := scrape.Num(count)
+		s := scrape.Sample{T: t, Endpoint: "http://127.0.0.1:8000/metrics", Kind: scrape.KindEngine, Origin: scrape.OriginScrape, OK: true,
+			Families: []scrape.Family{
+				{Name: "vllm:cache_config_info", Type: "gauge", Metrics: []scrape.Metric{{Labels: labels, V: &one}}},
+				{Name: "vllm:generation_tokens_total", Type: "counter", Metrics: []scrape.Metric{{Labels: map[string]string{"engine": "0", "model_name": e.Model}, V: &v}}},
+				{Name: "vllm:num_requests_running", Type: "gauge", Metrics: []scrape.Metric{{Labels: map[string]string{"engine": "0", "model_name": e.Model}, V: &one}}},
+			}}
+		if err := w.Write(&s); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
 }
