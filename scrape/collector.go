@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/scrub"
 )
 
 // Config says what a Collector samples.
@@ -34,9 +34,6 @@ type Config struct {
 	MaxPromWait time.Duration
 }
 
-// maxPage bounds one /metrics body; a bigger one is recorded as a failed sample.
-const maxPage = 64 << 20
-
 // Collector samples engine and DCGM endpoints during a run and writes DIR/metrics.jsonl.
 // It satisfies the runner's sampler seam: Start, Stop, Fill.
 type Collector struct {
@@ -55,8 +52,9 @@ type Collector struct {
 }
 
 type endpointCfg struct {
-	url  string
-	kind string
+	url   string // fetched
+	shown string // stored and printed: url without credentials (scrub.URL)
+	kind  string
 }
 
 // NewCollector checks cfg and returns a Collector. Bad URLs, an unknown engine, a
@@ -86,14 +84,14 @@ func NewCollector(cfg Config) (*Collector, error) {
 	}{{"--metrics", KindEngine, cfg.Engine}, {"--dcgm", KindDCGM, cfg.DCGM}} {
 		for _, u := range x.urls {
 			if err := checkURL(u); err != nil {
-				return nil, fmt.Errorf("%s %q: %w", x.flag, u, err)
+				return nil, fmt.Errorf("%s %q: %w", x.flag, scrub.URL(u), err)
 			}
-			c.eps = append(c.eps, endpointCfg{u, x.kind})
+			c.eps = append(c.eps, endpointCfg{u, scrub.URL(u), x.kind})
 		}
 	}
 	if cfg.Prometheus != "" {
 		if err := checkURL(cfg.Prometheus); err != nil {
-			return nil, fmt.Errorf("--prometheus %q: %w", cfg.Prometheus, err)
+			return nil, fmt.Errorf("--prometheus %q: %w", scrub.URL(cfg.Prometheus), err)
 		}
 	} else if cfg.Selector != "" {
 		return nil, errors.New("--selector needs --prometheus")
@@ -202,7 +200,7 @@ func (c *Collector) write(s *Sample) {
 // sample itself, and that cut is no gap of the endpoint).
 func (c *Collector) sample(parent context.Context, ep endpointCfg) *Sample {
 	start := time.Now()
-	s := &Sample{T: start, Endpoint: ep.url, Kind: ep.kind, Origin: OriginScrape}
+	s := &Sample{T: start, Endpoint: ep.shown, Kind: ep.kind, Origin: OriginScrape}
 	if ep.kind == KindEngine {
 		s.Engine = c.cfg.EngineOverride
 	}
@@ -217,7 +215,7 @@ func (c *Collector) sample(parent context.Context, ep endpointCfg) *Sample {
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("timeout after %v", c.cfg.Timeout)
 		}
-		s.Err = err.Error()
+		s.Err = safeErr(err)
 		return s
 	}
 	s.OK, s.Families = true, fams
@@ -240,18 +238,27 @@ func (c *Collector) fetch(ctx context.Context, u string) ([]Family, error) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPage+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(body) > maxPage {
-		return nil, fmt.Errorf("page larger than %d MiB", maxPage>>20)
-	}
-	fams, err := ParsePage(strings.NewReader(string(body)), resp.Header.Get("Content-Type"))
+	// ParsePage bounds the body (MaxPageBytes) and the samples (MaxPageSamples).
+	fams, err := ParsePage(resp.Body, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	return fams, nil
+}
+
+// safeErr is an error's text fit for metrics.jsonl and a terminal: without the URL net/http
+// puts in front (it may carry a token; the sample names its endpoint anyway) and without
+// control characters (a parse error quotes the page).
+func safeErr(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
+	}
+	msg := err.Error()
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "..."
+	}
+	return scrub.Text(msg)
 }
 
 // Stop ends the periodic sampling, takes the last sample of every endpoint (after the
@@ -273,7 +280,7 @@ func (c *Collector) Stop(ctx context.Context) error {
 	if c.cfg.Prometheus != "" {
 		samples, err := c.promFetch(ctx, c.startAt.Add(-c.cfg.Interval), time.Now())
 		if err != nil {
-			perr = fmt.Errorf("prometheus: %w", err)
+			perr = fmt.Errorf("prometheus: %s", safeErr(err))
 		}
 		for i := range samples {
 			if samples[i].Kind == KindEngine {

@@ -531,7 +531,7 @@ func (st *store) annotate(ev *evidence.Evidence, kind string, stage int) {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d samples failed (first: %s at %+.1f s); windows use the samples around the gaps", ep.id, len(ep.failures), len(ep.attempts), ep.failures[0].err, ep.failures[0].t))
 		}
 		if len(ep.resets) > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d counter reset(s) (engine restart?), handled like Prometheus rate(): %s", ep.id, len(ep.resets), strings.Join(firstN(ep.resets, 3), "; ")))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d counter reset(s) (engine restart?), handled like Prometheus rate(): %s", ep.id, ep.nResets, strings.Join(firstN(ep.resets, 3), "; ")))
 		}
 		if ep.ad != nil && kind == KindEngine {
 			var missing []string

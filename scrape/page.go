@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,19 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+)
+
+// Bounds on one scraped page, Prometheus' body_size_limit and sample_limit: a page over
+// either is a failed sample (a gap of that endpoint, its error naming the bound), never a
+// parse that exhausts memory and loses the whole run. expfmt builds every family in memory
+// at ~1.4 KiB per sample (BENCHMARKS.md), and every sample is kept in metrics.jsonl.
+const (
+	// MaxPageBytes: engine and dcgm-exporter pages are 10–500 KiB; 16 MiB is 30x the largest.
+	MaxPageBytes = 16 << 20
+	// MaxPageSamples counts sample lines (each histogram bucket is one, as in Prometheus):
+	// vLLM exposes ~1,000, dcgm-exporter on 8 GPUs with MIG ~3,000, Triton with 100 models
+	// ~3,000; 20,000 leaves a 5x margin and keeps a page's parse under ~30 MiB.
+	MaxPageSamples = 20_000
 )
 
 // PageError is a /metrics page that does not parse. Line is 1-based (0 when unknown).
@@ -38,7 +52,20 @@ func (e *PageError) Error() string {
 //   - OpenMetrics counter families get their "_total" sample name back;
 //   - a histogram exposed without TYPE (flat X_bucket{le=..}, X_count, X_sum series,
 //     parsed as untyped) is regrouped into one histogram family X.
+//
+// A page over MaxPageBytes or MaxPageSamples is an error naming the bound.
 func ParsePage(r io.Reader, contentType string) (fams []Family, err error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxPageBytes {
+		return nil, &PageError{Msg: fmt.Sprintf("page over %d MiB (pel's bound, MaxPageBytes): not parsed", MaxPageBytes>>20)}
+	}
+	return parsePage(b, contentType)
+}
+
+func parsePage(b []byte, contentType string) (fams []Family, err error) {
 	defer func() {
 		// expfmt is third-party code fed with outside input: a panic there must become
 		// an error naming the page, not a crash of the run.
@@ -56,7 +83,15 @@ func ParsePage(r io.Reader, contentType string) (fams []Family, err error) {
 	}
 	var raw []*dto.MetricFamily
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
-	if format.FormatType() == expfmt.TypeTextPlain || format.FormatType() == expfmt.TypeUnknown {
+	text := format.FormatType() == expfmt.TypeTextPlain || format.FormatType() == expfmt.TypeUnknown
+	if text || openMetrics {
+		// Counted before parsing: the parser would hold them all first.
+		if n := countSampleLines(b); n > MaxPageSamples {
+			return nil, tooManySamples(n)
+		}
+	}
+	r := bytes.NewReader(b)
+	if text {
 		// UTF-8 validation: the zero TextParser is invalid since prometheus/common v0.66.
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		m, perr := p.TextToMetricFamilies(r)
@@ -68,6 +103,7 @@ func ParsePage(r io.Reader, contentType string) (fams []Family, err error) {
 		}
 	} else {
 		dec := expfmt.NewDecoder(r, format)
+		samples := 0
 		for {
 			f := &dto.MetricFamily{}
 			derr := dec.Decode(f)
@@ -76,6 +112,12 @@ func ParsePage(r io.Reader, contentType string) (fams []Family, err error) {
 			}
 			if derr != nil {
 				return nil, pageError(derr)
+			}
+			for _, m := range f.GetMetric() {
+				samples += 1 + len(m.GetHistogram().GetBucket()) + len(m.GetSummary().GetQuantile())
+			}
+			if samples > MaxPageSamples {
+				return nil, tooManySamples(samples)
 			}
 			if len(f.GetMetric()) > 0 {
 				raw = append(raw, f)
@@ -91,6 +133,32 @@ func ParsePage(r io.Reader, contentType string) (fams []Family, err error) {
 	return out, nil
 }
 
+// countSampleLines counts the lines of a text or OpenMetrics page that hold a sample: not
+// blank, not a comment (# HELP, # TYPE, # EOF...).
+func countSampleLines(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		line := b
+		if i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		for len(line) > 0 && (line[0] == ' ' || line[0] == '\t' || line[0] == '\r') {
+			line = line[1:]
+		}
+		if len(line) > 0 && line[0] != '#' {
+			n++
+		}
+	}
+	return n
+}
+
+func tooManySamples(n int) error {
+	return &PageError{Msg: fmt.Sprintf("page has %d samples or more, over pel's bound of %d (MaxPageSamples, like Prometheus' sample_limit): not parsed", n, MaxPageSamples)}
+}
+
 func pageError(err error) error {
 	var pe expfmt.ParseError
 	if errors.As(err, &pe) {
@@ -102,7 +170,12 @@ func pageError(err error) error {
 // ParseFile parses a saved /metrics page (text format, or OpenMetrics when the first
 // line says "# TYPE"-style OpenMetrics with a "# EOF" ending). Errors name the file and line.
 func ParseFile(path string) ([]Family, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPageBytes+1))
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +183,7 @@ func ParseFile(path string) ([]Family, error) {
 	if strings.HasSuffix(strings.TrimRight(string(b), "\n"), "# EOF") {
 		ct = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 	}
-	fams, err := ParsePage(strings.NewReader(string(b)), ct)
+	fams, err := ParsePage(bytes.NewReader(b), ct)
 	if err != nil {
 		var pe *PageError
 		if errors.As(err, &pe) && pe.Line > 0 {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/scrub"
 )
 
 // The Prometheus path reads the series pel would have scraped from a Prometheus server
@@ -125,7 +127,7 @@ func (c *Collector) promCheck(ctx context.Context) error {
 	defer cancel()
 	q := "count(" + promSelector(promNameRegex(), c.cfg.Selector) + ")"
 	if _, err := c.promGet(ctx, "/api/v1/query", url.Values{"query": {q}}); err != nil {
-		return fmt.Errorf("prometheus %s: %w", c.cfg.Prometheus, err)
+		return fmt.Errorf("prometheus %s: %s", scrub.URL(c.cfg.Prometheus), safeErr(err))
 	}
 	return nil
 }

@@ -38,7 +38,10 @@ type epData struct {
 	chosenT  map[string]*target
 	replicas map[string]*replica
 	order    []string
-	resets   []string
+	resets   []string        // the first maxResetNotes counter resets, described
+	nResets  int             // every counter reset
+	series   int             // raw series stored (counters, histograms)
+	dropped  int             // raw series not stored: past maxStoreSeries
 	percent  map[string]bool // ratio quantities this endpoint reports as 0..100
 }
 
@@ -75,6 +78,34 @@ type hseries struct {
 type hvec struct {
 	b        []float64
 	cnt, sum float64
+}
+
+// Bounds of the store, so a page whose labels change at every scrape (or a counter that
+// falls at every scrape) cannot grow it without end.
+const (
+	// maxStoreSeries: raw counter and histogram series kept per endpoint over a run. A real
+	// engine keeps its series; twice a full page (MaxPageSamples) of distinct ones is churn.
+	maxStoreSeries = 2 * MaxPageSamples
+	// maxResetNotes: counter resets described in notes (all are counted).
+	maxResetNotes = 16
+)
+
+func (ep *epData) addReset(desc string) {
+	ep.nResets++
+	if len(ep.resets) < maxResetNotes {
+		ep.resets = append(ep.resets, desc)
+	}
+}
+
+// newSeries reports whether one more raw series (or replica) may be stored, counting the
+// refusals.
+func (ep *epData) newSeries() bool {
+	if ep.series >= maxStoreSeries {
+		ep.dropped++
+		return false
+	}
+	ep.series++
+	return true
 }
 
 // blankDCGM is where dcgm-exporter's "blank" sentinels start (DCGM_FT_INT64_BLANK =
@@ -202,6 +233,9 @@ func build(samples []Sample, base time.Time, override string) (*store, error) {
 			}
 		}
 		ep.ingest(ok, base)
+		if ep.dropped > 0 {
+			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: %d new series not stored past pel's bound of %d per endpoint (labels changing at every scrape?)", id, ep.dropped, maxStoreSeries))
+		}
 		st.endpoints = append(st.endpoints, ep)
 	}
 	st.labelReplicas()
@@ -303,8 +337,12 @@ func (ep *epData) replicaKey(labels map[string]string) string {
 	return strings.Join(parts, "/")
 }
 
+// replica returns the replica of key, created on first use; nil past maxStoreSeries.
 func (ep *epData) replica(key string) *replica {
 	r, ok := ep.replicas[key]
+	if !ok && !ep.newSeries() {
+		return nil
+	}
 	if !ok {
 		r = &replica{key: key, ep: ep, gauges: map[string]*gseries{}, counters: map[string]map[string]*cseries{}, hists: map[string]map[string]*hseries{}}
 		ep.replicas[key] = r
@@ -361,7 +399,11 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 					if tg.ratio && !tg.all {
 						v /= float64(a.n)
 					}
-					g := ep.replica(k).gauge(tg.q)
+					r := ep.replica(k)
+					if r == nil {
+						continue
+					}
+					g := r.gauge(tg.q)
 					g.t = append(g.t, t)
 					g.v = append(g.v, v)
 				}
@@ -372,6 +414,9 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 							continue
 						}
 						r := ep.replica(ep.replicaKey(lv.labels))
+						if r == nil {
+							continue
+						}
 						raw := fam + "|" + signature(lv.labels, "")
 						m := r.counters[tg.q]
 						if m == nil {
@@ -379,6 +424,9 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 							r.counters[tg.q] = m
 						}
 						c, ok := m[raw]
+						if !ok && !ep.newSeries() {
+							continue
+						}
 						if !ok {
 							c = &cseries{}
 							m[raw] = c
@@ -391,7 +439,7 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 						v := lv.v * scale
 						if len(c.c) > 0 && v < c.last {
 							c.off += c.last
-							ep.resets = append(ep.resets, fmt.Sprintf("%s fell from %g to %g at %+.1f s", fam, c.last, v, t))
+							ep.addReset(fmt.Sprintf("%s fell from %g to %g at %+.1f s", fam, c.last, v, t))
 						}
 						c.last = v
 						c.t = append(c.t, t)
@@ -474,6 +522,9 @@ func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
 		return
 	}
 	r := ep.replica(ep.replicaKey(m.Labels))
+	if r == nil {
+		return
+	}
 	raw := fam + "|" + signature(m.Labels, "")
 	hm := r.hists[q]
 	if hm == nil {
@@ -485,6 +536,9 @@ func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
 		// Bucket layout changed (a restart with other buckets): a new series.
 		raw += fmt.Sprintf("#%d", len(hm))
 		h, ok = nil, false
+	}
+	if !ok && !ep.newSeries() {
+		return
 	}
 	if !ok {
 		h = &hseries{le: le, off: hvec{b: make([]float64, len(le))}}
@@ -508,7 +562,7 @@ func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
 			}
 			h.off.cnt += h.last.cnt
 			h.off.sum += h.last.sum
-			ep.resets = append(ep.resets, fmt.Sprintf("%s count fell from %g to %g at %+.1f s", fam, h.last.cnt, cnt, t))
+			ep.addReset(fmt.Sprintf("%s count fell from %g to %g at %+.1f s", fam, h.last.cnt, cnt, t))
 		}
 	}
 	h.last = hvec{b: b, cnt: cnt, sum: sum}
