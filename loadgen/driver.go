@@ -55,6 +55,9 @@ type DriverConfig struct {
 	Sink func(rec *record.Record) error
 	// OnRecord is called after Sink, concurrently (progress displays).
 	OnRecord func(rec *record.Record)
+	// TracePrefix, when set, is the first 8 bytes of every trace id sent (the rest stay
+	// random), so an OTLP receiver can keep this run's spans and count the rest (otlp).
+	TracePrefix *[8]byte
 }
 
 // Driver runs a schedule. Its counters may be read while it runs.
@@ -220,6 +223,9 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 	var trace [16]byte
 	binary.LittleEndian.PutUint64(trace[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(trace[8:], rand.Uint64())
+	if d.cfg.TracePrefix != nil {
+		copy(trace[:8], d.cfg.TracePrefix[:])
+	}
 	tid := hex.EncodeToString(trace[:])
 	rec := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
 	if d.sem != nil {

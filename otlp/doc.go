@@ -16,4 +16,12 @@
 // Receiver implements runner.Collector: Start listens (loopback by default) and appends every
 // kept span to DIR/spans.jsonl; Fill reads that file and DIR/requests.jsonl and adds signals
 // with Source "otlp". No prompt or output text is ever stored: spans carry none we keep.
+//
+// Bounds (receiver.go): the receiver has no authentication and an engine exports all of its
+// traffic, so it keeps only the spans of trace ids this run sent (every trace id pel sends
+// starts with the receiver's TracePrefix; the rest are counted), at most maxSpansPerTrace
+// per trace id and MaxKeptSpans per run; bodies are at most DefaultMaxBody after gzip, at
+// most MaxConcurrentExports are decoded at once (the others get 429 with Retry-After, which
+// OTLP exporters retry), and string attributes are clipped. What was counted and not stored
+// is noted on stage 4.
 package otlp

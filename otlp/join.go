@@ -62,7 +62,17 @@ func Join(recs []record.Record, spans []Span) []Pair {
 }
 
 // Fill adds the stage-4 OTLP signals of the run in dir, per phase (warm is the headline).
-func (r *Receiver) Fill(ev *evidence.Evidence, dir string) error { return FillFromDir(ev, dir) }
+// Spans the receiver counted and did not store are noted on stage 4.
+func (r *Receiver) Fill(ev *evidence.Evidence, dir string) error {
+	err := FillFromDir(ev, dir)
+	foreign, repeats, overCap, busy, rejected := r.Dropped()
+	if foreign+repeats+overCap+busy+rejected > 0 {
+		st := ev.Stage(evidence.StageServingCache)
+		st.Notes = append(st.Notes, fmt.Sprintf("otlp receiver: spans counted, not stored: %d of trace ids this run did not send, %d repeats of one trace id, %d past the bound of %d; exports refused: %d busy (429, %d decoding at once), %d malformed or too large",
+			foreign, repeats, overCap, MaxKeptSpans, busy, MaxConcurrentExports, rejected))
+	}
+	return err
+}
 
 // FillFromDir reads dir/spans.jsonl and dir/requests.jsonl and adds the joined signals.
 func FillFromDir(ev *evidence.Evidence, dir string) error {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +22,26 @@ import (
 )
 
 // DefaultMaxBody bounds one export body (after gzip decompression). The OTel SDK's batch
-// processor sends at most 512 spans per export by default; an llm_request span is < 1 KiB.
-const DefaultMaxBody = 8 << 20
+// processor sends at most 512 spans per export by default; an llm_request span is < 1 KiB,
+// so 4 MiB is 8x a full batch.
+const DefaultMaxBody = 4 << 20
+
+// Bounds of the receiver against a flood (issue 10 item 7: 32 concurrent 8 MB posts held
+// 3.4 GB). Each is a counted drop, reported in the evidence, never a crash.
+const (
+	// MaxConcurrentExports: bodies decoded at once. An exporter sends one batch at a time;
+	// more wait their turn with 429 and Retry-After (retryable under the OTLP/HTTP spec).
+	// Memory is then at most ~4 x (body + its decoded spans), ~100 MiB.
+	MaxConcurrentExports = 4
+	// MaxKeptSpans: spans written to spans.jsonl in one run, as many as a contract's
+	// largest plan (contract.MaxPlannedRequests) with retries. Past it, spans are counted.
+	MaxKeptSpans = 1 << 20
+	// maxSpansPerTrace: spans kept per trace id. A task's attempts share its trace id, so
+	// one per attempt; more for one trace are repeats.
+	maxSpansPerTrace = 8
+	// maxAttrLen bounds a kept string attribute (model, request id, finish reason).
+	maxAttrLen = 256
+)
 
 // DefaultLinger bounds how long Stop waits for the spans of requests that finished just
 // before the load ended: exporters batch (the OTel SDK every 5 s by default, pel sim every
@@ -35,6 +56,11 @@ type Config struct {
 	AllowRemote bool
 	MaxBody     int64         // 0: DefaultMaxBody
 	Linger      time.Duration // 0: DefaultLinger; negative: do not wait
+	// TracePrefix, when set (16 hex digits), keeps only spans whose trace id starts with it
+	// (or whose request id contains it): the trace ids pel sends in this run. Others (an
+	// engine's other traffic, a flood) are counted, not stored. New draws one; the load
+	// driver must use it (TracePrefix).
+	TracePrefix string
 }
 
 // Receiver is an OTLP/HTTP trace receiver for one run (a runner.Collector).
@@ -48,11 +74,18 @@ type Receiver struct {
 	f       *os.File
 	w       *bufio.Writer
 	dir     string
-	seen    map[string]bool // trace ids received
-	arrived chan struct{}   // signalled (non-blocking) after each kept batch
+	seen    map[string]int // spans kept per trace id
+	arrived chan struct{}  // signalled (non-blocking) after each kept batch
 	kept    int
 	bad     int
 	werr    error
+	sem     chan struct{} // MaxConcurrentExports slots
+
+	// Counted, not stored.
+	foreign int // spans of trace ids this run did not send
+	repeats int // past maxSpansPerTrace for one trace id
+	overCap int // past MaxKeptSpans
+	busy    int // exports refused with 429 (every slot decoding)
 }
 
 // New checks cfg and returns a receiver that listens once started.
@@ -73,7 +106,30 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.Linger == 0 {
 		cfg.Linger = DefaultLinger
 	}
-	return &Receiver{cfg: cfg, seen: map[string]bool{}, arrived: make(chan struct{}, 1)}, nil
+	if cfg.TracePrefix == "" {
+		var p [8]byte
+		rand.Read(p[:])
+		cfg.TracePrefix = hex.EncodeToString(p[:])
+	} else if b, err := hex.DecodeString(cfg.TracePrefix); err != nil || len(b) != 8 {
+		return nil, fmt.Errorf("otlp: trace prefix %q: want 16 hex digits", cfg.TracePrefix)
+	}
+	return &Receiver{cfg: cfg, seen: map[string]int{}, arrived: make(chan struct{}, 1), sem: make(chan struct{}, MaxConcurrentExports)}, nil
+}
+
+// TracePrefix is the first 8 bytes of every trace id this run's requests must carry for
+// their spans to be kept. The rightmost 8 bytes stay random, as W3C Trace Context level 2
+// asks of a trace id (https://www.w3.org/TR/trace-context-2/#considerations-for-trace-id-field-generation).
+func (r *Receiver) TracePrefix() [8]byte {
+	var p [8]byte
+	hex.Decode(p[:], []byte(r.cfg.TracePrefix))
+	return p
+}
+
+// Dropped says what the receiver counted and did not store.
+func (r *Receiver) Dropped() (foreign, repeats, overCap, busy, rejected int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.foreign, r.repeats, r.overCap, r.busy, r.bad
 }
 
 // URL is the traces endpoint to give an exporter, valid after Start.
@@ -120,7 +176,8 @@ func (r *Receiver) Start(ctx context.Context, dir string) error {
 	r.mu.Lock()
 	ln := r.ln
 	r.f, r.w, r.dir = f, bufio.NewWriter(f), dir
-	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// ReadTimeout: a body trickled in slowly cannot hold an export slot for long.
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
 	r.done = make(chan struct{})
 	srv, done := r.srv, r.done
 	r.mu.Unlock()
@@ -186,7 +243,7 @@ func (r *Receiver) linger(ctx context.Context, dir string) {
 		r.mu.Lock()
 		missing := 0
 		for _, id := range want {
-			if !r.seen[id] {
+			if r.seen[id] == 0 {
 				missing++
 			}
 		}
@@ -210,6 +267,17 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case r.sem <- struct{}{}:
+		defer func() { <-r.sem }()
+	default:
+		r.mu.Lock()
+		r.busy++
+		r.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "busy: retry later", http.StatusTooManyRequests)
 		return
 	}
 	var body io.Reader = http.MaxBytesReader(w, req.Body, r.cfg.MaxBody)
@@ -265,7 +333,21 @@ func (r *Receiver) keep(spans []Span) {
 		if r.w == nil || r.werr != nil {
 			break
 		}
-		b, err := json.Marshal(&spans[i])
+		sp := &spans[i]
+		switch {
+		case !r.ours(sp):
+			r.foreign++
+			continue
+		case r.seen[sp.TraceID] >= maxSpansPerTrace:
+			r.repeats++
+			continue
+		case r.kept >= MaxKeptSpans:
+			r.overCap++
+			continue
+		}
+		sp.RequestID, sp.Model, sp.FinishReason = clip(sp.RequestID), clip(sp.Model), clip(sp.FinishReason)
+		sp.Name = clip(sp.Name)
+		b, err := json.Marshal(sp)
 		if err == nil {
 			b = append(b, '\n')
 			_, err = r.w.Write(b)
@@ -274,7 +356,7 @@ func (r *Receiver) keep(spans []Span) {
 			r.werr = err
 			break
 		}
-		r.seen[spans[i].TraceID] = true
+		r.seen[sp.TraceID]++
 		r.kept++
 	}
 	if r.w != nil && r.werr == nil {
@@ -285,4 +367,17 @@ func (r *Receiver) keep(spans []Span) {
 	case r.arrived <- struct{}{}:
 	default:
 	}
+}
+
+// ours reports whether sp belongs to a trace this run sent (see Config.TracePrefix).
+func (r *Receiver) ours(sp *Span) bool {
+	p := r.cfg.TracePrefix
+	return strings.HasPrefix(sp.TraceID, p) || (sp.RequestID != "" && strings.Contains(sp.RequestID, p))
+}
+
+func clip(s string) string {
+	if len(s) <= maxAttrLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxAttrLen], "")
 }

@@ -57,7 +57,7 @@ func post(t *testing.T, url, ct, enc string, body []byte) (int, string, []byte) 
 
 func TestReceiverHTTP(t *testing.T) {
 	dir := t.TempDir()
-	r, err := New(Config{Addr: "127.0.0.1:0", MaxBody: 4096, Linger: -1})
+	r, err := New(Config{Addr: "127.0.0.1:0", MaxBody: 4096, Linger: -1, TracePrefix: tid1[:16]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ type Behavior struct {
 	CutAfter        int           // abort the connection after this many content chunks (0: never)
 	ErrorEventAfter int           // send an error object after this many content chunks (0: never)
 	Word            string        // the token text (default "tok ")
-	PromptTokens    int           // reported in usage (default 7)
+	PromptTokens    int           // reported in usage (default: the prompt's words + 6)
 }
 
 // Plan picks the behaviour of each attempt.
@@ -164,7 +164,9 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	pt := bh.PromptTokens
 	if pt == 0 {
-		pt = 7
+		// Like a real server: one token per word of the prompt plus a chat template's 6
+		// (so "hi" counts 7), never fewer than pel planned.
+		pt = len(strings.Fields(req.Prompt)) + 6
 	}
 	chat := r.URL.Path == "/v1/chat/completions"
 	ctx := r.Context()
