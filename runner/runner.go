@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -163,6 +163,16 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		HTTP: hc, KeepOutput: cfg.KeepText || hasChecks(c),
 	})
 	prog := newProgress(cfg.Progress, cfg.IsTTY, c)
+	// An OTLP receiver keeps only the spans of trace ids this run sends (the rest are
+	// counted): the driver puts its prefix in front of every trace id.
+	var tracePrefix *[8]byte
+	for _, col := range cfg.Collectors {
+		if tp, ok := col.(interface{ TracePrefix() [8]byte }); ok {
+			p := tp.TracePrefix()
+			tracePrefix = &p
+			break
+		}
+	}
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
 		Doer: client,
 		Retry: loadgen.RetryPolicy{
@@ -178,6 +188,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		KeepText:    cfg.KeepText,
 		Sink:        w.Write,
 		OnRecord:    prog.record,
+		TracePrefix: tracePrefix,
 	})
 	prog.start(drv)
 	res := drv.Run(ctx, sched)
@@ -198,13 +209,16 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		return nil, fmt.Errorf("writing %s: %w", RequestsFile, res.SinkErr)
 	}
 
-	recs, err := record.ReadFile(filepath.Join(cfg.OutDir, RequestsFile))
+	recs, torn, err := record.ReadFileTorn(filepath.Join(cfg.OutDir, RequestsFile))
 	if err != nil {
 		return nil, err
 	}
+	if torn != nil {
+		notes = append(notes, tornNote(torn))
+	}
 	ev := evidence.New()
 	ev.Run = evidence.Run{
-		Target: redactURL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
+		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
 		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(),
 	}
 	if res.Interrupted {
@@ -279,7 +293,7 @@ func Rebuild(dir string) (*evidence.Evidence, error) {
 	if err != nil {
 		return nil, &kindError{ErrBadInput, err}
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	recs, torn, err := record.ReadFileTorn(filepath.Join(dir, RequestsFile))
 	if err != nil {
 		return nil, &kindError{ErrBadInput, err}
 	}
@@ -290,8 +304,18 @@ func Rebuild(dir string) (*evidence.Evidence, error) {
 		}
 		ev = evidence.New()
 	}
+	if torn != nil {
+		// A crash or a full disk during the last write: the complete lines are the run.
+		if n := tornNote(torn); !slices.Contains(ev.Run.Notes, n) {
+			ev.Run.Notes = append(ev.Run.Notes, n)
+		}
+	}
 	Stage1(ev, c, recs)
 	return ev, nil
+}
+
+func tornNote(t *record.TornLine) string {
+	return fmt.Sprintf("warning: %s %s", RequestsFile, t)
 }
 
 // allFailed returns an ErrRunFailed error, in plain words, when tasks ran and none of them
@@ -396,14 +420,4 @@ func writeFile(path string, b []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// redactURL drops user:password from a URL (it would end up in evidence.json).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
 }
