@@ -1,6 +1,6 @@
 // Command pel is the Performance Evidence Ladder CLI. It is deliberately thin: it parses
 // flags, calls the packages that do the work, and maps errors to exit codes
-// (0 done, 1 the run or the verdict failed, 2 bad usage or input).
+// (0 done, 1 the run or the verdict failed, 2 bad usage or input, 130 interrupted).
 package main
 
 import (
@@ -14,13 +14,30 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pel-ladder/pel/internal/scrub"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil // before stop(), which cancels ctx too
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(finalCode(interrupted, err, os.Stderr))
+}
+
+// exitInterrupted is the exit status of any command stopped by Ctrl-C or SIGTERM, whatever
+// it managed to write before (pel run writes its whole run directory): 128 + SIGINT, the
+// shell's convention, so a script can tell "stopped" from "done" (0) and "failed" (1).
+const exitInterrupted = 130
+
+func finalCode(interrupted bool, err error, stderr io.Writer) int {
+	code := exitCode(err, stderr)
+	if interrupted {
+		fmt.Fprintln(stderr, "pel: interrupted")
+		return exitInterrupted
+	}
+	return code
 }
 
 // exitErr carries an exit code; see usageError and failError.
@@ -55,7 +72,8 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "pel:", err)
+	// Errors can quote servers and files: no terminal escapes reach the terminal.
+	fmt.Fprintln(stderr, "pel:", scrub.Terminal(err.Error()))
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		return ee.code

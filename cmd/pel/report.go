@@ -17,7 +17,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(a *app) *cobra.Command {
 	var htmlOut string
-	var asJSON bool
+	var asJSON, force bool
 	c := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Render a run directory's evidence.json as text, JSON, or a self-contained HTML page",
@@ -32,6 +32,10 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 				return err
 			}
 			if htmlOut != "" {
+				// An existing file is someone's: replaced only when asked.
+				if _, err := os.Lstat(htmlOut); err == nil && !force {
+					return usageErrorf("--html %s: the file exists (choose another name, or add --force to replace it)", htmlOut)
+				}
 				if err := writeHTML(htmlOut, ev); err != nil {
 					return failError(err)
 				}
@@ -44,6 +48,7 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 	}
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
+	c.Flags().BoolVar(&force, "force", false, "with --html, replace an existing FILE")
 	return c
 }
 

@@ -40,7 +40,8 @@ pel analyze DIR --trace FILE. The API key is read from OPENAI_API_KEY (or --api-
 and is never written anywhere. Ctrl-C stops arrivals, lets in-flight tasks finish for a
 grace period, records the rest as cancelled, and still writes everything.
 
-Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, target).`,
+Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, target),
+130 interrupted (Ctrl-C or SIGTERM; what finished is written).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if target == "" || contractFile == "" || out == "" {

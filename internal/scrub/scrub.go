@@ -117,6 +117,15 @@ func Text(s string) string {
 	return b.String()
 }
 
+// Terminal is Text for multi-line output: each line is made safe, and the lines are kept.
+func Terminal(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Text(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // bidi reports the Unicode bidirectional formatting characters (LRE..RLO, LRI..PDI, LRM,
 // RLM, ALM), which make a terminal show text in an order other than the one stored.
 func bidi(r rune) bool {

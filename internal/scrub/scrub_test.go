@@ -43,6 +43,14 @@ func TestText(t *testing.T) {
 	}
 }
 
+func TestTerminal(t *testing.T) {
+	in := "c.yaml:3: rate: bad\nc.yaml:4: \x1b[2Jname: \x1b]0;x\x07y"
+	want := "c.yaml:3: rate: bad\nc.yaml:4: [2Jname: ]0;x y"
+	if got := Terminal(in); got != want {
+		t.Errorf("Terminal = %q, want %q", got, want)
+	}
+}
+
 func FuzzText(f *testing.F) {
 	f.Add("\x1b[2J")
 	f.Add("a\u202eb")
