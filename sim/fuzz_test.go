@@ -17,7 +17,7 @@ func FuzzParseRequest(f *testing.F) {
 		`{"model":"llama-3-8b","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`,
 		`{"prompt":"hello","max_completion_tokens":3,"ignore_eos":true}`,
 		`{"prompt":[1,2,3]}`, `{"prompt":["a"]}`, `{"prompt":[-1]}`, `{"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`,
-		`{"messages":null}`, `{"max_tokens":1e99}`, `{"n":2}`, `[`, `null`, `""`, `{"prompt":"` + string([]byte{0xff, 0xfe}) + `"}`,
+		`{"messages":null}`, `{"max_tokens":1e99}`, `{"n":2}`, `{"prompt":"a","max_tokens":9223372036854775807}`, `[`, `null`, `""`, `{"prompt":"` + string([]byte{0xff, 0xfe}) + `"}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -33,7 +33,7 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if len(p.promptIDs) == 0 || len(p.promptIDs) >= 8192 || p.maxTokens < 0 || len(p.promptIDs)+p.maxTokens > 8192 {
+		if len(p.promptIDs) == 0 || len(p.promptIDs) >= 8192 || p.maxTokens < 0 || p.maxTokens > 8192-len(p.promptIDs) {
 			t.Fatalf("accepted an impossible request: %d prompt tokens, max_tokens %d", len(p.promptIDs), p.maxTokens)
 		}
 	})
@@ -109,4 +109,15 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("%s %s: HTTP %d %q", method, u, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// Issue 10 item 14: max_tokens 2^63-1 overflowed prompt+max_tokens past the context check.
+func TestMaxTokensOverflow(t *testing.T) {
+	for _, chat := range []bool{true, false} {
+		body := `{"prompt":"a b","messages":[{"role":"user","content":"a b"}],"max_tokens":9223372036854775807}`
+		_, err := parseRequest([]byte(body), chat, "llama-3-8b", 8192)
+		if err == nil || err.Status != http.StatusBadRequest || !strings.Contains(err.Message, "maximum context length") {
+			t.Errorf("chat %v: %+v", chat, err)
+		}
+	}
 }

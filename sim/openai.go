@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -142,9 +143,11 @@ func parseRequest(body []byte, chat bool, servedModel string, maxModelLen int) (
 		}
 		p.maxTokens = *mt
 	}
-	if n := len(p.promptIDs); n >= maxModelLen || (p.maxTokens > 0 && n+p.maxTokens > maxModelLen) {
+	// maxTokens > maxModelLen-n, not n+maxTokens > maxModelLen: max_tokens 2^63-1 overflowed
+	// the sum past the check.
+	if n := len(p.promptIDs); n >= maxModelLen || (p.maxTokens > 0 && p.maxTokens > maxModelLen-n) {
 		return nil, badRequest(param, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			maxModelLen, n+p.maxTokens, n, p.maxTokens)
+			maxModelLen, min(uint64(n)+uint64(p.maxTokens), math.MaxInt64), n, p.maxTokens)
 	}
 	return p, nil
 }
