@@ -120,6 +120,9 @@ func Compute(recs []record.Record, opt Options) *Result {
 	if n := countSent(head); n < len(head) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n))
 	}
+	if len(head) == 1 {
+		res.Notes = append(res.Notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
+	}
 	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
 	if completed < opt.MinSamples {
 		res.Notes = append(res.Notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
@@ -292,7 +295,9 @@ func Summarize(rs []*record.Record, win time.Duration, costPerHourUSD float64) e
 	s.ErrorRate = round6(ratio(float64(s.Failed), n))
 	s.RetryRate = round6(ratio(float64(retried), n))
 	ws := win.Seconds()
-	if ws > 0 {
+	// One task's window is its own duration: "1 accepted over 0.8 ms" is no rate (it read
+	// "goodput 1234/s"). Rates need at least two tasks.
+	if ws > 0 && s.Requests >= 2 {
 		s.GoodputRPS = round6(float64(s.Accepted) / ws)
 		s.ThroughputRPS = round6(float64(s.Requests-s.Failed-s.Cancelled) / ws)
 		s.OutputTokensPerS = round6(float64(outTok) / ws)
