@@ -206,6 +206,12 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		l := owner.Layer
 		ev.OwnerLayer = &l
 	}
+	// A credible finding that explains no rejected task and no missed bound is what to watch
+	// at this load, not a warning: it becomes one when load or the contract makes it bite.
+	for _, f := range watch {
+		f.Severity = evidence.SeverityInfo
+		f.ConfidenceNote = joinNote(f.ConfidenceNote, watchNote)
+	}
 	for i := range ev.Findings {
 		for j, m := range ev.Findings[i].Missing {
 			ev.Findings[i].Missing[j] = phraseMissing(full.engine, m)
@@ -526,8 +532,8 @@ func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Findin
 			warn++
 		}
 	}
-	if warn > len(watch) {
-		return lead + fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn-len(watch), suffix(acc))
+	if warn > 0 {
+		return lead + fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
 	}
 	s := "Nothing limits accepted tasks under this contract"
 	for _, f := range ev.Findings {
@@ -548,7 +554,7 @@ func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Findin
 		for _, f := range watch {
 			ws = append(ws, fmt.Sprintf("%s (%s, %s)", f.Symptom, f.Layer, f.ID))
 		}
-		s += "; watch: " + strings.Join(ws, "; ") + " — each explains no rejected task and no missed bound at this load"
+		s += "; watch: " + strings.Join(ws, "; ") + " (none explains a rejected task or a missed bound at this load)"
 	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]
@@ -564,6 +570,9 @@ func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Findin
 	}
 	return lead + s
 }
+
+// watchNote marks a credible finding that costs no accepted task under the contract.
+const watchNote = "explains no rejected task and no missed bound under this contract: watch it as load grows"
 
 // pickOwner names the owner finding: the highest-ranked one that is at least warn, credible
 // (ownerMinConfidence), explains rejected tasks or a missed bound, and is clear of any such

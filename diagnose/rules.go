@@ -161,7 +161,7 @@ var rules = []rule{
 	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted"}},
 	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, nil},
 	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
-	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash"}},
+	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash", "client-server-gap"}},
 	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
 		[]string{"speculative-negative", "exposed-communication", "launch-bound", "client-server-gap", "kv-thrash"}},
 	{"exposed-communication", evidence.LayerParallelism, ruleComm, nil},

@@ -63,18 +63,18 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	h := &hit{impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}}}
 	var decisive []meas
 	share := 0.0
-	// The engine's own queue time, where it reports one (vLLM histogram, OTLP spans).
-	ttft, okT := v.val(evidence.SigTTFTFromSentP50)
-	for _, sig := range []string{evidence.SigOTLPQueueP50, evidence.SigServerQueueP50} {
-		if q, ok := v.val(sig); ok && okT && ttft > 0 {
-			m := derivedItem("engine_queue_share.ttft_p50", q/ttft, ">=", queueShareMin, "ratio", v.sig[sig].Source+" ÷ client",
-				evidence.StageServingCache, sig, evidence.SigTTFTFromSentP50)
+	// The engine's own per-request queue time (OTLP spans; exact). The /metrics queue
+	// histogram is not used: its first vLLM bucket is 0–300 ms, so an interpolated p50 of an
+	// empty queue reads as 150 ms, more than a whole TTFT on a fast server.
+	if q, ok := v.val(evidence.SigOTLPQueueP50); ok {
+		if ttft, okT := v.val(evidence.SigOTLPTTFTP50); okT && ttft > 0 {
+			m := derivedItem("otlp.queue_share_ttft_p50", clamp01(q/ttft), ">=", queueShareMin, "ratio", "otlp",
+				evidence.StageServingCache, evidence.SigOTLPQueueP50, evidence.SigOTLPTTFTP50)
 			h.items = append(h.items, m)
 			if m.holds {
 				decisive = append(decisive, m)
 				share = math.Max(share, m.item.Value)
 			}
-			break
 		}
 	}
 	// The client's own split of TTFT (the engine's per-request timings, or an idle baseline).
@@ -170,6 +170,15 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			if m.holds {
 				h.confidence += 0.05
 			}
+		}
+	}
+	// Stalls set the tail; when the median token already misses the bound, every step is
+	// slow and removing the stalls cannot bring the run within it.
+	if b, ok := o.bound(evidence.SigITLP99); ok {
+		if m := v.judge(evidence.SigITLP50, ">", b); m.present && m.holds {
+			h.items = append(h.items, asContext(m))
+			h.confidence = 0.4
+			h.confNote = fmt.Sprintf("ITL p50 %.3g ms is itself over the %.3g ms bound: every decode step is slow, so the stalls are not what misses the contract", m.item.Value, b)
 		}
 	}
 	return h

@@ -257,6 +257,7 @@ func TestBadInputLeavesNoDir(t *testing.T) {
 	os.WriteFile(badData, []byte("{\"prompt\": \"ok\"}\n{\"prompt\": broken\n"), 0o600)
 	ds := writeContract(t, fmt.Sprintf("name: d\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, dataset: {file: %q, format: prompts}}\n", badData))
 	plain := writeContract(t, "name: p\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
+	unserved := writeContract(t, "name: p\nversion: 1\nmodel: no-such-model\narrival: {process: constant, rate: 1}\nrequests: 1\ntasks:\n  - {name: t, prompt_tokens: {dist: fixed, value: 8}}\n")
 	for _, c := range []struct {
 		name   string
 		cfg    Config
@@ -266,6 +267,7 @@ func TestBadInputLeavesNoDir(t *testing.T) {
 		{"unreachable", Config{Target: "http://127.0.0.1:1", Contract: plain}, "not reachable"},
 		{"broken dataset line", Config{Target: good.URL, Contract: ds}, "data.jsonl:2"},
 		{"empty key env", Config{Target: good.URL, Contract: plain, APIKeyEnv: "PEL_TEST_UNSET_KEY"}, "PEL_TEST_UNSET_KEY"},
+		{"model not served", Config{Target: good.URL, Contract: unserved}, `model "no-such-model" is not served`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(tmp, strings.ReplaceAll(c.name, " ", "_"))
