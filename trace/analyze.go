@@ -43,7 +43,7 @@ func Analyze(path string, opts Options) (*Result, error) {
 		f.Close()
 		tl, err = nsys.Load(path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: not a readable Nsight Systems export: %w", path, err)
+			return nil, readErr(path, "Nsight Systems export", err)
 		}
 	} else {
 		format = "kineto"
@@ -52,13 +52,27 @@ func Analyze(path string, opts Options) (*Result, error) {
 		}
 		tl, _, err = kineto.Load(f, kineto.LoadOptions{HTATime: !opts.ExactTime})
 		if err != nil {
-			return nil, fmt.Errorf("%s: not a readable PyTorch profiler (Kineto) trace: %w", path, err)
+			return nil, readErr(path, "PyTorch profiler (Kineto) trace", err)
 		}
 	}
 	r := AnalyzeTimeline(tl, opts)
+	if err := checkNonNegative(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	r.Source = format + ":" + base
 	r.Findings = Findings(r)
 	return r, nil
+}
+
+// readErr names the file; a trace that was read but is malformed or over a limit says so
+// rather than "not readable".
+func readErr(path, what string, err error) error {
+	var m *timeline.MalformedError
+	var big *timeline.ErrTooLarge
+	if errors.As(err, &m) || errors.As(err, &big) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s: not a readable %s: %w", path, what, err)
 }
 
 // AnalyzeTimeline computes every analysis on an already loaded timeline (Findings and Source
@@ -473,7 +487,7 @@ func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res
 	}
 	by := map[uint32]*agg{}
 	var durs []float64
-	var kernelTotal, attn int64
+	var kernelTotal, attn, draft int64
 	for _, op := range gpu {
 		if op.Kind == timeline.OpSync {
 			continue
@@ -497,6 +511,9 @@ func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res
 		if isAttention(name) {
 			attn += a.sum
 		}
+		if isDraft(name) {
+			draft += a.sum
+		}
 		if strings.HasPrefix(name, "triton_") {
 			res.Compile.TritonKernels += a.n
 		}
@@ -517,7 +534,16 @@ func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res
 	res.KernelDurP50Us = round(quantile(durs, 0.5), 3)
 	if kernelTotal > 0 {
 		res.AttentionPct = pct(attn, kernelTotal)
+		res.DraftPct = pct(draft, kernelTotal)
 	}
+}
+
+// isDraft recognises speculative-decoding draft kernels by name: EAGLE/Medusa heads and
+// draft-model forwards as vLLM and SGLang name them (eagle_*, medusa_*, *draft*). The
+// diagnosis turns their share into the cost of a draft token (speculation's net benefit).
+func isDraft(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "draft") || strings.Contains(l, "eagle") || strings.Contains(l, "medusa")
 }
 
 // isAttention recognises attention kernels: FlashAttention (flash_fwd_*, flash::), xFormers /

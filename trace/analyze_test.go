@@ -84,6 +84,9 @@ func TestAnalyzeBadInput(t *testing.T) {
 		"truncated.json.gz":     full[:len(full)/2],
 		"gz-of-garbage.json.gz": gz([]byte("<html>")),
 		"array-of-numbers.json": []byte(`[1, 2]`),
+		// issue 10: negative times gave "idle 106.48%, compute -6.48%"; now malformed
+		"negative-dur.json": []byte(`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 100, "dur": -10, "args": {"stream": 7}},
+			{"ph": "X", "cat": "kernel", "name": "k", "ts": 200, "dur": 10, "args": {"stream": 7}}]}`),
 	}
 	for name, data := range cases {
 		p := filepath.Join(dir, name)
@@ -103,6 +106,9 @@ func TestAnalyzeBadInput(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("error %q does not name the file", err)
+			}
+			if strings.HasPrefix(filepath.Base(p), "negative") && !strings.Contains(err.Error(), "malformed trace: events 1 with a negative duration") {
+				t.Fatalf("error %q does not say the trace is malformed with the count", err)
 			}
 		})
 	}

@@ -103,4 +103,16 @@
 //     occurs in the fixtures.
 //
 // Percentages are rounded as numpy rounds (half to even of the scaled value), as HTA's are.
+//
+// # Hostile input
+//
+// Every bound on what a trace can make pel hold is named once with its reason:
+// trace/timeline/limits.go (records kept, name length, name table) and
+// trace/kineto/limits.go (string and number tokens, nesting, devices). Exceeding one is a
+// counted drop in the notes (names cut or not kept) or a clear error (too many records, a
+// number token too long, nesting too deep), never a crash, and memory grows with the
+// operations kept, not with the bytes read. A trace whose times would make a duration,
+// share or idle time negative (negative ts or dur, times beyond ±9e15 µs) is reported as
+// malformed with the count of such events (timeline.MalformedError), and a last check
+// (checkNonNegative) turns any negative figure into an error instead of printing it.
 package trace

@@ -34,7 +34,7 @@ var stageOf = map[string]int{
 	evidence.SigTraceMemoryKernelPct: 2, evidence.SigTraceStepP50Ms: 2,
 	evidence.SigTraceShortKernelShare: 3, evidence.SigTraceLaunchDelayP50: 3, evidence.SigTraceKernelDurP50: 3,
 	evidence.SigTraceGraphLaunchShare: 3, evidence.SigTraceAttentionPct: 3, evidence.SigTraceCompileRegions: 3,
-	evidence.SigTraceCommPct: 5, evidence.SigTraceCommOverlapPct: 5,
+	evidence.SigTraceDraftPct: 3, evidence.SigTraceCommPct: 5, evidence.SigTraceCommOverlapPct: 5,
 }
 
 var unitOf = map[string]string{
@@ -43,6 +43,7 @@ var unitOf = map[string]string{
 	evidence.SigTraceMemoryKernelPct: "pct", evidence.SigTraceStepP50Ms: "ms", evidence.SigTraceShortKernelShare: "ratio",
 	evidence.SigTraceLaunchDelayP50: "us", evidence.SigTraceKernelDurP50: "us", evidence.SigTraceGraphLaunchShare: "ratio",
 	evidence.SigTraceAttentionPct: "pct", evidence.SigTraceCompileRegions: "count", evidence.SigTraceCommPct: "pct",
+	evidence.SigTraceDraftPct:       "pct",
 	evidence.SigTraceCommOverlapPct: "pct",
 }
 
@@ -88,6 +89,9 @@ func rankSignals(r RankResult) map[string]float64 {
 		m[evidence.SigTraceGraphLaunchShare] = r.Graphs.GraphShare
 	}
 	m[evidence.SigTraceAttentionPct] = r.AttentionPct
+	if r.DraftPct > 0 {
+		m[evidence.SigTraceDraftPct] = r.DraftPct
+	}
 	m[evidence.SigTraceCompileRegions] = float64(r.Compile.Regions)
 	if r.CommCompOverlapPct != nil {
 		m[evidence.SigTraceCommPct] = r.CommPct

@@ -32,7 +32,8 @@ type RankResult struct {
 	Sync               SyncStats      `json:"sync"`
 	Graphs             GraphStats     `json:"graphs"`
 	Compile            CompileStats   `json:"compile"`
-	AttentionPct       float64        `json:"attention_pct"` // attention kernels, of total kernel time
+	AttentionPct       float64        `json:"attention_pct"`       // attention kernels, of total kernel time
+	DraftPct           float64        `json:"draft_pct,omitempty"` // speculative-decoding draft kernels, of total kernel time
 	MemoryKernelPct    float64        `json:"memory_kernel_pct"`
 	MemoryOps          MemoryOpStats  `json:"memory_ops"`
 	Steps              *StepStats     `json:"steps"` // null without ProfilerStep annotations

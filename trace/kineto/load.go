@@ -2,6 +2,7 @@ package kineto
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 // LoadOptions control how events become timeline records.
 type LoadOptions struct {
+	// Limits bound the records and names kept (zero: timeline.DefaultLimits).
+	Limits timeline.Limits
 	// HTATime rounds times the way HTA's parser does (hta/common/trace_parser.py,
 	// _parse_trace_dataframe_json): start = ceil(ts), end = floor(ts + dur) in whole
 	// microseconds, computed on the float64 values. Off: exact nanoseconds from the digits.
@@ -25,7 +28,14 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	names := timeline.NewNames()
+	limits := opts.Limits
+	if limits.MaxRecords <= 0 {
+		limits.MaxRecords = timeline.DefaultLimits.MaxRecords
+	}
+	names := timeline.NewNamesWithLimits(limits)
+	budget := &timeline.Budget{Max: limits.MaxRecords}
+	bad := &timeline.MalformedError{}
+	var eventNo int64 // index in traceEvents, for error messages
 	rk := &timeline.Rank{}
 	tl := &timeline.Timeline{Format: "kineto", Names: names, HTATime: opts.HTATime}
 	apiFlags := map[uint32]uint16{}
@@ -38,10 +48,19 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 		return ev.TS.NS, ev.TS.NS + ev.Dur.NS
 	}
 	meta, err := Scan(rd, func(ev *Event) error {
+		eventNo++
 		// HTA drops events without dur or cat, and the profiler's own "Trace" span
 		// (trace_parser.py _compress_df); flows, counters, metadata have no dur.
 		if !ev.HasDur || !ev.HasTS || ev.Cat == CatNone || ev.Cat == CatTrace || ev.Cat == CatPythonFunction {
 			return nil
+		}
+		// negative or overflowing times would make durations, shares and idle time
+		// negative: counted, and the whole trace reported as malformed after the scan
+		if bad.Check(ev.TS.US, ev.Dur.US, func() string { return fmt.Sprintf("trace event %d (%q)", eventNo-1, cut(ev.Name)) }) {
+			return nil
+		}
+		if ev.NameCut {
+			names.NoteCut()
 		}
 		start, end := times(ev)
 		switch ev.Cat {
@@ -63,6 +82,9 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 			if ev.Stream < 0 {
 				// no stream at all: HTA keeps such events out of every per-stream figure
 				if op.Kind == timeline.OpSync {
+					if err := budget.Take(); err != nil {
+						return err
+					}
 					rk.DeviceSyncs = append(rk.DeviceSyncs, op)
 				}
 				return nil
@@ -70,6 +92,9 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 			// CUPTI writes "no stream" as uint32 −1 (4294967295, e.g. Context Sync): HTA sees a
 			// stream id ≠ −1 and counts the record as a GPU event; so does pel (int32 −1 here,
 			// printed back as 4294967295).
+			if err := budget.Take(); err != nil {
+				return err
+			}
 			rk.GPU = append(rk.GPU, op)
 		case CatRuntime, CatDriver:
 			id := names.ID(ev.Name)
@@ -77,6 +102,9 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 			if !ok {
 				f = timeline.ClassifyCall(timeline.CanonicalAPI(string(ev.Name)))
 				apiFlags[id] = f
+			}
+			if err := budget.Take(); err != nil {
+				return err
 			}
 			rk.Calls = append(rk.Calls, timeline.Call{Start: start, End: end, Corr: ev.Correlation, Name: id, Flags: f})
 			noteCPU(rk, start)
@@ -87,9 +115,15 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 				rk.Annotations++
 			}
 			noteCPU(rk, start)
-			if bytes.HasPrefix(ev.Name, []byte("ProfilerStep")) {
+			isStep, isCompile := bytes.HasPrefix(ev.Name, []byte("ProfilerStep")), IsCompileRegion(ev.Name)
+			if isStep || isCompile {
+				if err := budget.Take(); err != nil {
+					return err
+				}
+			}
+			if isStep {
 				rk.Steps = append(rk.Steps, timeline.Span{Start: start, End: end, Name: names.ID(ev.Name)})
-			} else if IsCompileRegion(ev.Name) {
+			} else if isCompile {
 				rk.Compile = append(rk.Compile, timeline.Span{Start: start, End: end, Name: names.ID(ev.Name)})
 			}
 		case CatGPUUserAnnotation:
@@ -101,12 +135,24 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if bad.Any() {
+		return nil, nil, bad
+	}
+	tl.Notes = append(tl.Notes, names.LimitNotes()...)
 	rk.Rank = int(meta.Rank)
 	if len(meta.Devices) > 0 {
 		rk.Device = meta.Devices[0].Name
 	}
 	tl.Ranks = []*timeline.Rank{rk}
 	return tl, meta, nil
+}
+
+// cut shortens a name for an error message.
+func cut(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
 }
 
 func noteCPU(rk *timeline.Rank, start int64) {

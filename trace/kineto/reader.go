@@ -67,6 +67,8 @@ type Event struct {
 	Device      int64
 	Bytes       int64
 	ExternalID  int64
+	// NameCut is true when the name was longer than MaxStringBytes and Name holds its start.
+	NameCut bool
 }
 
 func (e *Event) reset() {
@@ -290,6 +292,7 @@ func (s *scanner) event(ev *Event) error {
 				ev.Cat = catOf(b)
 			case 'n':
 				ev.Name = append(ev.Name[:0], b...)
+				ev.NameCut = s.truncated
 			}
 		case 't', 'd':
 			c, _ := s.peek()
@@ -429,7 +432,9 @@ func (s *scanner) deviceProps(meta *Meta) error {
 			}); err != nil {
 				return err
 			}
-			meta.Devices = append(meta.Devices, d)
+			if len(meta.Devices) < MaxDevices {
+				meta.Devices = append(meta.Devices, d)
+			}
 		}
 		more, err = s.next(']', "deviceProperties")
 	}

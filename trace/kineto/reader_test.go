@@ -154,6 +154,13 @@ func TestScanErrors(t *testing.T) {
 		{"missing colon", `{"traceEvents" []}`, "expected ':'"},
 		{"bad escape", `{"traceEvents": [{"name": "a\q"}]}`, "bad escape"},
 		{"deep", `{"traceEvents": [{"args": {"x": ` + strings.Repeat("[", 600) + `}}]}`, "nesting"},
+		// raw control characters are not allowed inside a JSON string (FuzzReader found
+		// one accepted; testdata/fuzz/FuzzReader keeps the input)
+		{"control char in name", "{\"traceEvents\": [{\"name\": \"a\x01b\"}]}", "control character"},
+		{"control char in skipped value", "{\"traceEvents\": [{\"args\": {\"x\": \"a\tb\"}}]}", "control character"},
+		{"control char in key", "{\"traceEvents\": [{\"na\nme\": 1}]}", "control character"},
+		{"bad escape in skipped value", `{"traceEvents": [{"args": {"x": "a\qb"}}]}`, "bad escape"},
+		{"bad unicode escape in skipped value", `{"traceEvents": [{"args": {"x": "a\u12g4"}}]}`, "bad \\u escape"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

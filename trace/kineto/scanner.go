@@ -34,12 +34,12 @@ type scanner struct {
 	rerr    error
 	scratch []byte
 	depth   int
+	// truncated is set by readString when the string was longer than MaxStringBytes
+	truncated bool
 }
 
-const maxDepth = 512
-
 func newScanner(rd io.Reader) *scanner {
-	return &scanner{rd: rd, buf: make([]byte, 256<<10)}
+	return &scanner{rd: rd, buf: make([]byte, scannerBufferBytes)}
 }
 
 func (s *scanner) errf(format string, a ...any) error {
@@ -160,17 +160,41 @@ func (s *scanner) nextSlow(end byte, what string) (more bool, err error) {
 	return false, s.errf("expected ',' or '%c' in %s, found %q", end, what, c)
 }
 
+// strClass marks the bytes that end the fast path of a string: the closing quote, an
+// escape, and the control characters JSON forbids raw inside a string.
+var strClass = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()
+
+func special(b []byte) int {
+	for i, c := range b {
+		if strClass[c] {
+			return i
+		}
+	}
+	return -1
+}
+
 // readString reads a JSON string at s.r and returns its unescaped bytes, valid until the
-// next read. Strings without escapes are returned in place.
+// next read: at most MaxStringBytes of them (s.truncated tells a longer string, read on as a
+// stream). Strings without escapes are returned in place.
 func (s *scanner) readString() ([]byte, error) {
 	if err := s.expect('"', "string"); err != nil {
 		return nil, err
 	}
+	s.truncated = false
 	start := s.r // first content byte
 	i := start
 	for {
-		j := bytes.IndexByte(s.buf[i:s.w], '"')
+		j := special(s.buf[i:s.w])
 		if j < 0 {
+			if s.w-start > MaxStringBytes {
+				return s.readSlow(start)
+			}
 			off := s.w - start // already searched
 			s.r = start
 			ok := s.fill()
@@ -182,44 +206,49 @@ func (s *scanner) readString() ([]byte, error) {
 			continue
 		}
 		end := i + j
-		if bytes.IndexByte(s.buf[start:end], '\\') >= 0 {
-			return s.readEscaped(start)
+		if s.buf[end] != '"' || end-start > MaxStringBytes {
+			return s.readSlow(start)
 		}
 		s.r = end + 1
 		return s.buf[start:end], nil
 	}
 }
 
-// readEscaped decodes a string containing escapes, starting at content offset start.
-func (s *scanner) readEscaped(start int) ([]byte, error) {
+// readSlow decodes a string with escapes, control bytes or more than MaxStringBytes,
+// starting at content offset i. What it has copied is discarded from the buffer, so a
+// string of any length needs only the buffer it has.
+func (s *scanner) readSlow(i int) ([]byte, error) {
 	out := s.scratch[:0]
-	i := start
+	keep := func(b ...byte) {
+		if s.truncated {
+			return
+		}
+		out = append(out, b...)
+		if len(out) > MaxStringBytes {
+			out, s.truncated = trimRune(out[:MaxStringBytes]), true
+		}
+	}
 	for {
 		if i >= s.w {
-			off := i - start
-			s.r = start
-			ok := s.fill()
-			start = s.r
-			i = start + off
-			if !ok {
+			s.r = i
+			if !s.fill() {
 				return nil, s.eofErr("string")
 			}
+			i = s.r
 			continue
 		}
 		c := s.buf[i]
 		switch {
 		case c == '"':
 			s.r = i + 1
-			s.scratch = out
+			s.scratch = out[:0]
 			return out, nil
 		case c == '\\':
 			// need up to 12 bytes (\uXXXX\uXXXX)
 			for i+12 > s.w && !s.eof {
-				off := i - start
-				s.r = start
+				s.r = i
 				ok := s.fill()
-				start = s.r
-				i = start + off
+				i = s.r
 				if !ok {
 					break
 				}
@@ -230,22 +259,22 @@ func (s *scanner) readEscaped(start int) ([]byte, error) {
 			e := s.buf[i+1]
 			switch e {
 			case '"', '\\', '/':
-				out = append(out, e)
+				keep(e)
 				i += 2
 			case 'b':
-				out = append(out, '\b')
+				keep('\b')
 				i += 2
 			case 'f':
-				out = append(out, '\f')
+				keep('\f')
 				i += 2
 			case 'n':
-				out = append(out, '\n')
+				keep('\n')
 				i += 2
 			case 'r':
-				out = append(out, '\r')
+				keep('\r')
 				i += 2
 			case 't':
-				out = append(out, '\t')
+				keep('\t')
 				i += 2
 			case 'u':
 				if i+6 > s.w {
@@ -269,7 +298,7 @@ func (s *scanner) readEscaped(start int) ([]byte, error) {
 					}
 					n = 6
 				}
-				out = append(out, r...)
+				keep([]byte(r)...)
 				i += n
 			default:
 				s.r = i
@@ -279,10 +308,26 @@ func (s *scanner) readEscaped(start int) ([]byte, error) {
 			s.r = i
 			return nil, s.errf("control character in string")
 		default:
-			out = append(out, c)
-			i++
+			// copy the run up to the next special byte at once
+			j := special(s.buf[i:s.w])
+			if j < 0 {
+				j = s.w - i
+			}
+			keep(s.buf[i : i+j]...)
+			i += j
 		}
 	}
+}
+
+// trimRune drops an incomplete UTF-8 sequence that a cut left at the end of b.
+func trimRune(b []byte) []byte {
+	for k := 0; k < utf8.UTFMax-1 && len(b) > 0; k++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func isNumByte(c byte) bool {
@@ -299,6 +344,10 @@ func (s *scanner) readNumber() ([]byte, error) {
 	for {
 		for i < s.w && isNumByte(s.buf[i]) {
 			i++
+		}
+		if i-start > MaxNumberBytes {
+			s.r = start
+			return nil, s.errf("number longer than %d bytes", MaxNumberBytes)
 		}
 		if i < s.w || s.eof {
 			break
@@ -376,45 +425,57 @@ func (s *scanner) skipValue() error {
 	}
 }
 
-// skipString consumes a string without decoding it.
+// skipString consumes a string without decoding it, as a stream (any length), checking
+// what JSON requires: no raw control bytes, valid escapes.
 func (s *scanner) skipString() error {
 	s.r++ // opening quote
-	i := s.r
+	esc, hex := false, 0
 	for {
-		j := bytes.IndexByte(s.buf[i:s.w], '"')
-		if j < 0 {
-			// an escape right at the end must stay with the next chunk
-			off := s.w - s.r
-			for off > 0 && s.buf[s.r+off-1] == '\\' {
-				off-- // a run of backslashes must be counted whole, with the quote after it
+		for k := s.r; k < s.w; k++ {
+			c := s.buf[k]
+			switch {
+			case hex > 0:
+				if !isHex(c) {
+					s.r = k
+					return s.errf("bad \\u escape")
+				}
+				hex--
+			case esc:
+				esc = false
+				switch c {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				case 'u':
+					hex = 4
+				default:
+					s.r = k
+					return s.errf("bad escape \\%c", c)
+				}
+			case c == '\\':
+				esc = true
+			case c == '"':
+				s.r = k + 1
+				return nil
+			case c < 0x20:
+				s.r = k
+				return s.errf("control character in string")
 			}
-			s.r += off
-			if !s.fill() {
-				return s.eofErr("string")
-			}
-			i = s.r
-			continue
 		}
-		end := i + j
-		// count backslashes before the quote
-		n := 0
-		for k := end - 1; k >= s.r && s.buf[k] == '\\'; k-- {
-			n++
+		s.r = s.w
+		if !s.fill() {
+			return s.eofErr("string")
 		}
-		if n%2 == 1 {
-			i = end + 1
-			continue
-		}
-		s.r = end + 1
-		return nil
 	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
 func (s *scanner) skipObject() error {
 	s.depth++
 	defer func() { s.depth-- }()
-	if s.depth > maxDepth {
-		return s.errf("nesting deeper than %d", maxDepth)
+	if s.depth > MaxDepth {
+		return s.errf("nesting deeper than %d", MaxDepth)
 	}
 	more, err := s.open('}', "object")
 	for more && err == nil {
@@ -440,8 +501,8 @@ func (s *scanner) skipObject() error {
 func (s *scanner) skipArray() error {
 	s.depth++
 	defer func() { s.depth-- }()
-	if s.depth > maxDepth {
-		return s.errf("nesting deeper than %d", maxDepth)
+	if s.depth > MaxDepth {
+		return s.errf("nesting deeper than %d", MaxDepth)
 	}
 	more, err := s.open(']', "array")
 	for more && err == nil {

@@ -26,7 +26,8 @@ func Load(path string) (*timeline.Timeline, error) {
 		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
+	// two connections: StringIds is looked up while a table's rows are being read
+	db.SetMaxOpenConns(2)
 	tables, err := tableSet(db)
 	if err != nil {
 		return nil, err
@@ -35,10 +36,12 @@ func Load(path string) (*timeline.Timeline, error) {
 		return nil, fmt.Errorf("no StringIds or CUPTI_ACTIVITY_KIND_KERNEL/RUNTIME tables: not an Nsight Systems export with CUDA trace")
 	}
 	l := &loader{db: db, tables: tables, names: timeline.NewNames(), ranks: map[int64]*timeline.Rank{},
+		budget: timeline.Budget{Max: timeline.DefaultLimits.MaxRecords},
 		pidIdx: map[int64]int64{}, corrDev: map[int64]int64{}, pidDev: map[int64]map[int64]int{}}
 	if err := l.strings(); err != nil {
 		return nil, fmt.Errorf("StringIds: %w", err)
 	}
+	defer l.strStmt.Close()
 	for _, step := range []struct {
 		table string
 		fn    func() error
@@ -57,7 +60,13 @@ func Load(path string) (*timeline.Timeline, error) {
 			return nil, fmt.Errorf("%s: %w", step.table, err)
 		}
 	}
-	tl := &timeline.Timeline{Format: "nsys", Names: l.names}
+	if l.bad.Any() {
+		return nil, &l.bad
+	}
+	if l.budget.Used > l.budget.Max {
+		return nil, &timeline.ErrTooLarge{Max: l.budget.Max}
+	}
+	tl := &timeline.Timeline{Format: "nsys", Names: l.names, Notes: l.names.LimitNotes()}
 	for _, r := range l.ranks {
 		tl.Ranks = append(tl.Ranks, r)
 	}
@@ -72,6 +81,7 @@ type loader struct {
 	db      *sql.DB
 	tables  map[string]bool
 	str     map[int64]string
+	strStmt *sql.Stmt
 	names   *timeline.Names
 	ranks   map[int64]*timeline.Rank
 	devName map[int64]string
@@ -79,6 +89,21 @@ type loader struct {
 	corrDev map[int64]int64         // unique correlation → device
 	pidDev  map[int64]map[int64]int // process → device → operations
 	enums   map[string]map[int64]string
+	bad     timeline.MalformedError
+	budget  timeline.Budget
+}
+
+// malformed counts a row whose times would make a duration negative (end before start, a
+// negative start) and the records kept against the limit; such rows are left out and the
+// export is then reported as malformed (or too large) as a whole.
+func (l *loader) malformed(table string, start, end int64) bool {
+	if l.bad.Check(float64(start)/1000, (float64(end)-float64(start))/1000, func() string {
+		return fmt.Sprintf("a %s row starting at %d ns", table, start)
+	}) {
+		return true
+	}
+	l.budget.Used++
+	return l.budget.Used > l.budget.Max // stop keeping rows; Load reports ErrTooLarge
 }
 
 func tableSet(db *sql.DB) (map[string]bool, error) {
@@ -98,23 +123,34 @@ func tableSet(db *sql.DB) (map[string]bool, error) {
 	return m, rows.Err()
 }
 
+// strings prepares the StringIds lookup. Strings are read when a kept row names them (and
+// cached), each cut to MaxNameBytes by SQLite: memory follows the names kept, not the size
+// of the export's string table.
 func (l *loader) strings() error {
 	l.str = map[int64]string{}
-	rows, err := l.db.Query(`SELECT id, value FROM StringIds`)
-	if err != nil {
-		return err
+	var err error
+	l.strStmt, err = l.db.Prepare(`SELECT substr(value, 1, ?) FROM StringIds WHERE id = ?`)
+	return err
+}
+
+// lookup returns string id of StringIds ("" when absent).
+func (l *loader) lookup(id int64) string {
+	if s, ok := l.str[id]; ok {
+		return s
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var v sql.NullString
-		if err := rows.Scan(&id, &v); err != nil {
-			return err
-		}
+	var v sql.NullString
+	if err := l.strStmt.QueryRow(timeline.DefaultLimits.MaxNameBytes, id).Scan(&v); err != nil {
+		v.String = ""
+	}
+	if len(l.str) < maxCachedStrings {
 		l.str[id] = v.String
 	}
-	return rows.Err()
+	return v.String
 }
+
+// maxCachedStrings bounds the lookup cache (an export can name millions of distinct
+// strings); past it, lookups go to SQLite each time.
+const maxCachedStrings = 1 << 16
 
 // enum reads an ENUM_* table (id → name) when the export has it.
 func (l *loader) enum(table string) map[int64]string {
@@ -129,7 +165,8 @@ func (l *loader) enum(table string) map[int64]string {
 	if !l.tables[table] {
 		return m
 	}
-	rows, err := l.db.Query(`SELECT id, name FROM ` + table)
+	// enum tables have a few dozen rows; a hostile one is cut short
+	rows, err := l.db.Query(`SELECT id, substr(name, 1, 256) FROM ` + table + ` LIMIT 4096`)
 	if err != nil {
 		return m
 	}
@@ -146,7 +183,8 @@ func (l *loader) enum(table string) map[int64]string {
 
 func (l *loader) gpus() error {
 	l.devName = map[int64]string{}
-	rows, err := l.db.Query(`SELECT id, name FROM TARGET_INFO_GPU`)
+	// names cut and rows bounded as in the Kineto reader's deviceProperties
+	rows, err := l.db.Query(`SELECT id, substr(name, 1, 256) FROM TARGET_INFO_GPU LIMIT 1024`)
 	if err != nil {
 		return err
 	}
@@ -205,9 +243,12 @@ func (l *loader) kernels() error {
 		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &dn, &sn); err != nil {
 			return err
 		}
-		name := l.str[dn.Int64]
+		if l.malformed("CUPTI_ACTIVITY_KIND_KERNEL", start, end) {
+			continue
+		}
+		name := l.lookup(dn.Int64)
 		if !dn.Valid || name == "" {
-			name = l.str[sn.Int64]
+			name = l.lookup(sn.Int64)
 		}
 		l.addOp(dev, pid, timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Name: l.names.IDString(name),
 			Stream: int32(stream), Kind: timeline.OpKernel})
@@ -298,6 +339,9 @@ func (l *loader) memcpys() error {
 		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &ck, &sk, &dk); err != nil {
 			return err
 		}
+		if l.malformed("CUPTI_ACTIVITY_KIND_MEMCPY", start, end) {
+			continue
+		}
 		op := timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpMemcpy,
 			Name: l.names.IDString(memName(oper[ck.Int64], kind(sk), kind(dk)))}
 		if (sk.Valid && sk.Int64 == pageable) || (dk.Valid && dk.Int64 == pageable) {
@@ -320,6 +364,9 @@ func (l *loader) memsets() error {
 		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid); err != nil {
 			return err
 		}
+		if l.malformed("CUPTI_ACTIVITY_KIND_MEMSET", start, end) {
+			continue
+		}
 		l.addOp(dev, pid, timeline.Op{Start: start, End: end, Corr: l.corrKey(pid, corr), Stream: int32(stream), Kind: timeline.OpMemset, Name: name})
 	}
 	return rows.Err()
@@ -337,6 +384,9 @@ func (l *loader) syncs() error {
 		var st sql.NullInt64
 		if err := rows.Scan(&start, &end, &dev, &stream, &corr, &pid, &st); err != nil {
 			return err
+		}
+		if l.malformed("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", start, end) {
+			continue
 		}
 		n := types[st.Int64]
 		if i := strings.LastIndex(n, "TYPE_"); i >= 0 {
@@ -378,9 +428,12 @@ func (l *loader) runtime() error {
 		if err := rows.Scan(&start, &end, &tid, &corr, &nameID); err != nil {
 			return err
 		}
+		if l.malformed("CUPTI_ACTIVITY_KIND_RUNTIME", start, end) {
+			continue
+		}
 		id, ok := ids[nameID]
 		if !ok {
-			canon := timeline.CanonicalAPI(l.str[nameID])
+			canon := timeline.CanonicalAPI(l.lookup(nameID))
 			id = l.names.IDString(canon)
 			ids[nameID] = id
 			flags[nameID] = timeline.ClassifyCall(canon)

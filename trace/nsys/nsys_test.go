@@ -2,8 +2,10 @@ package nsys
 
 import (
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/pel-ladder/pel/trace/timeline"
@@ -85,5 +87,23 @@ func exec(t *testing.T, path string, stmts ...string) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+	}
+}
+
+// TestMalformedRows: an export row that ends before it starts, or starts before 0, would
+// give a negative duration; the export is reported as malformed with the rows counted.
+func TestMalformedRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.sqlite")
+	exec(t, path,
+		`CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`,
+		`INSERT INTO StringIds VALUES (1, 'sm80_gemm')`,
+		`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+			correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER)`,
+		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 900, 0, 7, 1, 1, 1, 1), (2000, 2100, 0, 7, 2, 1, 1, 1),
+			(-50, 10, 0, 7, 3, 1, 1, 1), (3000, 2000, 0, 7, 4, 1, 1, 1)`)
+	_, err := Load(path)
+	var m *timeline.MalformedError
+	if !errors.As(err, &m) || m.NegativeDur != 2 || m.NegativeTS != 1 || !strings.Contains(m.First, "CUPTI_ACTIVITY_KIND_KERNEL row starting at 1000 ns") {
+		t.Fatalf("err %v (%+v)", err, m)
 	}
 }

@@ -101,36 +101,64 @@ type Timeline struct {
 	Notes   []string
 }
 
-// Names interns strings: each distinct name is stored once.
+// Names interns strings: each distinct name is stored once, within Limits.MaxNameBytes
+// per name and Limits.MaxNameTableBytes in all.
 type Names struct {
-	idx  map[string]uint32
-	list []string
+	idx       map[string]uint32
+	list      []string
+	limits    Limits
+	bytes     int // sum of the kept names' lengths
+	truncated int // names cut to MaxNameBytes
+	overflow  int // names replaced by NameOverflow
 }
 
-// NewNames returns an empty table.
-func NewNames() *Names { return &Names{idx: map[string]uint32{}} }
+// NewNames returns an empty table with DefaultLimits.
+func NewNames() *Names { return NewNamesWithLimits(DefaultLimits) }
+
+// NewNamesWithLimits returns an empty table with the given limits (zero fields: defaults).
+func NewNamesWithLimits(l Limits) *Names {
+	if l.MaxNameBytes <= 0 {
+		l.MaxNameBytes = DefaultLimits.MaxNameBytes
+	}
+	if l.MaxNameTableBytes <= 0 {
+		l.MaxNameTableBytes = DefaultLimits.MaxNameTableBytes
+	}
+	return &Names{idx: map[string]uint32{}, limits: l}
+}
 
 // ID interns b. The map lookup with string(b) does not allocate; only new names are copied.
 func (n *Names) ID(b []byte) uint32 {
+	if len(b) > n.limits.MaxNameBytes {
+		n.truncated++
+		b = truncateName(b, n.limits.MaxNameBytes)
+	}
 	if id, ok := n.idx[string(b)]; ok {
 		return id
+	}
+	if n.bytes+len(b) > n.limits.MaxNameTableBytes {
+		n.overflow++
+		b = []byte(NameOverflow)
+		if id, ok := n.idx[NameOverflow]; ok {
+			return id
+		}
 	}
 	s := string(b)
 	id := uint32(len(n.list))
 	n.list = append(n.list, s)
 	n.idx[s] = id
+	n.bytes += len(s)
 	return id
 }
+
+// NoteCut counts a name its reader already cut to the length limit.
+func (n *Names) NoteCut() { n.truncated++ }
 
 // IDString interns s.
 func (n *Names) IDString(s string) uint32 {
 	if id, ok := n.idx[s]; ok {
 		return id
 	}
-	id := uint32(len(n.list))
-	n.list = append(n.list, s)
-	n.idx[s] = id
-	return id
+	return n.ID([]byte(s))
 }
 
 // Name returns the string of id.
