@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
 )
@@ -22,11 +23,13 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"yesno":  yesNo,
 	"impact": impactLine,
 	"hr":     headroomPct,
+	"usd":    costText,
 }).Parse(pageTmpl))
 
 // htmlView is what the template sees: the evidence plus the charts laid out from it.
 type htmlView struct {
 	Ev          *evidence.Evidence
+	Strip       Strip
 	Verdict     string
 	Owner       string
 	Stops       []namedStop
@@ -64,7 +67,7 @@ type namedSummary struct {
 // HTML writes one self-contained page: no scripts, styles or fonts from the network; the
 // charts are inline SVG drawn from the evidence's histograms, series and band summaries.
 func HTML(w io.Writer, ev *evidence.Evidence) error {
-	v := htmlView{Ev: ev, Verdict: verdictOr(ev), Owner: "none"}
+	v := htmlView{Ev: ev, Verdict: verdictOr(ev), Owner: "none", Strip: stripOf(ev)}
 	if ev.OwnerLayer != nil {
 		v.Owner = string(*ev.OwnerLayer)
 	}
@@ -75,7 +78,7 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 	histKeys := sortedKeys(wl.Histograms)
 	sort.SliceStable(histKeys, func(i, j int) bool { return histRank(histKeys[i]) < histRank(histKeys[j]) })
 	for _, k := range histKeys {
-		v.Hist = append(v.Hist, histChart("Distribution: "+k, wl.Histograms[k]))
+		v.Hist = append(v.Hist, histChart(histTitle(k, wl.Histograms[k].Unit), wl.Histograms[k]))
 	}
 	for _, st := range ev.Stages {
 		if len(st.Series) == 0 {
@@ -89,14 +92,15 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 			if _, ok := byUnit[s.Unit]; !ok {
 				units = append(units, s.Unit)
 			}
-			byUnit[s.Unit] = append(byUnit[s.Unit], line{name: s.Name + labels(s.Labels), t: s.T, v: s.V})
+			byUnit[s.Unit] = append(byUnit[s.Unit], line{name: s.Name + labels(s.Labels), base: s.Name, t: s.T, v: s.V})
 		}
 		for _, u := range units {
 			ls := byUnit[u]
-			title := ls[0].name
-			if len(ls) > 1 {
-				title = fmt.Sprintf("%d series (%s)", len(ls), u)
+			var names []string
+			for _, l := range ls {
+				names = append(names, l.base)
 			}
+			title := seriesTitle(names, u)
 			if len(ls) > len(palette) {
 				ls = ls[:len(palette)]
 				title += fmt.Sprintf(", first %d shown", len(palette))
@@ -141,4 +145,89 @@ func histRank(k string) int {
 		return 2
 	}
 	return 3
+}
+
+// seriesNames says in words what a time series shows; a series not listed is named by its
+// signal name.
+var seriesNames = map[string]string{
+	"client.completions_per_s":     "completions",
+	"client.goodput_per_s":         "goodput (accepted)",
+	"client.ttft_p50_ms":           "TTFT p50",
+	"client.itl_p50_ms":            "ITL p50",
+	"client.in_flight":             "tasks in flight",
+	evidence.SigDRAMActive:         "DRAM active",
+	evidence.SigSMActive:           "SM active",
+	evidence.SigSMOccupancy:        "SM occupancy",
+	evidence.SigTensorActive:       "tensor active",
+	evidence.SigGPUUtil:            "GPU util",
+	evidence.SigFBUsedMiB:          "framebuffer used",
+	evidence.SigNVLinkBytesPS:      "NVLink traffic",
+	evidence.SigPCIeBytesPS:        "PCIe traffic",
+	evidence.SigGenTokensRate:      "generated tokens",
+	evidence.SigPromptTokensRate:   "prompt tokens",
+	evidence.SeriesKVUsage:         "KV-cache usage",
+	evidence.SigPreemptionRate:     "preemptions",
+	evidence.SeriesRunning:         "requests running",
+	evidence.SeriesWaiting:         "requests waiting",
+	evidence.SigSpecAcceptanceRate: "draft acceptance",
+	evidence.SigIterationTokensAvg: "tokens per step",
+	evidence.SigEngineStepLagMs:    "simulator step lag",
+	evidence.SigReplicaImbalanceCV: "replica load imbalance",
+	evidence.SigTraceIdlePct:       "GPU idle",
+	evidence.SigOTLPJoinCoverage:   "span join coverage",
+	evidence.SigServerTTFTP99:      "server TTFT p99",
+	evidence.SigServerQueueP99:     "server queue p99",
+	evidence.SigHOLTTFTRatio:       "head-of-line TTFT ratio",
+	evidence.SigTokensPerChunk:     "tokens per chunk",
+	evidence.SigColdWarmTTFTRatio:  "cold/warm TTFT",
+	evidence.SigScheduleLagP99:     "schedule lag p99",
+	evidence.SigClientQueueP99:     "client queue p99",
+	evidence.SigSpecMeanAcceptLen:  "accepted draft length",
+	evidence.SigOutputTokensRate:   "output tokens",
+	evidence.SigThroughput:         "throughput",
+	evidence.SigGoodput:            "goodput",
+}
+
+var unitNames = map[string]string{"1/s": "per second", "ratio": "ratio, 0–1", "count": "count", "ms": "ms", "tokens/s": "tokens per second"}
+
+// seriesTitle names a chart by what its series show, in words, with their unit: "Requests
+// running and requests waiting — count". Replicas of one series count once.
+func seriesTitle(names []string, unit string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		h := seriesNames[n]
+		if h == "" {
+			h = n
+		}
+		if !seen[h] {
+			seen[h] = true
+			parts = append(parts, h)
+		}
+	}
+	if len(parts) > 5 {
+		parts = append(parts[:4], fmt.Sprintf("%d more", len(parts)-4))
+	}
+	u := unitNames[unit]
+	if u == "" {
+		u = unit
+	}
+	title := parts[0]
+	if len(parts) > 1 {
+		title = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return strings.ToUpper(title[:1]) + title[1:] + " — " + u
+}
+
+// histTitle names a latency distribution chart.
+func histTitle(key, unit string) string {
+	switch key {
+	case "ttft_ms":
+		return "TTFT distribution (ms): first token − scheduled time"
+	case "itl_ms":
+		return "ITL distribution (ms per token)"
+	case "e2e_ms":
+		return "E2E distribution (ms): done − scheduled time"
+	}
+	return "Distribution of " + key + " (" + unit + ")"
 }

@@ -31,7 +31,8 @@ var phaseFill = map[string]string{"cold": "#fde2c8", "warm": "#e3f1e3", "canary"
 
 // line is one series to draw.
 type line struct {
-	name string
+	name string // legend: the signal name with its labels
+	base string // the signal name alone
 	t, v []float64
 }
 
@@ -54,18 +55,55 @@ type svgBuf struct{ strings.Builder }
 
 func (b *svgBuf) f(format string, a ...any) { fmt.Fprintf(&b.Builder, format, a...) }
 
-func (b *svgBuf) open(title string) {
-	b.f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, html.EscapeString(title))
+// open starts a chart whose legend holds legend (nil: none): the legend wraps onto as
+// many rows as it needs, and the chart grows to fit them, so no name is ever cut.
+func (b *svgBuf) open(title string, legend []string) {
+	h := chartH + legendExtra(legend)
+	b.f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, h, html.EscapeString(title))
 	b.f(`<text class="title" x="%d" y="14">%s</text>`, padL, html.EscapeString(title))
 }
 
-// yAxis draws horizontal grid lines and labels for [0, ymax]; it returns the y scale.
+// Legend geometry: an entry is a swatch and its name; names are measured at legendCharW
+// per character (the legend's 10 px font averages under 6 px), and wrap at the chart edge.
+const (
+	legendCharW = 6.2
+	legendRowH  = 14
+)
+
+// legendRows lays out names: the row of each entry and its x.
+func legendRows(names []string) (rows []int, xs []float64) {
+	x, row := float64(padL), 0
+	for _, n := range names {
+		w := 20 + legendCharW*float64(len([]rune(n)))
+		if x+w > chartW-padR && x > padL {
+			x, row = padL, row+1
+		}
+		rows, xs = append(rows, row), append(xs, x)
+		x += w
+	}
+	return rows, xs
+}
+
+// legendExtra is the height the legend's rows beyond the first add.
+func legendExtra(names []string) int {
+	rows, _ := legendRows(names)
+	if len(rows) == 0 {
+		return 0
+	}
+	return rows[len(rows)-1] * legendRowH
+}
+
+// yAxis draws horizontal grid lines and labels for [0, ymax]; it returns the y scale. A
+// ratio axis ends at 1 when the values do (a ratio above 1 is not a ratio of anything).
 func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
 	if math.IsInf(ymax, 0) || math.IsNaN(ymax) {
 		ymax = math.MaxFloat64 / 4
 	}
 	step := niceStep(ymax)
 	top := math.Ceil(ymax/step) * step
+	if unit == "ratio" && ymax <= 1.05 {
+		top, step = 1, 0.2
+	}
 	if top <= 0 {
 		top = 1
 	}
@@ -85,29 +123,48 @@ func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
 }
 
 func (b *svgBuf) legend(names []string) {
-	x := padL
+	b.legendColors(names, nil)
+}
+
+// legendColors draws the legend; colors[i], when given, replaces the palette's colour.
+func (b *svgBuf) legendColors(names, colors []string) {
+	rows, xs := legendRows(names)
 	for i, n := range names {
 		c := palette[i%len(palette)]
-		b.f(`<rect x="%d" y="%d" width="10" height="10" fill="%s"/>`, x, chartH-12, c)
-		b.f(`<text class="legend" x="%d" y="%d">%s</text>`, x+13, chartH-3, html.EscapeString(n))
-		x += 20 + 7*len(n)
+		if i < len(colors) && colors[i] != "" {
+			c = colors[i]
+		}
+		y := chartH - 12 + rows[i]*legendRowH
+		b.f(`<rect x="%.1f" y="%d" width="10" height="10" fill="%s"/>`, xs[i], y, c)
+		b.f(`<text class="legend" x="%.1f" y="%d">%s</text>`, xs[i]+13, y+9, html.EscapeString(n))
 	}
 }
 
 // timeChart draws lines over time with the run's phases shaded; every line shares the y axis.
+// A series that stays at 0 would lie on the axis, unseen: its legend entry says "0
+// throughout" and it is drawn with a marker at every sample.
 func timeChart(title, unit string, lines []line, phases []evidence.Phase) template.HTML {
 	var b svgBuf
-	b.open(title)
 	t0, t1, ymax := math.Inf(1), math.Inf(-1), 0.0
-	for _, l := range lines {
+	names := make([]string, len(lines))
+	zero := make([]bool, len(lines))
+	for k, l := range lines {
+		names[k], zero[k] = l.name, true
 		for i := range l.t {
 			if i >= len(l.v) || math.IsNaN(l.v[i]) || math.IsInf(l.v[i], 0) {
 				continue
 			}
 			t0, t1 = math.Min(t0, l.t[i]), math.Max(t1, l.t[i])
 			ymax = math.Max(ymax, l.v[i])
+			if l.v[i] != 0 {
+				zero[k] = false
+			}
+		}
+		if zero[k] {
+			names[k] += " (0 throughout)"
 		}
 	}
+	b.open(title, names)
 	for _, p := range phases {
 		t0, t1 = math.Min(t0, p.StartS), math.Max(t1, p.EndS)
 	}
@@ -142,9 +199,7 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 		}
 		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s s</text>`, sx(t), padT+plotH+14, num(t))
 	}
-	var names []string
 	for i, l := range lines {
-		names = append(names, l.name)
 		var pts []string
 		for k := range l.t {
 			if k >= len(l.v) || math.IsNaN(l.v[k]) || math.IsInf(l.v[k], 0) {
@@ -152,8 +207,15 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 			}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(l.t[k]), sy(l.v[k])))
 		}
+		c := palette[i%len(palette)]
 		b.f(`<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"><title>%s</title></polyline>`,
-			palette[i%len(palette)], strings.Join(pts, " "), html.EscapeString(l.name))
+			c, strings.Join(pts, " "), html.EscapeString(l.name))
+		if zero[i] {
+			for _, p := range pts {
+				xy := strings.SplitN(p, ",", 2)
+				b.f(`<circle cx="%s" cy="%s" r="2.2" fill="%s"/>`, xy[0], xy[1], c)
+			}
+		}
 	}
 	b.legend(names)
 	b.f(`</svg>`)
@@ -163,7 +225,7 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 // histChart draws a pre-computed histogram, one bar per bucket, labelled by upper bound.
 func histChart(title string, h evidence.Histogram) template.HTML {
 	var b svgBuf
-	b.open(title)
+	b.open(title, nil)
 	n := min(len(h.Bounds), len(h.Counts))
 	var ymax int64
 	for i := 0; i < n; i++ {
@@ -199,7 +261,7 @@ type bar struct {
 // groupedBars draws groups of bars (e.g. p50 and p99 per concurrency band).
 func groupedBars(title, unit string, series []string, groups []bar) template.HTML {
 	var b svgBuf
-	b.open(title)
+	b.open(title, series)
 	ymax := 0.0
 	for _, g := range groups {
 		for _, v := range g.vals {

@@ -20,6 +20,9 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 		owner = string(*ev.OwnerLayer)
 	}
 	p.f("Owner layer: %s\n", owner)
+	if p.err == nil {
+		p.err = writeStrip(w, stripOf(ev))
+	}
 	p.f("Contract: %s v%d (sha256 %s)  Target: %s", orDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), orDash(ev.Run.Target))
 	if ev.Run.Engine != "" {
 		p.f("  Engine: %s", ev.Run.Engine)
@@ -289,7 +292,7 @@ func cost(c *float64) string {
 	if c == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("$%.5f", *c)
+	return usd(*c)
 }
 
 func short(s string) string {

@@ -1,20 +1,62 @@
-// Package sweep runs one workload contract at a series of offered loads, one run per load,
-// and finds the knee of the throughput-vs-latency curve: `pel sweep --concurrency 1,4,16,64`
-// (closed loop: that many tasks always in flight) or `--rates 5,10,20` (poisson arrivals).
+// Package sweep runs one workload contract at a series of offered loads, one run per load:
+// a grid (`pel sweep --concurrency 1,4,16,64`, closed loops of that many tasks in flight, or
+// `--rates 5,10,20`, poisson arrivals), or an SLO search (`--slo-search`) that finds the
+// capacity at the contract's SLOs.
 //
 // Each point is an ordinary run directory (DIR/c<N>/ or DIR/r<rate>/, written by package
 // runner) whose contract.yaml is the base contract with its arrival (and, on request, its
-// duration or request count) replaced: the override is applied to the YAML and parsed again,
-// so every point carries the sha256 of exactly what it ran, and two points can be fed to
-// `pel compare` only with --allow-contract-change. Figures per point come from its
-// evidence (warm phase): goodput, acceptance, TTFT/ITL p50/p99, E2E p99 and the measured mean
-// in-flight count.
+// duration, request count or warm-up) replaced: the override is applied to the YAML and
+// parsed again, so every point carries the sha256 of exactly what it ran, and two points can
+// be fed to `pel compare` only with --allow-contract-change. Figures per point come from its
+// evidence (warm phase): goodput, acceptance, TTFT/ITL p50/p99, E2E p99, the measured mean
+// in-flight count, cost per accepted task and the replicas /metrics showed. The sweep writes
+// DIR/sweep.json, DIR/sweep.csv (one row per point) and, from the command line,
+// DIR/sweep.html (package report: goodput and throughput vs load, TTFT and ITL p50/p99 vs
+// load with the SLO lines, the throughput–latency curve, the knee and the capacity marked).
 //
-// The knee (KneeRule): the last point before the first step where goodput gains less than
-// 10% per doubling of load while p99 latency (the worse of TTFT p99 and ITL p99) grows
-// more than 50% per doubling, or where goodput halves. Growth is normalised per doubling so
-// uneven grids (1,4,16,64 or 1,2,3,4) are judged alike. This is the "throughput plateaus,
-// latency jumps past a concurrency" symptom of DESIGN.md §1's rule catalogue, measured
-// across runs rather than across the concurrency bands of one run. With no qualifying step
-// there is no knee, and the result says the limit lies beyond the highest load.
+// # Warm tasks
+//
+// A point's figures are its warm phase's. MinWarmTasks (30, the floor below which pel
+// compare gives no verdict) is the fewest a point needs: a grid warns before running when a
+// point's warm window plans fewer (rate × (duration − warmup), capped by requests; a closed
+// loop's count is known only afterwards, and is warned about then), and an SLO search
+// refuses to start. --warmup replaces the contract's warm-up at every point.
+//
+// # Meeting the contract
+//
+// Every point is judged on its primary phase (warm) against the contract's percentile SLO
+// bounds, global and per task (compare.CheckSLO: the point value and its order-statistic
+// interval), and an acceptance bound (MinAcceptance, default 0.99: a p99 bound lets 1 task
+// in 100 be slower, the acceptance bound lets 1 in 100 be rejected). A point meets the
+// contract when every bound's point value holds and acceptance reaches the bound; the
+// intervals are kept in sweep.json, so a point that met its p99 bound on too few tasks to
+// bound the p99 says so.
+//
+// # The knee (KneeRule)
+//
+// The point of maximum power, goodput / p99 E2E latency (Kleinrock's power; Jain's knee of
+// the delay curve). Up to it, each step up in load gains more goodput, relatively, than it
+// adds latency; past it each relative gain costs a larger relative rise in latency (the
+// elasticity d ln latency / d ln goodput exceeds 1), up to where latency goes vertical with
+// no goodput to show for it. It compares relative changes with each other, so it needs no
+// tuned threshold and reads the same on any grid. When power is still rising at the highest
+// load there is no knee, and the result says the limit lies beyond it. (The earlier rule —
+// goodput gain under 10% and p99 growth over 50% per doubling, over one step — missed
+// vertical tails on coarse grids where goodput still crept up past saturation.)
+//
+// # Capacity at the SLO
+//
+// Search brackets then bisects, as vLLM's serve_sla does: from the start load (the
+// contract's rate, or --rates/--concurrency START[,MAX]) it doubles while the load meets the
+// contract (halves while it does not), then bisects [highest passing, lowest failing) until
+// the failing end is within Resolution (default 10%) of the passing one, or a closed loop's
+// bracket is one task wide, or MaxProbes runs are spent. Each probe is one full run judged
+// on its own; near the boundary sampling noise decides, and the probes' intervals show how
+// much. A grid's capacity is its highest point meeting the contract with every lower point
+// meeting it too, as fine as the grid.
+//
+// Capacity carries what stage 5 (distributed & capacity) asks for: goodput per replica at
+// the SLO (replicas from the point's dist.engines, --replicas, or assumed 1 and said so),
+// the replicas a target goodput needs (--target-rate; replicas assumed to add up behind an
+// even router), and the cost per accepted task at that load.
 package sweep

@@ -28,7 +28,7 @@ func (l Load) Name() string {
 	return "r" + strconv.FormatFloat(l.Rate, 'g', -1, 64)
 }
 
-// Value is the load as a number (concurrency or rate), for the knee's doublings.
+// Value is the load as a number (concurrency or rate).
 func (l Load) Value() float64 {
 	if l.Concurrency > 0 {
 		return float64(l.Concurrency)
@@ -36,15 +36,24 @@ func (l Load) Value() float64 {
 	return l.Rate
 }
 
-// Override returns the contract with its arrival replaced by the load, and its bound
-// replaced by duration and/or requests when non-zero (giving one drops the other bound the
-// contract had, so each point runs for what was asked). A closed loop also drops
-// max_in_flight: the loop's concurrency is the cap.
+// Bounds replace a contract's bounds at every point: Duration and/or Requests when
+// non-zero (giving one drops the other bound the contract had, so each point runs for what
+// was asked), Warmup when not nil (0 drops the warm-up).
+type Bounds struct {
+	Duration time.Duration
+	Requests int
+	Warmup   *time.Duration
+}
+
+// Override returns the contract with its arrival replaced by the load, and its bounds
+// replaced as b says. A closed loop also drops max_in_flight: the loop's concurrency is the
+// cap.
 //
 // The change is made on the YAML and the result parsed again, so the point's contract.yaml,
 // its sha256 and every validation are those of a contract a user could have written; a
 // relative dataset path still resolves against the original file's directory.
-func Override(c *contract.Contract, l Load, duration time.Duration, requests int) (*contract.Contract, error) {
+func Override(c *contract.Contract, l Load, b Bounds) (*contract.Contract, error) {
+	duration, requests := b.Duration, b.Requests
 	var doc yaml.Node
 	if err := yaml.Unmarshal(c.Raw(), &doc); err != nil {
 		return nil, fmt.Errorf("contract %s: %w", c.File(), err)
@@ -71,6 +80,13 @@ func Override(c *contract.Contract, l Load, duration time.Duration, requests int
 		set(root, "requests", str(strconv.Itoa(requests)))
 		if duration == 0 {
 			del(root, "duration")
+		}
+	}
+	if b.Warmup != nil {
+		if *b.Warmup > 0 {
+			set(root, "warmup", str(b.Warmup.String()))
+		} else {
+			del(root, "warmup")
 		}
 	}
 	out, err := yaml.Marshal(&doc)
@@ -108,6 +124,41 @@ func del(m *yaml.Node, key string) {
 
 // maxPoints bounds a sweep (each point is a whole run).
 const maxPoints = 64
+
+// ParseConcurrencyOrdered parses an SLO search's "START" or "START,MAX", keeping the order.
+func ParseConcurrencyOrdered(s string) ([]int, error) {
+	parts, err := split(s, "--concurrency")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return nil, fmt.Errorf("--concurrency: %q is not a whole number from 1 to 1000000", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ParseRatesOrdered parses an SLO search's "START" or "START,MAX" (requests/s), keeping the
+// order.
+func ParseRatesOrdered(s string) ([]float64, error) {
+	parts, err := split(s, "--rates")
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, p := range parts {
+		r, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) || r > 1e6 {
+			return nil, fmt.Errorf("--rates: %q is not a rate in requests/s (a positive number up to 1e6)", p)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
 
 // ParseConcurrency parses "1,4,16,64": positive integers, returned ascending without
 // duplicates.

@@ -3,15 +3,21 @@ package sweep
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/runner"
@@ -28,8 +34,23 @@ func (e *inputError) Unwrap() []error { return []error{ErrBadInput, e.err} }
 
 func badInput(format string, a ...any) error { return &inputError{fmt.Errorf(format, a...)} }
 
-// ResultFile is the sweep's summary inside its directory.
-const ResultFile = "sweep.json"
+// Files of a sweep directory, beside one run directory per point.
+const (
+	ResultFile = "sweep.json"
+	CSVFile    = "sweep.csv"
+	HTMLFile   = "sweep.html" // written by the command line (package report renders it)
+)
+
+// MinWarmTasks is the fewest warm tasks a point needs for its figures to be judged: the
+// floor below which pel compare gives no verdict and the diagnosis sets no rollback
+// trigger (compare.Options.MinTasks). A warm-up that leaves fewer is warned about (a grid)
+// or refused (an SLO search, where every probe decides).
+const MinWarmTasks = 30
+
+// DefaultMinAcceptance is the acceptance bound a load must meet besides the contract's
+// percentile SLOs: a p99 bound lets 1 task in 100 be slower, and the acceptance bound lets
+// 1 in 100 be rejected (per-request max bounds, output checks, errors).
+const DefaultMinAcceptance = 0.99
 
 // Config is one sweep.
 type Config struct {
@@ -38,17 +59,29 @@ type Config struct {
 	// key, HTTP client, progress and grace settings. Its Collectors are ignored: see
 	// Collectors.
 	Run runner.Config
-	// Concurrency or Rates: the loads, one run each (exactly one list is non-empty).
+	// Concurrency or Rates: the loads, one run each (exactly one list is non-empty). With
+	// Search they are the search's start and, optionally, its upper limit.
 	Concurrency []int
 	Rates       []float64
-	// Duration and Requests, when non-zero, replace the contract's bound at every point.
+	// Duration, Requests and Warmup, when set, replace the contract's at every point.
 	Duration time.Duration
 	Requests int
+	Warmup   *time.Duration
+	// Search, when not nil, finds the capacity at the SLO by bracketing and bisection
+	// instead of running a fixed grid.
+	Search *Search
+	// MinAcceptance is the acceptance rate a load must reach to meet the contract (default
+	// DefaultMinAcceptance).
+	MinAcceptance float64
+	// Replicas overrides the replica count read from each point's /metrics (dist.engines);
+	// TargetRate, when set, is the goodput (accepted tasks/s) to plan replicas for.
+	Replicas   int
+	TargetRate float64
 	// Collectors makes fresh collectors for one point (they sample one run each); nil: none.
 	Collectors func() ([]runner.Collector, error)
 	// Runner runs one point (default runner.Run); tests may substitute it.
 	Runner func(context.Context, runner.Config) (*evidence.Evidence, error)
-	// Log receives one line per finished point (nil: none).
+	// Log receives one line per finished point, and warnings as they arise (nil: none).
 	Log io.Writer
 }
 
@@ -61,6 +94,8 @@ type Point struct {
 	Load           float64 `json:"load"`
 	ContractSHA256 string  `json:"contract_sha256,omitempty"`
 	Requests       int     `json:"requests"`
+	// WarmTasks is the warm phase's task count (the figures below are the warm phase's).
+	WarmTasks      int     `json:"warm_tasks"`
 	Accepted       int     `json:"accepted"`
 	AcceptanceRate float64 `json:"acceptance_rate"`
 	ErrorRate      float64 `json:"error_rate"`
@@ -75,8 +110,27 @@ type Point struct {
 	ITLP50       float64 `json:"itl_p50_ms"`
 	ITLP99       float64 `json:"itl_p99_ms"`
 	E2EP99       float64 `json:"e2e_p99_ms"`
+	// CostPerAcceptedTask at this load (null without a cost block or with 0 accepted).
+	CostPerAcceptedTask *float64 `json:"cost_per_accepted_task"`
+	// Replicas is the number of engine replicas /metrics showed (dist.engines; 0: unknown).
+	Replicas int `json:"replicas,omitempty"`
+	// SLO is the point judged against its contract's percentile bounds; MeetsSLO says
+	// whether every bound's point value held and acceptance reached the bound, and SLOMiss
+	// why not. Null when the point has no tasks.
+	SLO      *compare.SLOResult `json:"slo,omitempty"`
+	MeetsSLO *bool              `json:"meets_slo"`
+	SLOMiss  string             `json:"slo_miss,omitempty"`
 	// Error says why the point has no usable figures (every request failed, target gone).
-	Error string `json:"error,omitempty"`
+	Error string   `json:"error,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SLOLine is one global percentile bound of the contract, for drawing it across the curve.
+type SLOLine struct {
+	Signal   string  `json:"signal"` // e.g. client.ttft_p99_ms
+	Metric   string  `json:"metric"` // ttft, itl, tpot, e2e
+	Quantile float64 `json:"quantile"`
+	BoundMs  float64 `json:"bound_ms"`
 }
 
 // Result is sweep.json.
@@ -84,15 +138,25 @@ type Result struct {
 	Contract evidence.ContractRef `json:"contract"` // the base contract (each point's differs by its arrival)
 	Target   string               `json:"target"`
 	Mode     string               `json:"mode"` // "concurrency" (closed loop) or "rate" (poisson)
-	Points   []Point              `json:"points"`
-	Knee     *Knee                `json:"knee"`
-	KneeRule string               `json:"knee_rule"`
-	Notes    []string             `json:"notes,omitempty"`
+	// Points in ascending load (an SLO search's probes, sorted).
+	Points   []Point   `json:"points"`
+	Knee     *Knee     `json:"knee"`
+	KneeRule string    `json:"knee_rule"`
+	SLO      []SLOLine `json:"slo"`
+	// MinAcceptance is the acceptance bound each point was held to.
+	MinAcceptance float64 `json:"min_acceptance"`
+	// Search is the SLO search as it ran (null for a grid); Capacity the capacity at the
+	// SLO with its stage-5 figures (a grid's is only as fine as its grid).
+	Search   *SearchLog `json:"search,omitempty"`
+	Capacity *Capacity  `json:"capacity"`
+	Warnings []string   `json:"warnings,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
 }
 
-// Run runs the contract once per load, each into its own run directory, then finds the
-// knee and writes OutDir/sweep.json. It returns the result even when stopped early (with
-// the points done so far) together with the error.
+// Run runs the contract once per load (or, with Search, at the loads the search chooses),
+// each into its own run directory, then finds the knee and the capacity at the SLO and
+// writes OutDir/sweep.json and OutDir/sweep.csv. It returns the result even when stopped
+// early (with the points done so far) together with the error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	base := cfg.Run
 	if base.Contract == nil {
@@ -101,106 +165,254 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if base.OutDir == "" {
 		return nil, badInput("no output directory given (-o DIR)")
 	}
-	if (len(cfg.Concurrency) == 0) == (len(cfg.Rates) == 0) {
-		return nil, badInput("give exactly one of --concurrency and --rates")
+	if cfg.Duration < 0 || cfg.Requests < 0 || (cfg.Warmup != nil && *cfg.Warmup < 0) {
+		return nil, badInput("--duration, --requests and --warmup must not be negative")
 	}
-	if cfg.Duration < 0 || cfg.Requests < 0 {
-		return nil, badInput("--duration and --requests must not be negative")
+	if cfg.MinAcceptance == 0 {
+		cfg.MinAcceptance = DefaultMinAcceptance
 	}
-	var loads []Load
+	if cfg.MinAcceptance < 0 || cfg.MinAcceptance > 1 {
+		return nil, badInput("--min-acceptance %v: want a fraction in [0, 1]", cfg.MinAcceptance)
+	}
+	if cfg.Replicas < 0 || cfg.TargetRate < 0 {
+		return nil, badInput("--replicas and --target-rate must not be negative")
+	}
 	mode := "concurrency"
-	for _, n := range cfg.Concurrency {
-		loads = append(loads, Load{Concurrency: n})
-	}
 	if len(cfg.Rates) > 0 {
 		mode = "rate"
+	}
+	sw := &sweeper{cfg: cfg, base: base, run: cfg.Runner, done: map[string]int{}}
+	if sw.run == nil {
+		sw.run = runner.Run
+	}
+	sw.res = &Result{
+		Contract: evidence.ContractRef{Name: base.Contract.Name, SHA256: base.Contract.SHA256()},
+		Target:   base.Target, Mode: mode, Points: []Point{}, KneeRule: KneeRule,
+		SLO: sloLines(base.Contract), MinAcceptance: cfg.MinAcceptance,
+	}
+	if v, err := fmt.Sscan(base.Contract.Version, &sw.res.Contract.Version); v != 1 || err != nil {
+		sw.res.Contract.Version = 0
+	}
+	var plan func(context.Context) error
+	if cfg.Search != nil {
+		p, err := sw.planSearch()
+		if err != nil {
+			return nil, err
+		}
+		plan = p
+	} else {
+		if (len(cfg.Concurrency) == 0) == (len(cfg.Rates) == 0) {
+			return nil, badInput("give exactly one of --concurrency and --rates")
+		}
+		var loads []Load
+		for _, n := range cfg.Concurrency {
+			loads = append(loads, Load{Concurrency: n})
+		}
 		for _, r := range cfg.Rates {
 			loads = append(loads, Load{Rate: r})
 		}
-	}
-	// Every point's contract is built before anything runs: a bad override fails fast.
-	contracts := make([]*runnerContract, len(loads))
-	for i, l := range loads {
-		c, err := Override(base.Contract, l, cfg.Duration, cfg.Requests)
-		if err != nil {
-			return nil, badInput("%v", err)
+		// Every point's contract is built before anything runs: a bad override fails fast.
+		for _, l := range loads {
+			c, err := sw.contractFor(l)
+			if err != nil {
+				return nil, err
+			}
+			sw.warnWarm(l, c, false)
 		}
-		contracts[i] = &runnerContract{load: l, c: c}
+		plan = func(ctx context.Context) error {
+			for _, l := range loads {
+				if _, err := sw.probe(ctx, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	created, err := prepareDir(base.OutDir)
 	if err != nil {
 		return nil, err
 	}
-	run := cfg.Runner
-	if run == nil {
-		run = runner.Run
+	stop := plan(ctx)
+	if stop != nil && errors.Is(stop, errNothingRan) {
+		// Nothing ran: leave nothing behind, as runner does for bad input.
+		if created {
+			os.RemoveAll(base.OutDir)
+		}
+		return nil, errors.Unwrap(stop)
 	}
-	res := &Result{
-		Contract: evidence.ContractRef{Name: base.Contract.Name, SHA256: base.Contract.SHA256()},
-		Target:   base.Target, Mode: mode, Points: []Point{}, KneeRule: KneeRule,
-	}
-	if v, err := fmt.Sscan(base.Contract.Version, &res.Contract.Version); v != 1 || err != nil {
-		res.Contract.Version = 0
-	}
-	var stop error
-	for _, pc := range contracts {
-		if err := ctx.Err(); err != nil {
-			stop = err
-			break
-		}
-		pcfg := base
-		pcfg.Contract = pc.c
-		pcfg.OutDir = filepath.Join(base.OutDir, pc.load.Name())
-		pcfg.Collectors = nil
-		if cfg.Collectors != nil {
-			cols, err := cfg.Collectors()
-			if err != nil {
-				return nil, badInput("%v", err)
-			}
-			pcfg.Collectors = cols
-		}
-		ev, err := run(ctx, pcfg)
-		p := pointOf(pc.load, pcfg.OutDir, pc.c.SHA256(), ev)
-		if err != nil {
-			p.Error = err.Error()
-		}
-		res.Points = append(res.Points, p)
-		if cfg.Log != nil {
-			logPoint(cfg.Log, p)
-		}
-		if err != nil && (errors.Is(err, runner.ErrBadInput) || ctx.Err() != nil) {
-			// The target or the input is unusable (or the user stopped us): later points
-			// would fail the same way.
-			stop = fmt.Errorf("point %s: %w", p.Name, err)
-			if errors.Is(err, runner.ErrBadInput) && len(res.Points) == 1 {
-				// Nothing ran: leave nothing behind, as runner does for bad input.
-				if created {
-					os.RemoveAll(base.OutDir)
-				}
-				return nil, err
-			}
-			break
-		}
-		// A point where every request failed (runner.ErrRunFailed) stays in the curve:
-		// zero goodput past the knee is a finding, not a reason to stop.
-	}
+	res := sw.res
+	sort.SliceStable(res.Points, func(i, j int) bool { return res.Points[i].Load < res.Points[j].Load })
 	res.Knee = FindKnee(res.Points)
 	if res.Knee == nil && len(res.Points) > 1 {
-		res.Notes = append(res.Notes, fmt.Sprintf("no knee between %s and %s: goodput still grew at least %.0f%% per doubling, or p99 latency grew at most %.0f%% per doubling, at every step (the limit lies beyond the highest load, or the server degrades gracefully)",
-			res.Points[0].Name, res.Points[len(res.Points)-1].Name, KneeMinGain*100, KneeMaxGrowth*100))
+		res.Notes = append(res.Notes, fmt.Sprintf("no knee between %s and %s: power (goodput / p99 E2E) was still highest at the highest load (the limit lies beyond it)",
+			res.Points[0].Name, res.Points[len(res.Points)-1].Name))
 	}
+	res.Capacity = sw.capacity()
 	if mode == "rate" {
 		res.Notes = append(res.Notes, "open-loop (poisson) points: past saturation the queue grows for as long as the run lasts, so latency depends on the run's length as well as on the rate")
 	}
-	if err := writeResult(filepath.Join(base.OutDir, ResultFile), res); err != nil && stop == nil {
+	if err := writeResult(base.OutDir, res); err != nil && stop == nil {
 		stop = err
 	}
 	return res, stop
 }
 
-type runnerContract struct {
-	load Load
-	c    *contract.Contract
+// errNothingRan wraps the error of a first point that could not run at all.
+var errNothingRan = errors.New("nothing ran")
+
+type nothingRan struct{ err error }
+
+func (e *nothingRan) Error() string   { return e.err.Error() }
+func (e *nothingRan) Unwrap() error   { return e.err }
+func (e *nothingRan) Is(t error) bool { return t == errNothingRan }
+
+// sweeper runs points and remembers them.
+type sweeper struct {
+	cfg  Config
+	base runner.Config
+	run  func(context.Context, runner.Config) (*evidence.Evidence, error)
+	res  *Result
+	done map[string]int // point name -> index in res.Points
+}
+
+func (sw *sweeper) contractFor(l Load) (*contract.Contract, error) {
+	c, err := Override(sw.base.Contract, l, Bounds{Duration: sw.cfg.Duration, Requests: sw.cfg.Requests, Warmup: sw.cfg.Warmup})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	return c, nil
+}
+
+func (sw *sweeper) warn(s string) {
+	sw.res.Warnings = append(sw.res.Warnings, s)
+	if sw.cfg.Log != nil {
+		fmt.Fprintf(sw.cfg.Log, "sweep: warning: %s\n", s)
+	}
+}
+
+// plannedWarm is how many warm tasks a point's contract plans: its rate times the warm
+// window (duration − warmup), capped by its request count. known is false for a closed
+// loop, whose throughput is the server's to decide.
+func plannedWarm(c *contract.Contract) (float64, bool) {
+	rate := c.Arrival.Rate
+	if c.Arrival.Process == contract.Closed || rate <= 0 {
+		return 0, false
+	}
+	w := math.Inf(1)
+	if c.Duration > 0 {
+		w = rate * (c.Duration - c.Warmup).Seconds()
+	}
+	if c.Requests > 0 {
+		w = math.Min(w, float64(c.Requests)-rate*c.Warmup.Seconds())
+	}
+	return math.Max(0, w), !math.IsInf(w, 1)
+}
+
+// warnWarm warns (or, for a search probe, refuses) when a point's warm window plans fewer
+// than MinWarmTasks tasks.
+func (sw *sweeper) warnWarm(l Load, c *contract.Contract, refuse bool) error {
+	n, ok := plannedWarm(c)
+	if !ok || n >= MinWarmTasks {
+		return nil
+	}
+	msg := fmt.Sprintf("point %s: warmup %s of a %s run leaves ~%.0f warm tasks at %g/s, fewer than the %d a point needs to be judged; lengthen --duration or shorten --warmup",
+		l.Name(), c.Warmup, c.Duration, n, c.Arrival.Rate, MinWarmTasks)
+	if refuse {
+		return badInput("%s", msg)
+	}
+	sw.warn(msg)
+	return nil
+}
+
+// probe runs one load (once: a load probed again returns the earlier point) and judges it.
+func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
+	if i, ok := sw.done[l.Name()]; ok {
+		return &sw.res.Points[i], nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := sw.contractFor(l)
+	if err != nil {
+		return nil, err
+	}
+	pcfg := sw.base
+	pcfg.Contract = c
+	pcfg.OutDir = filepath.Join(sw.base.OutDir, l.Name())
+	pcfg.Collectors = nil
+	if sw.cfg.Collectors != nil {
+		cols, err := sw.cfg.Collectors()
+		if err != nil {
+			return nil, badInput("%v", err)
+		}
+		pcfg.Collectors = cols
+	}
+	ev, err := sw.run(ctx, pcfg)
+	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
+	if err != nil {
+		p.Error = err.Error()
+	}
+	sw.judge(&p)
+	sw.res.Points = append(sw.res.Points, p)
+	sw.done[l.Name()] = len(sw.res.Points) - 1
+	if sw.cfg.Log != nil {
+		logPoint(sw.cfg.Log, p)
+	}
+	if err != nil && (errors.Is(err, runner.ErrBadInput) || ctx.Err() != nil) {
+		// The target or the input is unusable (or the user stopped us): later points
+		// would fail the same way.
+		e := fmt.Errorf("point %s: %w", p.Name, err)
+		if errors.Is(err, runner.ErrBadInput) && len(sw.res.Points) == 1 {
+			return nil, &nothingRan{err}
+		}
+		return nil, e
+	}
+	// A point where every request failed (runner.ErrRunFailed) stays in the curve: zero
+	// goodput past the knee is a finding, not a reason to stop.
+	return &sw.res.Points[len(sw.res.Points)-1], nil
+}
+
+// judge holds a finished point to the contract: its warm-task floor, its percentile SLO
+// bounds (point values, with intervals for the record) and the acceptance bound.
+func (sw *sweeper) judge(p *Point) {
+	if p.Requests == 0 {
+		return
+	}
+	if p.WarmTasks < MinWarmTasks {
+		n := fmt.Sprintf("%d warm tasks, fewer than the %d a point needs to be judged: its figures are indicative only (lengthen --duration or shorten --warmup)", p.WarmTasks, MinWarmTasks)
+		p.Notes = append(p.Notes, n)
+		sw.warn("point " + p.Name + ": " + n)
+	}
+	no := false
+	p.MeetsSLO = &no
+	run, err := compare.Load(p.Dir)
+	if err != nil {
+		p.SLOMiss = "not judged: " + err.Error()
+		return
+	}
+	slo := compare.CheckSLO(run, compare.Options{Resamples: 500})
+	p.SLO = &slo
+	var miss []string
+	if slo.Tasks == 0 {
+		miss = append(miss, "no tasks in the judged phase")
+	}
+	if slo.AcceptanceRate < sw.cfg.MinAcceptance {
+		miss = append(miss, fmt.Sprintf("acceptance %.1f%% < %.1f%%", slo.AcceptanceRate*100, sw.cfg.MinAcceptance*100))
+	}
+	for _, ch := range slo.Checks {
+		switch {
+		case ch.Candidate == nil:
+			miss = append(miss, fmt.Sprintf("%s (%s): no value", ch.Signal, ch.Scope))
+		case *ch.Candidate > ch.Bound:
+			miss = append(miss, fmt.Sprintf("%s (%s) %.4g ms > %.4g ms", ch.Signal, ch.Scope, *ch.Candidate, ch.Bound))
+		}
+	}
+	if len(miss) == 0 {
+		yes := true
+		p.MeetsSLO = &yes
+		return
+	}
+	p.SLOMiss = strings.Join(miss, "; ")
 }
 
 func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
@@ -210,15 +422,46 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	}
 	w := ev.Workload
 	p.Requests, p.Accepted = w.Requests, w.Accepted
+	p.WarmTasks = w.Requests
+	if s, ok := w.ByPhase["warm"]; ok {
+		p.WarmTasks = s.Requests
+	} else if len(w.ByPhase) > 0 {
+		p.WarmTasks = 0
+	}
 	p.AcceptanceRate, p.ErrorRate = w.AcceptanceRate, w.ErrorRate
 	p.GoodputRPS, p.ThroughputRPS, p.OutputTokensPS = w.GoodputRPS, w.ThroughputRPS, w.OutputTokensPerS
 	p.TTFTP50, p.TTFTP99 = w.Latency.TTFTms.P50, w.Latency.TTFTms.P99
 	p.ITLP50, p.ITLP99 = w.Latency.ITLms.P50, w.Latency.ITLms.P99
 	p.E2EP99 = w.Latency.E2Ems.P99
+	p.CostPerAcceptedTask = w.CostPerAcceptedTask
 	if s, ok := ev.Signal(evidence.SigInFlightMean); ok {
 		p.InFlightMean = s.Value
 	}
+	if s, ok := ev.Signal(evidence.SigEngines); ok {
+		p.Replicas = int(s.Value)
+	}
 	return p
+}
+
+// sloLines lists the contract's global percentile bounds, for the charts.
+func sloLines(c *contract.Contract) []SLOLine {
+	out := []SLOLine{}
+	for _, m := range []struct {
+		name string
+		b    contract.Bound
+	}{{"ttft", c.SLO.TTFT}, {"itl", c.SLO.ITL}, {"tpot", c.SLO.TPOT}, {"e2e", c.SLO.E2E}} {
+		ps := m.b.Percentiles()
+		var qs []float64
+		for q := range ps {
+			qs = append(qs, q)
+		}
+		sort.Float64s(qs)
+		for _, q := range qs {
+			out = append(out, SLOLine{Signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q), Metric: m.name, Quantile: q / 100,
+				BoundMs: float64(ps[q]) / float64(time.Millisecond)})
+		}
+	}
+	return out
 }
 
 // prepareDir creates the sweep directory (0700) or accepts an empty one: results of two
@@ -246,8 +489,12 @@ func prepareDir(dir string) (created bool, err error) {
 	return false, os.Chmod(dir, 0o700)
 }
 
-func writeResult(path string, r *Result) error {
-	return evidence.WriteAtomic(path, func(w io.Writer) error { return JSON(w, r) })
+// writeResult writes dir/sweep.json and dir/sweep.csv.
+func writeResult(dir string, r *Result) error {
+	if err := evidence.WriteAtomic(filepath.Join(dir, ResultFile), func(w io.Writer) error { return JSON(w, r) }); err != nil {
+		return err
+	}
+	return evidence.WriteAtomic(filepath.Join(dir, CSVFile), func(w io.Writer) error { return CSV(w, r) })
 }
 
 // ReadResult reads a sweep.json.
@@ -275,46 +522,140 @@ func logPoint(w io.Writer, p Point) {
 		fmt.Fprintf(w, "sweep %s: %s\n", p.Name, p.Error)
 		return
 	}
-	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %.1f ms, ITL p99 %.1f ms\n", p.Name, p.Requests, p.GoodputRPS, p.TTFTP99, p.ITLP99)
+	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %.1f ms, ITL p99 %.1f ms, %s\n", p.Name, p.Requests, p.GoodputRPS, p.TTFTP99, p.ITLP99, meetsText(p))
 }
 
-// Text prints the throughput-vs-latency table, the knee and the notes.
+func meetsText(p Point) string {
+	switch {
+	case p.MeetsSLO == nil:
+		return "not judged"
+	case *p.MeetsSLO:
+		return "meets the contract"
+	}
+	return "misses the contract: " + p.SLOMiss
+}
+
+// Text prints the throughput-vs-latency table, the knee, the capacity at the SLO with its
+// stage-5 figures, then the warnings and notes.
 func Text(out io.Writer, r *Result) error {
 	w := bufio.NewWriter(out) // sticky error: the first failed write is what Flush returns
 	load := "concurrency"
 	if r.Mode == "rate" {
 		load = "rate /s"
 	}
-	fmt.Fprintf(w, "pel sweep: contract %s v%d (sha256 %.12s) against %s, %d points (%s)\n\n", r.Contract.Name, r.Contract.Version, r.Contract.SHA256, r.Target, len(r.Points), r.Mode)
+	how := "grid"
+	if r.Search != nil {
+		how = "SLO search"
+	}
+	fmt.Fprintf(w, "pel sweep: contract %s v%d (sha256 %.12s) against %s, %d points (%s, %s)\n\n", r.Contract.Name, r.Contract.Version, r.Contract.SHA256, r.Target, len(r.Points), r.Mode, how)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "point\t%s\tin flight\trequests\taccepted\tgoodput/s\tTTFT p50\tTTFT p99\tITL p50\tITL p99\tE2E p99\t\n", load)
+	fmt.Fprintf(tw, "point\t%s\tin flight\twarm tasks\taccepted\tgoodput/s\tTTFT p50\tTTFT p99\tITL p50\tITL p99\tE2E p99\tSLO\t\n", load)
 	for i, p := range r.Points {
-		mark := ""
+		var marks []string
 		if r.Knee != nil && r.Knee.Index == i {
-			mark = "  <- knee"
+			marks = append(marks, "knee")
+		}
+		if r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name {
+			marks = append(marks, "capacity at SLO")
+		}
+		mark := ""
+		if len(marks) > 0 {
+			mark = "  <- " + strings.Join(marks, ", ")
 		}
 		if p.Error != "" && p.Requests == 0 {
-			fmt.Fprintf(tw, "%s\t%g\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", p.Name, p.Load, mark)
+			fmt.Fprintf(tw, "%s\t%g\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", p.Name, p.Load, mark)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%.1f\t%d\t%.1f%%\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\n", p.Name, p.Load, p.InFlightMean, p.Requests,
-			p.AcceptanceRate*100, p.GoodputRPS, p.TTFTP50, p.TTFTP99, p.ITLP50, p.ITLP99, p.E2EP99, mark)
+		slo := "-"
+		if p.MeetsSLO != nil {
+			slo = "miss"
+			if *p.MeetsSLO {
+				slo = "meets"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%.1f\t%d\t%.1f%%\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\n", p.Name, p.Load, p.InFlightMean, p.WarmTasks,
+			p.AcceptanceRate*100, p.GoodputRPS, p.TTFTP50, p.TTFTP99, p.ITLP50, p.ITLP99, p.E2EP99, slo, mark)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(latencies in ms, warm phase; each point's run directory holds its evidence)")
+	fmt.Fprintln(w, "(latencies in ms, warm phase; SLO: the contract's percentile bounds and acceptance; each point's run directory holds its evidence)")
 	if r.Knee != nil {
 		fmt.Fprintf(w, "\nknee: %s (%s %g): %s\n", r.Knee.Name, r.Mode, r.Knee.Load, r.Knee.Reason)
 	} else {
 		fmt.Fprintln(w, "\nknee: none found")
 	}
 	fmt.Fprintf(w, "rule: %s\n", r.KneeRule)
+	if c := r.Capacity; c != nil {
+		fmt.Fprintf(w, "\n%s\n", c.Summary)
+		fmt.Fprintf(w, "  basis: %s\n", c.Basis)
+		if len(r.SLO) > 0 || r.MinAcceptance > 0 {
+			var b []string
+			for _, l := range r.SLO {
+				b = append(b, fmt.Sprintf("%s p%g ≤ %g ms", l.Metric, l.Quantile*100, l.BoundMs))
+			}
+			b = append(b, fmt.Sprintf("acceptance ≥ %.1f%%", r.MinAcceptance*100))
+			fmt.Fprintf(w, "  the contract at every load: %s (and each task type's own bounds)\n", strings.Join(b, ", "))
+		}
+		if c.Found {
+			fmt.Fprintf(w, "  stage 5: goodput per replica at the SLO %.4g/s (%d replica(s): %s)", c.GoodputPerReplica, c.Replicas, c.ReplicasBasis)
+			if c.CostPerAcceptedTask != nil {
+				fmt.Fprintf(w, "; cost per accepted task at that load %s", fmtUSD(*c.CostPerAcceptedTask))
+			}
+			if c.ReplicasNeeded > 0 {
+				fmt.Fprintf(w, "; %d replica(s) for a target of %g accepted tasks/s", c.ReplicasNeeded, c.TargetRate)
+			} else {
+				fmt.Fprintf(w, "; give --target-rate R for the replicas R accepted tasks/s need")
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if s := r.Search; s != nil {
+		fmt.Fprintf(w, "\nsearch (%s, start %g, resolution %.0f%%):", s.Mode, s.Start, s.Resolution*100)
+		for _, p := range s.Probes {
+			v := "meets"
+			if !p.Meets {
+				v = "misses"
+			}
+			fmt.Fprintf(w, " %s %s;", p.Name, v)
+		}
+		fmt.Fprintf(w, " %s\n", s.Stop)
+	}
 	for _, p := range r.Points {
 		if p.Error != "" {
 			fmt.Fprintf(w, "point %s: %s\n", p.Name, p.Error)
 		}
 	}
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return w.Flush()
+}
+
+// CSV writes one row per point (sweep.csv): the figures of sweep.json's points, and whether
+// the point is the knee or the capacity at the SLO.
+func CSV(out io.Writer, r *Result) error {
+	w := csv.NewWriter(out)
+	w.Write([]string{"point", "mode", "load", "concurrency", "rate", "in_flight_mean", "requests", "warm_tasks", "accepted", "acceptance_rate",
+		"error_rate", "goodput_rps", "throughput_rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "e2e_p99_ms",
+		"cost_per_accepted_task", "replicas", "meets_slo", "slo_miss", "knee", "capacity_at_slo", "error"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for i, p := range r.Points {
+		cost, meets := "", ""
+		if p.CostPerAcceptedTask != nil {
+			cost = f(*p.CostPerAcceptedTask)
+		}
+		if p.MeetsSLO != nil {
+			meets = strconv.FormatBool(*p.MeetsSLO)
+		}
+		knee := r.Knee != nil && r.Knee.Index == i
+		capa := r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name
+		w.Write([]string{p.Name, r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
+			strconv.Itoa(p.WarmTasks), strconv.Itoa(p.Accepted), f(p.AcceptanceRate), f(p.ErrorRate), f(p.GoodputRPS), f(p.ThroughputRPS),
+			f(p.OutputTokensPS), f(p.TTFTP50), f(p.TTFTP99), f(p.ITLP50), f(p.ITLP99), f(p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
+			p.SLOMiss, strconv.FormatBool(knee), strconv.FormatBool(capa), p.Error})
+	}
+	w.Flush()
+	return w.Error()
 }

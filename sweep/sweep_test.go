@@ -48,27 +48,34 @@ func TestOverride(t *testing.T) {
 		load     Load
 		dur      time.Duration
 		reqs     int
+		warmup   *time.Duration
 		check    func(c *contract.Contract) bool
 		describe string
 	}{
-		{"closed loop drops the client cap", Load{Concurrency: 8}, 0, 0, func(c *contract.Contract) bool {
+		{"closed loop drops the client cap", Load{Concurrency: 8}, 0, 0, nil, func(c *contract.Contract) bool {
 			return c.Arrival.Process == contract.Closed && c.Arrival.Concurrency == 8 && c.MaxInFlight == 0 && c.Requests == 16
 		}, "closed{8}, no max_in_flight, requests kept"},
-		{"rate keeps the client cap", Load{Rate: 2.5}, 0, 0, func(c *contract.Contract) bool {
+		{"rate keeps the client cap", Load{Rate: 2.5}, 0, 0, nil, func(c *contract.Contract) bool {
 			return c.Arrival.Process == contract.Poisson && c.Arrival.Rate == 2.5 && c.MaxInFlight == 2
 		}, "poisson{2.5}, max_in_flight 2"},
-		{"duration replaces requests", Load{Concurrency: 1}, 3 * time.Second, 0, func(c *contract.Contract) bool {
+		{"duration replaces requests", Load{Concurrency: 1}, 3 * time.Second, 0, nil, func(c *contract.Contract) bool {
 			return c.Duration == 3*time.Second && c.Requests == 0
 		}, "duration 3s only"},
-		{"requests replace requests", Load{Rate: 1}, 0, 40, func(c *contract.Contract) bool {
+		{"requests replace requests", Load{Rate: 1}, 0, 40, nil, func(c *contract.Contract) bool {
 			return c.Requests == 40 && c.Duration == 0
 		}, "requests 40"},
-		{"both bounds", Load{Rate: 1}, time.Second, 5, func(c *contract.Contract) bool {
+		{"both bounds", Load{Rate: 1}, time.Second, 5, nil, func(c *contract.Contract) bool {
 			return c.Requests == 5 && c.Duration == time.Second
 		}, "requests 5 and duration 1s"},
+		{"warmup replaced", Load{Rate: 1}, 8 * time.Second, 0, durp(time.Second), func(c *contract.Contract) bool {
+			return c.Warmup == time.Second && c.Duration == 8*time.Second
+		}, "warmup 1s"},
+		{"warmup dropped", Load{Rate: 1}, 0, 0, durp(0), func(c *contract.Contract) bool {
+			return c.Warmup == 0
+		}, "no warmup"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Override(base, tc.load, tc.dur, tc.reqs)
+			c, err := Override(base, tc.load, Bounds{Duration: tc.dur, Requests: tc.reqs, Warmup: tc.warmup})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +92,7 @@ func TestOverride(t *testing.T) {
 	}
 	// An override the contract rejects is an error naming the point.
 	warm := parse(t, strings.Replace(baseContract, "requests: 16", "duration: 10s\nwarmup: 5s", 1))
-	if _, err := Override(warm, Load{Concurrency: 2}, 2*time.Second, 0); err == nil || !strings.Contains(err.Error(), "point c2") || !strings.Contains(err.Error(), "warmup") {
+	if _, err := Override(warm, Load{Concurrency: 2}, Bounds{Duration: 2 * time.Second}); err == nil || !strings.Contains(err.Error(), "point c2") || !strings.Contains(err.Error(), "warmup") {
 		t.Errorf("warmup >= duration: err = %v", err)
 	}
 }
@@ -175,24 +182,36 @@ func FuzzParseRates(f *testing.F) {
 	})
 }
 
-func pt(name string, load, goodput, ttft99, itl99 float64) Point {
-	return Point{Name: name, Load: load, Requests: 100, GoodputRPS: goodput, TTFTP99: ttft99, ITLP99: itl99}
+func durp(d time.Duration) *time.Duration { return &d }
+
+func pt(name string, load, goodput, e2e99 float64) Point {
+	return Point{Name: name, Load: load, Requests: 100, GoodputRPS: goodput, E2EP99: e2e99, TTFTP99: e2e99 / 4, ITLP99: e2e99 / 40}
 }
 
+// TestFindKnee: each case's expected knee follows from the power rule applied by hand
+// (power = goodput / p99 E2E; the knee is its maximum, unless that is the last point).
 func TestFindKnee(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		points []Point
-		want   string // "" = no knee
-		signal string
+		name     string
+		points   []Point
+		want     string // "" = no knee
+		vertical bool
 	}{
-		{"saturation at 4", []Point{pt("c1", 1, 10, 50, 10), pt("c2", 2, 20, 52, 10), pt("c4", 4, 39, 55, 11), pt("c8", 8, 40, 120, 11), pt("c16", 16, 40, 250, 11)}, "c4", "ttft_p99_ms"},
-		{"linear scaling has no knee", []Point{pt("c1", 1, 10, 50, 10), pt("c2", 2, 20, 60, 12), pt("c4", 4, 40, 80, 15)}, "", ""},
-		{"flat goodput with flat latency is no knee", []Point{pt("c1", 1, 10, 50, 10), pt("c2", 2, 10.5, 60, 10)}, "", ""},
-		{"batching: ITL explodes while TTFT holds", []Point{pt("c4", 4, 40, 50, 10), pt("c16", 16, 42, 55, 40)}, "c4", "itl_p99_ms"},
-		{"uneven grid normalised per doubling", []Point{pt("c1", 1, 10, 50, 10), pt("c4", 4, 11.5, 110, 10)}, "", ""}, // 7%/doubling gain, +48%/doubling latency
-		{"collapse", []Point{pt("c8", 8, 40, 100, 10), pt("c16", 16, 15, 90, 10)}, "c8", ""},
-		{"failed points are skipped", []Point{pt("c1", 1, 10, 50, 10), {Name: "c2", Load: 2, Error: "target gone"}, pt("c4", 4, 10, 200, 10)}, "c1", "ttft_p99_ms"},
+		// Powers 0.2, 0.38, 0.71, 0.33, 0.16: goodput stops at c4 while E2E doubles.
+		{"saturation at 4", []Point{pt("c1", 1, 10, 50), pt("c2", 2, 20, 52), pt("c4", 4, 39, 55), pt("c8", 8, 40, 120), pt("c16", 16, 40, 250)}, "c4", false},
+		// Power rises at every step (0.2, 0.33, 0.5): the knee lies beyond c4.
+		{"linear scaling has no knee", []Point{pt("c1", 1, 10, 50), pt("c2", 2, 20, 60), pt("c4", 4, 40, 80)}, "", false},
+		// 5% more goodput for 20% more latency: power falls at once; c1 is the knee.
+		{"a plateau from the start", []Point{pt("c1", 1, 10, 50), pt("c2", 2, 10.5, 60)}, "c1", false},
+		// The simulator case: past saturation (~19/s) the tail goes vertical (×8)
+		// while goodput still creeps up 25% over the 4x step. The old rule (goodput gain
+		// under 10% AND p99 growth over 50%, per doubling) saw 11.8% gain and never fired.
+		{"tail vertical on a coarse grid", []Point{pt("r4", 4, 4, 900), pt("r16", 16, 15.2, 1100), pt("r64", 64, 19, 9000)}, "r16", false},
+		// Goodput falls: vertical (no goodput gained for the latency).
+		{"collapse", []Point{pt("c8", 8, 40, 100), pt("c16", 16, 15, 90)}, "c8", true},
+		// A point that could not run is skipped; one whose every task failed has no power.
+		{"failed points are skipped", []Point{pt("c1", 1, 10, 50), {Name: "c2", Load: 2, Error: "target gone"}, pt("c4", 4, 10, 200)}, "c1", true},
+		{"nothing accepted anywhere", []Point{pt("c1", 1, 0, 50), pt("c2", 2, 0, 60)}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := FindKnee(tc.points)
@@ -203,8 +222,11 @@ func TestFindKnee(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("knee %q, want %q (%+v)", got, tc.want, k)
 			}
-			if k != nil && tc.signal != "" && k.LatencySignal != tc.signal {
-				t.Errorf("latency signal %q, want %q", k.LatencySignal, tc.signal)
+			if k != nil && (k.Vertical != tc.vertical || k.Vertical == (k.Elasticity != nil) || k.Power <= k.NextPower) {
+				t.Errorf("knee %+v: vertical %v, want %v; power must fall after it", k, k.Vertical, tc.vertical)
+			}
+			if k != nil && k.Elasticity != nil && *k.Elasticity <= 1 {
+				t.Errorf("power fell but the elasticity is %v (must exceed 1)", *k.Elasticity)
 			}
 		})
 	}
@@ -277,6 +299,13 @@ func disturbed(res *Result, slots int) (Point, bool) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func sweepOnce(t *testing.T, target, dir string) (*Result, string) {
 	t.Helper()
 	var log bytes.Buffer
@@ -301,7 +330,7 @@ func checkKneeSweep(t *testing.T, res *Result, log, dir, target string) {
 	if !strings.Contains(out.String(), "<- knee") || !strings.Contains(out.String(), "knee: c4 (concurrency 4)") {
 		t.Errorf("table does not mark the knee:\n%s", out.String())
 	}
-	if len(res.Points) != 4 || strings.Count(log, "\n") != 4 {
+	if len(res.Points) != 4 || strings.Count(log, "\nsweep c")+boolInt(strings.HasPrefix(log, "sweep c")) != 4 {
 		t.Errorf("%d points, log:\n%s", len(res.Points), log)
 	}
 	for _, p := range res.Points {
@@ -376,27 +405,39 @@ func TestFailedPointStaysInTheCurve(t *testing.T) {
 			if cfg.Contract.Arrival.Rate == 2 {
 				return ev, runner.ErrRunFailed
 			}
-			ev.Workload.Accepted, ev.Workload.GoodputRPS, ev.Workload.Latency.TTFTms.P99 = 10, cfg.Contract.Arrival.Rate, 50
+			// r1 serves all it is sent in 50 ms; r4 is overloaded: 1.5/s accepted, 900 ms.
+			ev.Workload.Accepted, ev.Workload.GoodputRPS, ev.Workload.Latency.E2Ems.P99 = 10, 1, 50
+			if cfg.Contract.Arrival.Rate == 4 {
+				ev.Workload.GoodputRPS, ev.Workload.Latency.E2Ems.P99 = 1.5, 900
+			}
 			return ev, nil
 		},
 	})
 	if err != nil || calls != 3 || len(res.Points) != 3 || res.Points[1].Error == "" || res.Mode != "rate" {
 		t.Fatalf("err %v, calls %d, points %+v", err, calls, res.Points)
 	}
-	if res.Knee == nil || res.Knee.Name != "r1" || !strings.Contains(res.Knee.Reason, "goodput fell") {
+	if res.Knee == nil || res.Knee.Name != "r1" || !strings.Contains(res.Knee.Reason, "at r2 no task was accepted") {
 		t.Errorf("knee %+v", res.Knee)
 	}
 }
 
 func TestTextGolden(t *testing.T) {
-	pts := []Point{pt("c1", 1, 10, 50, 10), pt("c2", 2, 20, 52, 10), pt("c4", 4, 39, 55, 11), pt("c8", 8, 40, 120, 11),
+	pts := []Point{pt("c1", 1, 10, 200), pt("c2", 2, 20, 208), pt("c4", 4, 39, 220), pt("c8", 8, 40, 480),
 		{Name: "c16", Load: 16, Concurrency: 16, Error: "every request failed"}}
+	yes, no := true, false
 	for i := range pts[:4] {
 		pts[i].Concurrency = int(pts[i].Load)
-		pts[i].Accepted, pts[i].AcceptanceRate, pts[i].InFlightMean = 100, 1, pts[i].Load*0.9
-		pts[i].TTFTP50, pts[i].ITLP50, pts[i].E2EP99 = pts[i].TTFTP99/2, pts[i].ITLP99/2, pts[i].TTFTP99*4
+		pts[i].Accepted, pts[i].AcceptanceRate, pts[i].InFlightMean, pts[i].WarmTasks = 100, 1, pts[i].Load*0.9, 100
+		pts[i].TTFTP50, pts[i].ITLP50 = pts[i].TTFTP99/2, pts[i].ITLP99/2
+		pts[i].MeetsSLO = &yes
 	}
-	r := &Result{Mode: "concurrency", Target: "http://127.0.0.1:8000", Points: pts, KneeRule: KneeRule, Knee: FindKnee(pts)}
+	pts[3].MeetsSLO, pts[3].SLOMiss = &no, "client.ttft_p99_ms (all tasks) 120 ms > 100 ms"
+	cost := 0.0000471
+	pts[2].CostPerAcceptedTask, pts[2].Replicas = &cost, 1
+	r := &Result{Mode: "concurrency", Target: "http://127.0.0.1:8000", Points: pts, KneeRule: KneeRule, Knee: FindKnee(pts),
+		SLO: []SLOLine{{Signal: "client.ttft_p99_ms", Metric: "ttft", Quantile: 0.99, BoundMs: 100}}, MinAcceptance: DefaultMinAcceptance}
+	sw := &sweeper{res: r, cfg: Config{TargetRate: 100}}
+	r.Capacity = sw.capacity()
 	r.Contract.Name, r.Contract.Version, r.Contract.SHA256 = "chat", 2, "0123456789abcdef"
 	var buf bytes.Buffer
 	if err := Text(&buf, r); err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/spf13/cobra"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -31,17 +30,7 @@ Scenarios: %s (default %s).
 			strings.Join(sim.Scenarios(), ", "), demo.DefaultScenario),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.OutDir == "" {
-				name := o.Scenario
-				if name == "" {
-					name = demo.DefaultScenario
-				}
-				d, err := os.MkdirTemp("", "pel-demo-"+filepath.Base(strings.TrimSuffix(name, filepath.Ext(name)))+"-")
-				if err != nil {
-					return failError(err)
-				}
-				o.OutDir = d
-			}
+			o.OutDir = outDir(a.stderr, "demo", o.OutDir)
 			if !asJSON {
 				o.Progress = a.stderr
 				o.IsTTY = isTerminal(a.stderr)
@@ -64,7 +53,7 @@ Scenarios: %s (default %s).
 		},
 	}
 	c.Flags().StringVar(&o.Scenario, "scenario", "", "scenario `NAME` or scenario file (default "+demo.DefaultScenario+")")
-	c.Flags().StringVarP(&o.OutDir, "out", "o", "", "run directory `DIR` (must be absent or empty; default a new temporary directory)")
+	c.Flags().StringVarP(&o.OutDir, "out", "o", "", fmt.Sprintf(outFlagHelp, "demo"))
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of the text report")
 	c.Flags().BoolVar(&o.NoMetrics, "no-metrics", false, "do not sample the engine's /metrics")
 	c.Flags().BoolVar(&o.NoDCGM, "no-dcgm", false, "do not sample the virtual GPU's DCGM page")

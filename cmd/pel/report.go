@@ -16,29 +16,53 @@ import (
 func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(a *app) *cobra.Command {
-	var htmlOut string
+	var htmlOut, csvOut string
 	var asJSON, force bool
 	c := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Render a run directory's evidence.json as text, JSON, or a self-contained HTML page",
 		Long: `report renders DIR/evidence.json without recomputing anything: the terminal text puts the
-verdict first, then the findings with their evidence, then per-stage tables. --json prints the
-evidence itself; --html FILE writes one self-contained page (inline SVG charts, no network).
+verdict first, then a summary (accepted share, goodput, p99 TTFT/ITL/E2E against the
+contract's bounds, cost per accepted task), then the findings with their evidence, then
+per-stage tables. --json prints the evidence itself. --html FILE writes one self-contained
+page (inline SVG charts, no network) and prints only its path; --csv OUTDIR writes
+OUTDIR/tasks.csv (one row per task of requests.jsonl) and OUTDIR/summary.csv (the summary
+tables: warm headline, by phase, task type and concurrency band) and prints their paths.
+Given a sweep directory (sweep.json), it renders the sweep instead (text, or --html).
 Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ev, err := readEvidence(args[0])
-			if err != nil {
-				return err
-			}
 			if htmlOut != "" {
 				// An existing file is someone's: replaced only when asked.
 				if _, err := os.Lstat(htmlOut); err == nil && !force {
 					return usageErrorf("--html %s: the file exists (choose another name, or add --force to replace it)", htmlOut)
 				}
-				if err := writeHTML(htmlOut, ev); err != nil {
-					return failError(err)
+			}
+			if sw, ok := readSweep(args[0]); ok {
+				return reportSweep(a, sw, htmlOut, asJSON || csvOut != "")
+			}
+			ev, err := readEvidence(args[0])
+			if err != nil {
+				return err
+			}
+			// A file output is the whole job: write it, print where, and nothing else.
+			if htmlOut != "" || csvOut != "" {
+				if htmlOut != "" {
+					if err := writeHTML(htmlOut, ev); err != nil {
+						return failError(err)
+					}
+					fmt.Fprintln(a.stdout, htmlOut)
 				}
+				if csvOut != "" {
+					paths, err := writeCSV(args[0], csvOut, ev)
+					if err != nil {
+						return err
+					}
+					for _, p := range paths {
+						fmt.Fprintln(a.stdout, p)
+					}
+				}
+				return nil
 			}
 			if asJSON {
 				return report.JSON(a.stdout, ev)
@@ -49,6 +73,7 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
 	c.Flags().BoolVar(&force, "force", false, "with --html, replace an existing FILE")
+	c.Flags().StringVar(&csvOut, "csv", "", "write tasks.csv (per-task records) and summary.csv (summary tables) into `OUTDIR`")
 	return c
 }
 

@@ -30,7 +30,7 @@ func newRunCmd(a *app) *cobra.Command {
 		cf                                collectorFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run --target URL --contract FILE -o DIR",
+		Use:   "run --target URL --contract FILE [-o DIR]",
 		Short: "Drive an OpenAI-compatible server under a workload contract and write a run directory",
 		Long: `run sends the contract's workload to the target on an absolute (open-loop) schedule,
 records one line per task in DIR/requests.jsonl, samples the --metrics/--dcgm endpoints into
@@ -44,8 +44,8 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 130 interrupted (Ctrl-C or SIGTERM; what finished is written).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if target == "" || contractFile == "" || out == "" {
-				return usageErrorf("run needs --target URL, --contract FILE and -o DIR")
+			if target == "" || contractFile == "" {
+				return usageErrorf("run needs --target URL and --contract FILE")
 			}
 			c, err := contract.Load(contractFile)
 			if err != nil {
@@ -55,6 +55,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return err
 			}
+			out = outDir(a.stderr, "run", out)
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
@@ -93,7 +94,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000)")
 	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
-	f.StringVarP(&out, "out", "o", "", "run directory to create (must not exist or be empty)")
+	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "run"))
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,22 +19,36 @@ func newSweepCmd(a *app) *cobra.Command {
 	var (
 		target, contractFile, out, keyEnv, conc, rates string
 		cf                                             = collectorFlags{metricsPerPoint: true}
-		duration                                       time.Duration
+		duration, warmup                               time.Duration
 		requests                                       int
-		asJSON                                         bool
+		asJSON, sloSearch                              bool
+		search                                         sweep.Search
+		minAcc, targetRate                             float64
+		replicas                                       int
 	)
 	cmd := &cobra.Command{
-		Use:   "sweep --target URL --contract FILE (--concurrency 1,4,16,64 | --rates 5,10,20) [-o DIR]",
-		Short: "Run a contract at several loads and find the knee of the throughput-vs-latency curve",
+		Use:   "sweep --target URL --contract FILE (--concurrency 1,4,16,64 | --rates 5,10,20 | --slo-search [--rates START[,MAX]]) [-o DIR]",
+		Short: "Run a contract at several loads: the throughput–latency curve, its knee, and the capacity at the SLO",
 		Long: `sweep runs the contract once per load, each into its own run directory: with
 --concurrency as a closed loop of that many tasks in flight (DIR/c<N>/; the contract's
 max_in_flight is dropped), with --rates as poisson arrivals at that rate (DIR/r<rate>/). Each
 point's contract.yaml is the contract with its arrival replaced, so it carries its own
-sha256. --duration or --requests replace the contract's bound at every point.
+sha256. --duration, --requests and --warmup replace the contract's at every point; a point
+whose warm window plans fewer than 30 tasks is warned about (the floor of pel compare).
+
+Every point is held to the contract: its percentile SLO bounds (global and per task) and
+--min-acceptance (default 0.99). --slo-search finds the capacity at the SLO: the highest
+load that meets it, by doubling from a start load (the contract's rate, or --rates START /
+--concurrency START, optionally START,MAX) until a load misses, then bisecting to
+--resolution (default 10%). The result states what stage 5 asks: goodput per replica at the
+SLO (replicas from /metrics, or --replicas), the replicas --target-rate accepted tasks/s
+need, and the cost per accepted task at that load.
 
 It prints goodput, acceptance and TTFT/ITL/E2E percentiles per point, marks the knee (the
-last point before goodput gains less than 10% per doubling of load while p99 latency grows
-more than 50% per doubling, or goodput halves) and writes DIR/sweep.json.
+point of maximum goodput / p99 E2E: past it each relative gain in goodput costs a larger
+relative rise in latency) and the capacity at the SLO, and writes DIR/sweep.json,
+DIR/sweep.csv and DIR/sweep.html (the curves, with the SLO lines, the knee and the capacity
+marked).
 
 Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad input.`,
 		Args: cobra.NoArgs,
@@ -41,14 +56,25 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if target == "" || contractFile == "" {
 				return usageErrorf("sweep needs --target URL and --contract FILE")
 			}
-			if (conc == "") == (rates == "") {
-				return usageErrorf("give exactly one of --concurrency N,N,... and --rates R,R,...")
+			if (conc == "") == (rates == "") && !sloSearch {
+				return usageErrorf("give exactly one of --concurrency N,N,... and --rates R,R,... (or --slo-search)")
 			}
-			cfg := sweep.Config{Duration: duration, Requests: requests, Log: a.stderr}
+			cfg := sweep.Config{Duration: duration, Requests: requests, Log: a.stderr, MinAcceptance: minAcc, TargetRate: targetRate, Replicas: replicas}
+			if cmd.Flags().Changed("warmup") {
+				cfg.Warmup = &warmup
+			}
+			if sloSearch {
+				cfg.Search = &search
+			}
 			var err error
-			if conc != "" {
+			switch {
+			case conc != "" && sloSearch:
+				cfg.Concurrency, err = sweep.ParseConcurrencyOrdered(conc)
+			case conc != "":
 				cfg.Concurrency, err = sweep.ParseConcurrency(conc)
-			} else {
+			case rates != "" && sloSearch:
+				cfg.Rates, err = sweep.ParseRatesOrdered(rates)
+			case rates != "":
 				cfg.Rates, err = sweep.ParseRates(rates)
 			}
 			if err != nil {
@@ -58,9 +84,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if err != nil {
 				return usageError(err)
 			}
-			if out == "" {
-				out = "pel-sweep-" + time.Now().UTC().Format("20060102-150405")
-			}
+			out = outDir(a.stderr, "sweep", out)
 			if cf.any() {
 				if _, err := cf.collectors(); err != nil { // flags checked before the first point
 					return err
@@ -75,11 +99,16 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			}
 			if res != nil {
 				var perr error
+				page := filepath.Join(out, sweep.HTMLFile)
+				herr := writeSweepHTML(page, res)
 				if asJSON {
 					perr = sweep.JSON(a.stdout, res)
 				} else {
 					perr = sweep.Text(a.stdout, res)
-					fmt.Fprintf(a.stdout, "wrote %s/%s\n", out, sweep.ResultFile)
+					fmt.Fprintf(a.stdout, "wrote %s, %s and %s\n", filepath.Join(out, sweep.ResultFile), filepath.Join(out, sweep.CSVFile), page)
+				}
+				if perr == nil {
+					perr = herr
 				}
 				if err == nil {
 					err = perr
@@ -93,9 +122,16 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
 	f.StringVar(&conc, "concurrency", "", "closed-loop concurrencies, comma-separated (e.g. 1,4,16,64)")
 	f.StringVar(&rates, "rates", "", "poisson arrival rates in requests/s, comma-separated (e.g. 5,10,20)")
-	f.StringVarP(&out, "out", "o", "", "sweep directory to create (default pel-sweep-<UTC time>)")
+	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "sweep"))
 	f.DurationVar(&duration, "duration", 0, "replace the contract's duration at every point")
 	f.IntVar(&requests, "requests", 0, "replace the contract's request count at every point")
+	f.DurationVar(&warmup, "warmup", 0, "replace the contract's warm-up at every point (0: none)")
+	f.BoolVar(&sloSearch, "slo-search", false, "find the capacity at the SLO by bracketing and bisection (--rates or --concurrency give START[,MAX])")
+	f.Float64Var(&search.Resolution, "resolution", sweep.DefaultResolution, "with --slo-search, stop when the first failing load is within this fraction above the capacity")
+	f.IntVar(&search.MaxProbes, "max-probes", sweep.DefaultMaxProbes, "with --slo-search, the most runs it may make")
+	f.Float64Var(&minAcc, "min-acceptance", sweep.DefaultMinAcceptance, "acceptance rate a load must reach to meet the contract")
+	f.Float64Var(&targetRate, "target-rate", 0, "accepted tasks/s to plan replicas for at the capacity")
+	f.IntVar(&replicas, "replicas", 0, "replicas behind the target (default: as many as /metrics shows, else 1)")
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 	cf.register(f)
 	f.BoolVar(&asJSON, "json", false, "print sweep.json instead of the table")

@@ -25,15 +25,23 @@ func TestSweepCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"2 points (concurrency)", "c1", "c2", "goodput/s", "knee:", "wrote " + dir + "/sweep.json"} {
+	for _, want := range []string{"2 points (concurrency, grid)", "c1", "c2", "goodput/s", "knee:", "capacity at the SLO", "wrote " + dir + "/sweep.json, " + dir + "/sweep.csv and " + dir + "/sweep.html"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, f := range []string{"sweep.json", "c1/requests.jsonl", "c2/evidence.json"} {
+	for _, f := range []string{"sweep.json", "sweep.csv", "sweep.html", "c1/requests.jsonl", "c2/evidence.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	// pel report renders a sweep directory too.
+	if code, out, errs := runCLI(t, "report", dir); code != 0 || !strings.Contains(out, "2 points (concurrency, grid)") {
+		t.Errorf("report of a sweep: exit %d %s\n%s", code, errs, out)
+	}
+	page := filepath.Join(tmp, "again.html")
+	if code, out, errs := runCLI(t, "report", dir, "--html", page); code != 0 || out != page+"\n" {
+		t.Errorf("report --html of a sweep: exit %d %q %s", code, out, errs)
 	}
 	code, out, _ = runCLI(t, "sweep", "--target", srv.URL, "--contract", cf, "--rates", "200", "--requests", "3", "-o", filepath.Join(tmp, "sw2"), "--json")
 	var res struct {
@@ -57,6 +65,8 @@ func TestSweepCommand(t *testing.T) {
 		{"no contract", []string{"--target", srv.URL, "--concurrency", "1"}, "--contract"},
 		{"dead target", []string{"--target", dead.URL, "--contract", cf, "--concurrency", "1", "-o", filepath.Join(tmp, "dead")}, ""},
 		{"taken dir", []string{"--target", srv.URL, "--contract", cf, "--concurrency", "1", "-o", dir}, "not empty"},
+		{"search list too long", []string{"--target", srv.URL, "--contract", cf, "--slo-search", "--rates", "1,2,3", "-o", filepath.Join(tmp, "s1")}, "START or START,MAX"},
+		{"search resolution", []string{"--target", srv.URL, "--contract", cf, "--slo-search", "--resolution", "2", "-o", filepath.Join(tmp, "s2")}, "--resolution 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, append([]string{"sweep"}, tc.args...)...)
