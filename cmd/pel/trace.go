@@ -69,6 +69,9 @@ func printTrace(w io.Writer, r *trace.Result) {
 			fmt.Fprintf(w, ", last step %s dropped (--keep-last-step keeps it)", rk.Steps.Dropped)
 		}
 		fmt.Fprintln(w)
+		for _, n := range rk.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
 		if rk.Temporal == nil {
 			fmt.Fprintf(w, "  no GPU activity (%d CPU ops, %d annotations)\n", rk.HostEvents.CPUOps, rk.HostEvents.Annotations)
 			continue

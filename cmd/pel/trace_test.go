@@ -79,4 +79,16 @@ func TestTraceCommandBadInput(t *testing.T) {
 			t.Errorf("error %v does not name the file", err)
 		}
 	}
+	// negative times: never printed as figures ("idle 106.48%, compute -6.48%" before),
+	// reported as malformed with the count, exit 2
+	neg := filepath.Join(t.TempDir(), "negative.json")
+	if err := os.WriteFile(neg, []byte(`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 100, "dur": -10, "args": {"stream": 7}},
+		{"ph": "X", "cat": "kernel", "name": "k", "ts": 200, "dur": 10, "args": {"stream": 7}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"trace", neg}, &out, io.Discard)
+	if code := exitCode(err, io.Discard); code != 2 || out.Len() != 0 || !strings.Contains(err.Error(), "malformed trace: events 1 with a negative duration") {
+		t.Errorf("negative times: exit %d, err %v, output %q", code, err, out.String())
+	}
 }
