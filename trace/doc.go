@@ -79,9 +79,9 @@
 //     a100-triton-compiled 1 vs 0, mi250-rocm 14 vs 0; equal elsewhere.
 //   - HTA's whole-µs rounding gives an event shorter than 1 µs that crosses no µs tick a
 //     duration of −1 µs (ceil(ts) > floor(ts + dur)); pel ends it at its start (0 µs), so no
-//     duration is ever negative. The fixtures hold such host calls (a100-ddp-nccl 837,
-//     v100-ns-resolution 1,887, mi250-rocm 1) but no such GPU operation; no compared figure
-//     changes.
+//     duration is ever negative. The fixtures hold such host events (runtime calls:
+//     a100-ddp-nccl 837, v100-ns-resolution 1,887, mi250-rocm 1; cpu_ops: v100 3,182) but no
+//     such GPU operation; no compared figure changes.
 //   - An operation that starts before the previous one on its stream has ended
 //     (programmatic dependent launch, or a clock problem) makes HTA's gap negative; pel
 //     measures each gap from the latest end so far on the stream, so idle time is never
@@ -99,8 +99,9 @@
 //     fallback index_correlation 0); pel keeps each once and treats it as launched before
 //     its gap. HTA rounds only when the timestamp column is float (a trace with integer ts
 //     and fractional dur keeps fractional ends there); pel rounds every event. Equal
-//     timestamps on one stream keep file order in pel, quicksort order in HTA. None of these
-//     occurs in the fixtures.
+//     timestamps on one stream keep file order in pel, quicksort order in HTA. With the last
+//     step kept, pel keeps host events that start before the last step ends, HTA every host
+//     event (above). None of these changes a figure on the fixtures.
 //
 // Percentages are rounded as numpy rounds (half to even of the scaled value), as HTA's are.
 //
