@@ -56,6 +56,18 @@ func TestScenarios(t *testing.T) {
 				}
 				t.Errorf("owner layer %s, want %s", got, want)
 			}
+			// A second injected fault is still reported next to the owner.
+			for _, l := range res.Scenario.AlsoReported {
+				seen := false
+				for _, f := range ev.Findings {
+					if string(f.Layer) == l && f.Severity != evidence.SeverityInfo {
+						seen = true
+					}
+				}
+				if !seen {
+					t.Errorf("second fault in %s not reported next to the owner", l)
+				}
+			}
 			checkWording(t, ev)
 			checkDegrades(t, res, dir)
 			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {

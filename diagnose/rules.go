@@ -159,7 +159,8 @@ var rules = []rule{
 	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, []string{"launch-bound"}},
 	// A queue is what every more specific cause of slow admission looks like from outside.
 	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted"}},
-	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, nil},
+	// Exposed communication makes every step longer, the prefill steps most.
+	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, []string{"exposed-communication"}},
 	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
 	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash", "client-server-gap"}},
 	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
@@ -450,6 +451,12 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 	// DRAM near its ceiling is the normal state of decode; what makes it the limiter is that
 	// nothing upstream inflates the bytes per token or the time between tokens. Without the
 	// engine's metrics, a net-negative speculation or a buffering proxy cannot be ruled out.
+	// Speculation whose cost is unmeasured may be what inflates the bytes per token.
+	if v.has(evidence.SigSpecAcceptanceRate) && !v.has(evidence.SigTraceDraftPct) {
+		h.confidence *= 0.6
+		h.confNote = joinNote(h.confNote, "speculative decoding is on and its draft cost is not measured: it may be what inflates the bytes per token")
+		h.missing = append(h.missing, "a profiler trace (pel analyze DIR --trace FILE): the draft kernels' share of each step settles whether speculation pays")
+	}
 	if !v.has(evidence.SigServerITLP99) {
 		h.confidence *= 0.6
 		h.confNote = joinNote(h.confNote, "server-side ITL and speculative-decoding counters not seen: an upstream cause cannot be ruled out")

@@ -88,11 +88,18 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	// Little's law: tasks in flight at the client that the engine neither runs nor lists as
 	// waiting wait somewhere it does not count (an HTTP worker pool, a proxy, a deferred
 	// queue); with those it does list as waiting, the unserved share of in-flight time.
+	// The engine's own count of requests in service: from its summed processing time where it
+	// exposes one (exact), else the sampled running gauge.
 	inf, okI := v.val(evidence.SigInFlightMean)
-	run, okR := v.val(evidence.SigRunningMean)
+	runSig := evidence.SigInServiceMean
+	run, okR := v.val(runSig)
+	if !okR {
+		runSig = evidence.SigRunningMean
+		run, okR = v.val(runSig)
+	}
 	if okI && okR && inf >= 1 {
-		m := derivedItem("client_vs_engine.unserved_share", clamp01((inf-run)/inf), ">=", queueShareMin, "ratio", "client in flight − engine running",
-			evidence.StageServingCache, evidence.SigInFlightMean, evidence.SigRunningMean)
+		m := derivedItem("client_vs_engine.unserved_share", clamp01((inf-run)/inf), ">=", queueShareMin, "ratio", "client in flight − engine in service",
+			evidence.StageServingCache, evidence.SigInFlightMean, runSig)
 		h.items = append(h.items, m)
 		if m.holds {
 			decisive = append(decisive, m)
@@ -170,6 +177,31 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			if m.holds {
 				h.confidence += 0.05
 			}
+		}
+	}
+	// From the client alone the stalls are certain, their cause inside the engine is not: a
+	// device-side reason (communication, a slow device) lengthens prefill steps as well.
+	if !v.stages[evidence.StageServingCache] {
+		h.confidence = 0.55
+		h.confNote = "the engine's metrics not seen: the client shows the stalls, not what made the prefill steps long"
+		h.missing = append(h.missing, missMetrics)
+	}
+	// On several GPUs, communication inside each step lengthens the prefill steps too: a
+	// trace of all ranks must rule it out before the scheduler is blamed for the stalls.
+	if !v.stages[evidence.StageKernelOperator] {
+		multi := false
+		if n, ok := v.val(evidence.SigEngines); ok && n >= 2 {
+			multi = true
+		}
+		for _, link := range []string{evidence.SigNVLinkBytesPS, evidence.SigPCIeBytesPS} {
+			if x, ok := v.val(link); ok && x > 0 {
+				multi = true
+			}
+		}
+		if multi {
+			h.confidence = 0.5
+			h.confNote = "several GPUs serve this model: exposed communication lengthens prefill steps as well, and no trace rules it out"
+			h.missing = append(h.missing, missCommTr)
 		}
 	}
 	// Stalls set the tail; when the median token already misses the bound, every step is

@@ -186,7 +186,7 @@ func TestEvidenceEveryServerGives(t *testing.T) {
 					r.DoneAt = r.LastTokenAt
 					reject(r, "slo itl p99")
 				}
-				return fromRecords("llamacpp", rs, map[string]float64{evidence.SigITLP99: 100})
+				return fromRecords("llamacpp", rs, map[string]float64{evidence.SigITLP99: 100}, sig{evidence.SigRunningMean, 3}, sig{evidence.SigInServiceMean, 3})
 			},
 			wantOwner: evidence.LayerScheduling, wantID: "prefill-stall",
 		},

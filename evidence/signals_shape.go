@@ -37,6 +37,18 @@ const (
 	SigContextExhaustedRate = "client.context_exhausted_rate"
 )
 
+// Stage 4 from engines that expose them (llama.cpp: see scrape's adapter notes).
+const (
+	// SigInServiceMean is the mean number of requests the engine was processing, from the
+	// rate of its summed per-request processing seconds (exact over the window, unlike a
+	// sampled gauge).
+	SigInServiceMean = "engine.in_service_mean"
+	// SigStepsRate is the engine's forward passes per second.
+	SigStepsRate = "engine.steps_per_s"
+	// SigTokensMax is the largest context (prompt + generated tokens) any sequence held.
+	SigTokensMax = "engine.tokens_max"
+)
+
 // SigTraceDraftPct is the share of kernel time spent in speculative-decoding draft kernels
 // (EAGLE/Medusa heads or a draft model's forward), from a profiler trace (stage 3): with the
 // engine's acceptance counters it gives speculation's net benefit.

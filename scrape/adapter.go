@@ -30,6 +30,9 @@ const (
 	qSpecAccepted   = "spec_accepted_tokens"
 	qSpecRateGauge  = "spec_accept_rate" // gauge, ratio (SGLang)
 	qSpecLenGauge   = "spec_accept_len"  // gauge, tokens (SGLang)
+	qServiceSeconds = "service_seconds"  // counter, seconds: per-request processing time, summed (llama.cpp)
+	qSteps          = "steps"            // counter: engine forward passes (llama.cpp llama_decode calls)
+	qTokensMax      = "tokens_max"       // gauge, tokens: the largest context any sequence has held
 	qStepLag        = "step_lag"         // gauge, seconds (pel sim only)
 	qClockSkipped   = "clock_skipped"    // counter, seconds (pel sim only)
 
@@ -176,6 +179,16 @@ var adapters = []*Adapter{
 		},
 	},
 	{
+		// llama.cpp (examples/server/server.cpp at b4750; tools/server/server-context.cpp in
+		// 2026): continuous batching over -np slots, no preemption. requests_deferred counts
+		// tasks that found no free slot (requests still waiting for an HTTP worker thread are
+		// not counted anywhere); requests_processing, slots busy. prompt_seconds_total and
+		// tokens_predicted_seconds_total add up each request's own processing time (ms
+		// precision, counted when its prompt, resp. its generation, ends), so their rate is
+		// the mean number of requests in service: Little's law, exact between scrapes, where
+		// the gauges are samples. n_tokens_max is the largest context any slot has held since
+		// start (current releases; compare with the per-slot context -c/-np). 2026 releases
+		// dropped kv_cache_usage_ratio and added the spec_decode_* counters.
 		Engine: "llamacpp", Kind: KindEngine, prefixes: []string{"llamacpp:"},
 		targets: []target{
 			{q: qWaiting, kind: kGauge, fams: []string{"llamacpp:requests_deferred"}},
@@ -183,6 +196,12 @@ var adapters = []*Adapter{
 			{q: qKVUsage, kind: kGauge, ratio: true, fams: []string{"llamacpp:kv_cache_usage_ratio"}},
 			{q: qPromptTokens, kind: kCounter, fams: []string{"llamacpp:prompt_tokens_total"}},
 			{q: qGenTokens, kind: kCounter, fams: []string{"llamacpp:tokens_predicted_total"}},
+			{q: qServiceSeconds, kind: kCounter, all: true, fams: []string{"llamacpp:prompt_seconds_total", "llamacpp:tokens_predicted_seconds_total"}},
+			{q: qSteps, kind: kCounter, fams: []string{"llamacpp:n_decode_total"}},
+			{q: qTokensMax, kind: kGauge, fams: []string{"llamacpp:n_tokens_max"}},
+			{q: qSpecDrafts, kind: kCounter, fams: []string{"llamacpp:spec_decode_num_drafts_total"}},
+			{q: qSpecDraftTok, kind: kCounter, fams: []string{"llamacpp:spec_decode_num_draft_tokens_total"}},
+			{q: qSpecAccepted, kind: kCounter, fams: []string{"llamacpp:spec_decode_num_accepted_tokens_total"}},
 		},
 	},
 	{

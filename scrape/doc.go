@@ -146,6 +146,12 @@
 //	| llamacpp | kv_usage | llamacpp:kv_cache_usage_ratio |
 //	| llamacpp | prompt_tokens | llamacpp:prompt_tokens_total |
 //	| llamacpp | gen_tokens | llamacpp:tokens_predicted_total |
+//	| llamacpp | service_seconds | llamacpp:prompt_seconds_total + llamacpp:tokens_predicted_seconds_total |
+//	| llamacpp | steps | llamacpp:n_decode_total |
+//	| llamacpp | tokens_max | llamacpp:n_tokens_max |
+//	| llamacpp | spec_drafts | llamacpp:spec_decode_num_drafts_total |
+//	| llamacpp | spec_draft_tokens | llamacpp:spec_decode_num_draft_tokens_total |
+//	| llamacpp | spec_accepted_tokens | llamacpp:spec_decode_num_accepted_tokens_total |
 //	| dcgm | gpu_util | DCGM_FI_DEV_GPU_UTIL ×0.01 |
 //	| dcgm | sm_active | DCGM_FI_PROF_SM_ACTIVE |
 //	| dcgm | sm_occupancy | DCGM_FI_PROF_SM_OCCUPANCY |

@@ -196,6 +196,15 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	if _, rate, ok := sumRate(qGenTokens); ok {
 		add(evidence.SigGenTokensRate, "tokens/s", rate, "")
 	}
+	if _, rate, ok := sumRate(qServiceSeconds); ok {
+		add(evidence.SigInServiceMean, "count", rate, "rate of the per-request processing seconds the engine adds up (Little's law: requests in service on average), exact between scrapes")
+	}
+	if _, rate, ok := sumRate(qSteps); ok {
+		add(evidence.SigStepsRate, "1/s", rate, "")
+	}
+	if _, mx, ok := maxGauge(rs, qTokensMax, w); ok {
+		add(evidence.SigTokensMax, "tokens", mx, "largest context any sequence held since the engine started")
+	}
 	hits, _, okH := sumRate(qPrefixHits)
 	queries, _, okQ := sumRate(qPrefixQueries)
 	switch {
@@ -292,6 +301,17 @@ func percentNote(rs []*replica, q string) string {
 		return ""
 	}
 	return "(reported as a percent by " + strings.Join(eps, ", ") + "; divided by 100)"
+}
+
+// maxGauge is the largest sample of a gauge over w on any replica.
+func maxGauge(rs []*replica, q string, w window) (mean, mx float64, ok bool) {
+	mx = math.Inf(-1)
+	for _, r := range rs {
+		if m, x, k := r.gaugeStats(q, w); k {
+			mean, mx, ok = m, math.Max(mx, x), true
+		}
+	}
+	return mean, mx, ok
 }
 
 func meanGauge(rs []*replica, q string, w window) (float64, bool) {

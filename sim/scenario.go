@@ -29,10 +29,13 @@ var evidenceKinds = []string{"metrics", "dcgm", "trace"}
 // Scenario is a simulated deployment with one injected fault (or none) and the workload
 // contract that exposes it.
 type Scenario struct {
-	Name        string   `yaml:"name"`
-	Description string   `yaml:"description"`
-	OwnerLayer  string   `yaml:"owner_layer"`
-	Evidence    []string `yaml:"evidence"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	OwnerLayer  string `yaml:"owner_layer"`
+	// AlsoReported lists layers of a second fault that must still be reported (at warn or
+	// above) next to the owner.
+	AlsoReported []string `yaml:"also_reported"`
+	Evidence     []string `yaml:"evidence"`
 	// Symptom says what an outside observer should see; Why justifies the owner layer.
 	Symptom string     `yaml:"symptom"`
 	Why     string     `yaml:"why"`
@@ -241,6 +244,11 @@ func (s *Scenario) validate() error {
 	}
 	if !contains(ownerLayers, s.OwnerLayer) {
 		return fmt.Errorf("owner_layer: %q is not one of %s", s.OwnerLayer, strings.Join(ownerLayers, "|"))
+	}
+	for _, l := range s.AlsoReported {
+		if l == "none" || !contains(ownerLayers, l) {
+			return fmt.Errorf("also_reported: %q is not a layer (%s)", l, strings.Join(ownerLayers[:len(ownerLayers)-1], "|"))
+		}
 	}
 	for _, e := range s.Evidence {
 		if !contains(evidenceKinds, e) {
