@@ -121,7 +121,12 @@ func fmtVal(p *float64, unit string) string {
 	case "ratio":
 		return fmt.Sprintf("%.1f%%", *p*100)
 	case "usd":
-		return fmt.Sprintf("%.6f", *p)
+		// Three significant digits however small: 0.0000471, never 0.000047 or 0.0000.
+		v := math.Abs(*p)
+		if v == 0 || v >= 1 {
+			return fmt.Sprintf("%.2f", *p)
+		}
+		return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+2, *p)
 	case "1/s":
 		return fmt.Sprintf("%.3f", *p)
 	}
