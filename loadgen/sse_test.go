@@ -62,6 +62,9 @@ func refSSE(in string) []Event {
 			v = strings.TrimPrefix(v, " ")
 		}
 		switch f {
+		case "error": // pel's one deviation from the spec: llama.cpp's error line
+			typ = "error"
+			fallthrough
 		case "data":
 			data.WriteString(v)
 			data.WriteByte('\n')
@@ -162,6 +165,7 @@ func FuzzSSE(f *testing.F) {
 		"data: a\r\n\r\ndata: b\r\r",
 		": c\nevent: error\ndata: x\ndata: y\n\n",
 		"\ufeffdata:z\n\n", "data\n\n\n\r\r", "data: a\r",
+		"error: {\"code\":400}\n\ndata: [DONE]\n\n", "event: x\nerror: y\nevent: z\n\n",
 	} {
 		f.Add(s)
 	}
