@@ -9,7 +9,8 @@
 //
 //   - the child ends by itself within a generous bound derived from the contract's
 //     duration, timeout and grace (never a tight wall-clock threshold);
-//   - its peak RSS (getrusage of the child) stays under rssBound;
+//   - its peak RSS (the child's VmHWM, sampled every 10 ms; see watchHWM) stays under
+//     rssBound;
 //   - the records that finished and evidence.json are written;
 //   - the error is named (in the records, the output or the exit status).
 //

@@ -11,8 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,16 +96,14 @@ func pel(t *testing.T, bound time.Duration, onStart func(*os.Process), args ...s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	hwm := watchHWM(cmd.Process.Pid)
 	if onStart != nil {
 		onStart(cmd.Process)
 	}
 	err := cmd.Wait()
-	r := result{stdout: out.String(), stderr: errb.String(), wall: time.Since(start)}
+	r := result{stdout: out.String(), stderr: errb.String(), wall: time.Since(start), maxRSS: hwm()}
 	if cmd.ProcessState != nil {
 		r.code = cmd.ProcessState.ExitCode()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10 // KiB on Linux
-		}
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("pel %s did not end by itself within %v (killed); stderr: %s", strings.Join(args, " "), bound, tail(r.stderr))
@@ -120,6 +119,46 @@ func pel(t *testing.T, bound time.Duration, onStart func(*os.Process), args ...s
 		t.Errorf("pel crashed: %s", tail(r.stderr))
 	}
 	return r
+}
+
+// watchHWM samples the peak resident memory (VmHWM) of process pid every 10 ms until the
+// returned function is called, which returns the highest value seen, in bytes.
+//
+// Not the child's getrusage ru_maxrss: os/exec starts children with vfork (CLONE_VM), so at
+// exec the kernel records the parent's mm as the child's high-water mark, and every child
+// of this test process would report at least this process's own peak (the hostile pages and
+// bodies it serves). VmHWM belongs to the mm the exec created: pel's alone (sh execs pel).
+func watchHWM(pid int) func() int64 {
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(path); err == nil {
+				for _, line := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+						if kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil && kib<<10 > peak.Load() {
+							peak.Store(kib << 10)
+						}
+					}
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		<-done
+		return peak.Load()
+	}
 }
 
 func tail(s string) string {
