@@ -87,3 +87,21 @@ func TestSpreadTokensAtBounds(t *testing.T) {
 		t.Errorf("sum %d for MaxInt, want the clamp %d", s, record.MaxTokens)
 	}
 }
+
+// After [DONE] nothing can fail a completed task, and a server that keeps sending is not
+// read for long.
+func TestAfterDone(t *testing.T) {
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n" + strings.Repeat("data: junk\n\n", 100000)
+	c := NewClient(ClientConfig{BaseURL: "http://127.0.0.1"})
+	rec := &record.Record{SentAt: time.Now()}
+	var out outputSink
+	fail := func(status, class, msg string) { rec.Status, rec.ErrorClass, rec.Error = status, class, msg }
+	cr := &capReader{r: strings.NewReader(body), left: MaxStreamBytes}
+	c.readStream(cr, &workload.Request{MaxTokens: 4}, rec, &out, fail)
+	if rec.Status != record.StatusOK {
+		t.Fatalf("%s: %s", rec.Status, rec.Error)
+	}
+	if read := MaxStreamBytes - cr.left; read > int64(maxAfterDone)+int64(len(body)/100) {
+		t.Errorf("read %d bytes of a %d-byte body", read, len(body))
+	}
+}

@@ -360,6 +360,9 @@ func readErrorBody(resp *http.Response) []byte {
 	}
 }
 
+// maxAfterDone bounds what is read after [DONE] to reach the end of the body.
+const maxAfterDone = 64 << 10
+
 // capReader fails with errStreamTooLong once more than left bytes were read.
 type capReader struct {
 	r    io.Reader
@@ -461,6 +464,7 @@ type streamState struct {
 func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc) *usage {
 	sse := NewSSEReader(body, c.bufSize, 0)
 	st := streamState{continuous: true}
+	var afterDone int64 // capReader.left when [DONE] arrived
 	end := func(status, class, msg string) *usage {
 		fail(status, class, msg)
 		finishTokens(rec, r, &st, false)
@@ -470,7 +474,8 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		ev, err := sse.Next()
 		if err != nil {
 			switch {
-			case err == io.EOF && (st.done || rec.FinishReason != ""):
+			case st.done: // after [DONE] nothing can fail the completion
+			case err == io.EOF && rec.FinishReason != "":
 			case err == io.EOF:
 				return end(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("stream ended after %d events without [DONE] or finish_reason", st.events))
 			case errors.Is(err, errStreamTooLong):
@@ -485,7 +490,13 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		now := c.cfg.Clock.Now()
 		st.events++
 		if st.done {
-			continue // anything after [DONE] is ignored; reading on lets the connection be reused
+			// Anything after [DONE] is ignored. Reading on to the end lets the connection be
+			// reused, but only briefly: a server that keeps sending is cut (and its
+			// connection closed).
+			if cr, ok := body.(*capReader); !ok || afterDone-cr.left > maxAfterDone {
+				break
+			}
+			continue
 		}
 		if ev.Type == "error" {
 			msg, class := errorEvent(ev.Data)
@@ -493,6 +504,9 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		}
 		if string(ev.Data) == "[DONE]" {
 			st.done = true
+			if cr, ok := body.(*capReader); ok {
+				afterDone = cr.left
+			}
 			continue
 		}
 		var ch chunk
