@@ -20,6 +20,7 @@ import (
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/runner"
 )
 
@@ -187,7 +188,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	sw.res = &Result{
 		Contract: evidence.ContractRef{Name: base.Contract.Name, SHA256: base.Contract.SHA256()},
-		Target:   base.Target, Mode: mode, Points: []Point{}, KneeRule: KneeRule,
+		Target:   scrub.URL(base.Target), Mode: mode, Points: []Point{}, KneeRule: KneeRule,
 		SLO: sloLines(base.Contract), MinAcceptance: cfg.MinAcceptance,
 	}
 	if v, err := fmt.Sscan(base.Contract.Version, &sw.res.Contract.Version); v != 1 || err != nil {
