@@ -193,10 +193,10 @@ func rulePrefillStall(v *view, o *Options) *hit {
 		if n, ok := v.val(evidence.SigEngines); ok && n >= 2 {
 			multi = true
 		}
-		for _, link := range []string{evidence.SigNVLinkBytesPS, evidence.SigPCIeBytesPS} {
-			if x, ok := v.val(link); ok && x > 0 {
-				multi = true
-			}
+		// NVLink carries only GPU-to-GPU traffic (PCIe also carries the host's, so it is no
+		// sign of a peer).
+		if x, ok := v.val(evidence.SigNVLinkBytesPS); ok && x > 0 {
+			multi = true
 		}
 		if multi {
 			h.confidence = 0.5
