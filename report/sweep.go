@@ -34,7 +34,7 @@ var sweepPage = template.Must(template.New("sweep").Funcs(template.FuncMap{
 const (
 	kneeColor     = "#CC79A7"
 	capacityColor = "#009E73"
-	sloColor      = "#D55E00"
+	sloColor      = "#444444" // bounds in dark grey: the series take the palette
 )
 
 type sweepView struct {
@@ -113,12 +113,12 @@ func SweepHTML(w io.Writer, r *sweep.Result) error {
 		rates = append(rates, xySeries{name: "offered rate", x: loads, y: loads, dash: true, color: "#999999"})
 	}
 	v.Charts = []template.HTML{
-		xyChart{title: "Goodput and throughput vs offered load (/s)", xLabel: v.LoadLabel, yUnit: "1/s", logX: logX, series: rates, vmarks: marks}.render(),
-		xyChart{title: "Throughput–latency curve: p99 E2E vs goodput (ms)", xLabel: "goodput (accepted tasks/s)", yUnit: "ms",
+		xyChart{title: "Goodput and throughput vs offered load — tasks per second", xLabel: v.LoadLabel, yUnit: "1/s", logX: logX, series: rates, vmarks: marks}.render(),
+		xyChart{title: "Throughput–latency curve: p99 E2E vs goodput — ms", xLabel: "goodput (accepted tasks/s)", yUnit: "ms",
 			series: []xySeries{{name: "E2E p99", x: good, y: e99}}, hlines: bounds("e2e"), vmarks: curveMarks}.render(),
-		xyChart{title: "TTFT p50 and p99 vs offered load (ms)", xLabel: v.LoadLabel, yUnit: "ms", logX: logX,
+		xyChart{title: "TTFT p50 and p99 vs offered load — ms", xLabel: v.LoadLabel, yUnit: "ms", logX: logX,
 			series: []xySeries{{name: "TTFT p50", x: loads, y: t50}, {name: "TTFT p99", x: loads, y: t99}}, hlines: bounds("ttft"), vmarks: marks}.render(),
-		xyChart{title: "ITL p50 and p99 vs offered load (ms)", xLabel: v.LoadLabel, yUnit: "ms", logX: logX,
+		xyChart{title: "ITL p50 and p99 vs offered load — ms per token", xLabel: v.LoadLabel, yUnit: "ms", logX: logX,
 			series: []xySeries{{name: "ITL p50", x: loads, y: i50}, {name: "ITL p99", x: loads, y: i99}}, hlines: bounds("itl"), vmarks: marks}.render(),
 	}
 	return sweepPage.Execute(w, v)

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -107,7 +108,7 @@ func (c xyChart) render() template.HTML {
 			continue
 		}
 		lastX = px
-		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, px, padT+plotH+14, num(t))
+		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, px, padT+plotH+14, strconv.FormatFloat(t, 'g', 4, 64))
 	}
 	b.f(`<text class="unit" x="%d" y="%d" text-anchor="end">%s</text>`, padL+plotW, padT+plotH+26, html.EscapeString(c.xLabel))
 	for _, v := range c.vmarks {
@@ -117,7 +118,12 @@ func (c xyChart) render() template.HTML {
 		px := sx(v.x)
 		b.f(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-width="1.4" stroke-dasharray="5 3"><title>%s</title></line>`,
 			px, px, padT, padT+plotH, v.color, html.EscapeString(v.label))
-		b.f(`<text class="mark" x="%.1f" y="%d" fill="%s">%s</text>`, px+3, padT+10, v.color, html.EscapeString(v.label))
+		// A label near the right edge goes left of its line, so it is never cut.
+		if px > padL+plotW*0.7 {
+			b.f(`<text class="mark" x="%.1f" y="%d" fill="%s" text-anchor="end">%s</text>`, px-3, padT+10, v.color, html.EscapeString(v.label))
+		} else {
+			b.f(`<text class="mark" x="%.1f" y="%d" fill="%s">%s</text>`, px+3, padT+10, v.color, html.EscapeString(v.label))
+		}
 	}
 	for _, h := range c.hlines {
 		py := sy(h.y)

@@ -85,7 +85,13 @@ var verdictRe = regexp.MustCompile(`(?s)<p id="verdict"[^>]*>(.*?)</p>`)
 
 func TestReportRendersInChromium(t *testing.T) {
 	bin := chromium(t)
-	pages, _ := filepath.Glob("../../report/testdata/*.html")
+	all, _ := filepath.Glob("../../report/testdata/*.html")
+	var pages []string
+	for _, p := range all {
+		if !strings.HasSuffix(p, ".sweep.html") {
+			pages = append(pages, p)
+		}
+	}
 	if len(pages) == 0 {
 		t.Fatal("no report pages under report/testdata")
 	}
@@ -111,6 +117,20 @@ func TestReportRendersInChromium(t *testing.T) {
 			if !strings.Contains(dom, "<svg") {
 				t.Error("no SVG chart in the rendered DOM")
 			}
+			// The summary strip is on the first screen: accepted share, goodput, the p99s
+			// against their bounds and the cost per accepted task, right after the verdict.
+			if i, j := strings.Index(dom, `id="verdict"`), strings.Index(dom, `id="summary"`); j < 0 || j < i || j > strings.Index(dom, "<h2>") {
+				t.Error("no summary strip between the verdict and the first section")
+			}
+			for _, want := range []string{"accepted (warm phase)", "goodput", "TTFT p99", "ITL p99", "E2E p99", "cost per accepted task"} {
+				if !strings.Contains(dom, want) {
+					t.Errorf("summary strip lacks %q", want)
+				}
+			}
+			// Stage tables start collapsed: the page opens on the summary, not on 7,000 px.
+			if strings.Contains(dom, "<details open") {
+				t.Error("a stage table starts expanded")
+			}
 			// A laid-out page with charts compresses to far more than a blank one (~5 KB).
 			if n := screenshot(t, bin, p); n < 20_000 {
 				t.Errorf("screenshot is %d bytes: the page looks blank", n)
@@ -131,5 +151,50 @@ func TestConsoleErrorsAreCaught(t *testing.T) {
 	_, log := load(t, bin, p)
 	if len(consoleErrors(log)) == 0 {
 		t.Fatalf("a page with console errors passed the check; log:\n%s", log)
+	}
+}
+
+var capacityRe = regexp.MustCompile(`(?s)<p id="capacity"[^>]*>(.*?)</p>`)
+
+// TestSweepRendersInChromium: each golden sweep page (report/testdata/*.sweep.html, drawn
+// from a sweep.json of a real pel sim sweep) renders headless without console errors, shows
+// the capacity at the SLO, draws its four curves with the knee and the capacity marked, and
+// screenshots to a page with content.
+func TestSweepRendersInChromium(t *testing.T) {
+	bin := chromium(t)
+	pages, _ := filepath.Glob("../../report/testdata/*.sweep.html")
+	if len(pages) == 0 {
+		t.Fatal("no sweep pages under report/testdata")
+	}
+	for _, p := range pages {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := capacityRe.FindSubmatch(src)
+			if m == nil {
+				t.Fatal("page has no capacity element")
+			}
+			dom, log := load(t, bin, p)
+			if errs := consoleErrors(log); len(errs) > 0 {
+				t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+			}
+			dm := capacityRe.FindStringSubmatch(dom)
+			if dm == nil || html.UnescapeString(dm[1]) != html.UnescapeString(string(m[1])) {
+				t.Errorf("rendered DOM does not show the capacity %q", m[1])
+			}
+			if n := strings.Count(dom, `<svg class="chart"`); n != 4 {
+				t.Errorf("%d charts, want 4 (goodput/throughput, throughput–latency, TTFT, ITL vs load)", n)
+			}
+			for _, want := range []string{"capacity at SLO ", "knee ", "SLO TTFT p99"} {
+				if !strings.Contains(dom, want) {
+					t.Errorf("no %q mark on the charts", want)
+				}
+			}
+			if n := screenshot(t, bin, p); n < 20_000 {
+				t.Errorf("screenshot is %d bytes: the page looks blank", n)
+			}
+		})
 	}
 }
