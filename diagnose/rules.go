@@ -674,15 +674,16 @@ func ruleColdStart(v *view, o *Options) *hit {
 	// The engine's own TTFT decides whether the first requests waited inside it: warm-up
 	// work on the request path shows there; a cold excess only the client saw (connection
 	// set-up, a proxy, a simulator or client falling behind) does not belong to the kernels.
-	// A start burst is not a cold start: the fastest cold task must be slow too.
-	if c, ok := v.cold[sigColdFastestTTFT]; ok {
+	// A start burst is not a cold start: the first task, sent to an idle server, must be slow
+	// too (nothing was ahead of it in any queue).
+	if c, ok := v.cold[sigColdFirstTTFT]; ok {
 		if w, ok2 := v.sig[evidence.SigTTFTFromSentP50]; ok2 && w.Value > 0 {
-			fast := derivedItem("client.cold_fastest_over_warm_ttft", c.Value/w.Value, ">=", coldRatioMin, "ratio", "client",
+			first := derivedItem("client.cold_first_over_warm_ttft", c.Value/w.Value, ">=", coldRatioMin, "ratio", "client",
 				evidence.StageRequestTrace, evidence.SigTTFTFromSentP50)
-			if !fast.holds {
-				return nil // the first-served cold tasks were fast: the rest queued behind a burst
+			if !first.holds {
+				return nil // the first task was served at warm speed: the rest queued behind a burst
 			}
-			h.items = append(h.items, fast)
+			h.items = append(h.items, first)
 		}
 	}
 	srv, seen := v.coldWarmRatio(evidence.SigServerTTFTP50, "engine.cold_warm_ttft_ratio", ">=", coldServerRatioMin)

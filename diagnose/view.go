@@ -64,7 +64,7 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 	}
 	var cold []*record.Record
 	var lag []float64
-	fastest := math.Inf(1)
+	var first *record.Record
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase != record.PhaseCold {
@@ -74,16 +74,17 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 		if d, ok := r.ScheduleLag(); ok {
 			lag = append(lag, ms(d))
 		}
-		if d, ok := r.TTFTFromSent(); ok && r.OK() {
-			fastest = math.Min(fastest, ms(d))
+		if _, ok := r.TTFTFromSent(); ok && r.OK() && r.InFlight == 0 && (first == nil || r.SentAt.Before(first.SentAt)) {
+			first = r
 		}
 	}
 	client := clientSignals(cold)
 	if len(lag) > 0 {
 		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
 	}
-	if !math.IsInf(fastest, 1) {
-		client[sigColdFastestTTFT] = fastest
+	if first != nil {
+		d, _ := first.TTFTFromSent()
+		client[sigColdFirstTTFT] = ms(d)
 	}
 	for n, x := range client {
 		unit := "ratio"
@@ -98,11 +99,12 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 	return out
 }
 
-// sigColdFastestTTFT is the shortest TTFT (from send) of any completed cold-phase task.
-// Warm-up work on the request path slows even the first-served task; a burst of
-// simultaneous arrivals (a closed loop starting N tasks at once) queues the later ones but
-// serves the first at warm speed.
-const sigColdFastestTTFT = "client.cold_fastest_ttft_from_sent_ms"
+// sigColdFirstTTFT is the TTFT (from send) of the first cold-phase task sent with nothing
+// else in flight. Warm-up work on the request path (startup, compilation, graph capture)
+// makes even that task wait, with no queue to explain it; a burst of simultaneous arrivals
+// (a closed loop starting N tasks at once) queues the later ones but serves the first in
+// the first step, at warm speed.
+const sigColdFirstTTFT = "client.cold_first_idle_ttft_from_sent_ms"
 
 // coldWarmRatio compares a signal's cold-phase value with its headline (warm) one.
 func (v *view) coldWarmRatio(name, ratioName, op string, thr float64) (meas, bool) {
