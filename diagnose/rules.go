@@ -192,7 +192,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 		hypothesis: "Running sequences outgrow the KV-cache blocks; the scheduler preempts and recomputes them, so the same prompts are prefilled again and waiting requests queue behind the churn.",
 		items:      []meas{kv, pr},
 		confidence: 0.9,
-		nextProbe:  "Step max concurrent sequences down (vLLM --max-num-seqs) while watching vllm:num_preemptions_total and vllm:kv_cache_usage_perc; check the prefix-cache hit rate trend for eviction.",
+		nextProbe:  fmt.Sprintf("Step max concurrent sequences down (%s) while watching %s; check the prefix-cache hit rate trend for eviction.", knobsFor(v.engine).seqs, knobsFor(v.engine).kv),
 		impact: impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}, when: []seriesCond{
 			{evidence.SigKVUsageMax, ">=", kvFullRatio}, {evidence.SigPreemptionRate, ">", 0}}},
 		strength: clamp01(pr.item.Value / (10 * preemptRateMin)),
@@ -206,7 +206,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 			cap = fmt.Sprintf("about %d", int(math.Max(1, math.Floor(run*kvTargetRatio/mean))))
 		}
 	}
-	h.prediction = fmt.Sprintf("If KV capacity is the limit, capping concurrent sequences at %s keeps peak KV usage under %.0f%%, preemptions fall to ~0, and warm p99 TTFT falls by at least 30%%; giving the cache more memory instead moves the same counters the same way.", cap, kvTargetRatio*100)
+	h.prediction = fmt.Sprintf("If KV capacity is the limit, capping concurrent sequences (%s) at %s keeps peak KV usage under %.0f%%, preemptions fall to ~0, and warm p99 TTFT falls by at least 30%%; giving the cache more memory instead moves the same counters the same way.", knobsFor(v.engine).seqs, cap, kvTargetRatio*100)
 	return h
 }
 
@@ -220,8 +220,8 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		hypothesis: "Long prompts are prefilled in one piece, and every request admitted behind them (and every running decode) waits for that prefill step: head-of-line blocking in the scheduler.",
 		items:      []meas{hol},
 		confidence: 0.75,
-		prediction: "If prefill blocks the line, enabling chunked prefill (or lowering the per-step token budget) brings the short-prompt TTFT ratio under 1.5 and short-prompt p99 TTFT down by at least 40%, with ITL p50 within ±10%.",
-		nextProbe:  "Compare vllm:request_queue_time_seconds and vllm:request_prefill_time_seconds for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.",
+		prediction: fmt.Sprintf("If prefill blocks the line, %s brings the short-prompt TTFT ratio under 1.5 and short-prompt p99 TTFT down by at least 40%%, with ITL p50 within ±10%%.", knobsFor(v.engine).chunk),
+		nextProbe:  fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", knobsFor(v.engine).queue, knobsFor(v.engine).prefill),
 		impact:     impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
 		strength:   clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
 	}
@@ -338,7 +338,7 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		h.strength = 0.2
 	}
 	h.prediction = "If the host loop is the limit, overlapping scheduling with execution (async scheduling) or a faster loop raises goodput at the same concurrency and the GPU's idle share between steps falls by at least half; adding GPU capacity alone leaves goodput flat."
-	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check vllm:iteration_tokens_total per step against the token budget."
+	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check the engine's tokens per step against its token budget."
 	return h
 }
 
