@@ -630,7 +630,7 @@ func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *
 // errors (by class, with the most frequent message) or failed output checks. Empty when
 // nothing was rejected or SLO misses dominate.
 func rejectionLead(recs []record.Record) string {
-	var n, rejectedN, errs, checks int
+	var n, rejectedN, errs, failed, checks int
 	classes := map[string]int{}
 	msgs := map[string]map[string]int{}
 	checkNames := map[string]int{}
@@ -645,8 +645,11 @@ func rejectionLead(recs []record.Record) string {
 		}
 		rejectedN++
 		switch {
-		case r.Failed():
+		case r.Failed() || stats.ContextExhausted(r):
 			errs++
+			if r.Failed() {
+				failed++
+			}
 			c := stats.ErrorClassOf(r)
 			if stats.ContextExhausted(r) {
 				c = "context exhausted"
@@ -655,7 +658,11 @@ func rejectionLead(recs []record.Record) string {
 			if msgs[c] == nil {
 				msgs[c] = map[string]int{}
 			}
-			msgs[c][r.Error]++
+			msg := r.Error
+			if msg == "" && len(r.Reasons) > 0 {
+				msg = r.Reasons[len(r.Reasons)-1]
+			}
+			msgs[c][msg]++
 		default:
 			isCheck := false
 			for _, why := range r.Reasons {
@@ -691,8 +698,10 @@ func rejectionLead(recs []record.Record) string {
 		return strings.Join(out, "; ")
 	}
 	switch {
-	case errs == n:
+	case failed == n:
 		return fmt.Sprintf("Every warm task failed (%s). ", part(classes, true))
+	case errs == n:
+		return fmt.Sprintf("No warm task was accepted (%s). ", part(classes, true))
 	case 2*errs > rejectedN:
 		return fmt.Sprintf("Most rejected tasks were errors (%d of %d: %s). ", errs, rejectedN, part(classes, true))
 	case 2*checks > rejectedN:

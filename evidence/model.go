@@ -104,7 +104,11 @@ type Run struct {
 	DurationS float64   `json:"duration_s"`
 	Phases    []Phase   `json:"phases"`
 	Scenario  string    `json:"scenario,omitempty"` // set by pel demo only; never read by diagnose
-	Notes     []string  `json:"notes,omitempty"`
+	// EngineConfig is the configuration the engine exposed over HTTP at the start of the run
+	// (llama.cpp /props: slots, slot_context, build); other engines expose theirs as *_info
+	// metrics in metrics.jsonl.
+	EngineConfig map[string]string `json:"engine_config,omitempty"`
+	Notes        []string          `json:"notes,omitempty"`
 }
 
 // Phase is a time range of a run with one phase label (cold, warm, canary).

@@ -135,6 +135,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		model = ready.Models[0]
 	}
 
+	engineConfig := probeEngine(ctx, hc, cfg.Target, apiKey)
+	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
+
 	// Input is valid: from here on the run directory exists.
 	created, err := makeOutDir(cfg.OutDir)
 	if err != nil {
@@ -193,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		Duration:    c.Duration,
 		Judge:       c.Judge,
 		KeepText:    cfg.KeepText,
-		Sink:        w.Write,
+		Sink:        flagContextShift(w.Write, slotContext),
 		OnRecord:    prog.record,
 		TracePrefix: tracePrefix,
 	})
@@ -226,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	ev := evidence.New()
 	ev.Run = evidence.Run{
 		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
-		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(),
+		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(), EngineConfig: engineConfig,
 	}
 	if res.Interrupted {
 		cancelled := 0

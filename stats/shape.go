@@ -157,6 +157,9 @@ func (s *Shape) errors(rs []*record.Record, n int) {
 		if ContextExhausted(r) {
 			ctx++
 			m := oneLine(r.Error, 160)
+			if m == "" && len(r.Reasons) > 0 {
+				m = oneLine(r.Reasons[len(r.Reasons)-1], 160)
+			}
 			if m == "" {
 				m = strings.Join(r.Flags, ", ")
 			}

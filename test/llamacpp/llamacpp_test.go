@@ -6,7 +6,8 @@
 //   - too few slots (-np 1, four tasks always in flight): the scheduling layer (a queue);
 //   - a reverse proxy that buffers each response whole: the application layer;
 //   - per-slot context too small (-np 8 -c 2048, 320-token prompts): truncated prompts, and
-//     with --no-context-shift refusals of every task: the memory layer (lost context);
+//     with --no-context-shift refusals of every task; answers longer than a slot's context:
+//     silent context shifts: the memory layer (lost context) in all three;
 //   - CPU starvation (another process spinning on the server's CPUs): never a confident
 //     wrong layer.
 //
@@ -443,6 +444,36 @@ func TestContextTooSmallTruncates(t *testing.T) {
 	}
 	if !hasFinding(r.ev, "context-exhausted") {
 		t.Error("no context-exhausted finding")
+	}
+}
+
+// TestContextShifts: each of 4 slots has 1024/4 = 256 tokens; ~150-token prompts fit, but
+// 150 more generated tokens do not: llama.cpp shifts the context mid-answer without saying
+// so in an OpenAI response. pel reads the slot context from /props.
+func TestContextShifts(t *testing.T) {
+	s := start(t, "-np", "4", "-c", "1024")
+	r := pel(t, s.url, s.url+"/metrics", `name: long-answers
+version: 1
+arrival: {process: poisson, rate: 0.5}
+duration: 20s
+warmup: 2s
+seed: 5
+timeout: 60s
+tasks:
+  - name: chat
+    prompt_tokens: 150
+    output_tokens: 150
+    ignore_eos: true
+`)
+	logRun(t, r)
+	if got := r.ev.Run.EngineConfig["slot_context"]; got != "256" {
+		t.Errorf("engine_config.slot_context %q, want 256 (from /props)", got)
+	}
+	if v, ok := sigVal(r.ev, evidence.SigFlagRate("context_shift")); !ok || v < 0.9 {
+		t.Errorf("context_shift flag rate %v (present %v), want ≈ 1", v, ok)
+	}
+	if o := owner(r.ev); o != evidence.LayerMemory {
+		t.Errorf("owner %q, want memory", o)
 	}
 }
 

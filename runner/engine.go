@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/loadgen"
+	"github.com/pel-ladder/pel/record"
+)
+
+// Bounds on the engine-configuration probe: it is advisory, so a slow or huge answer only
+// loses the configuration, never the run.
+const (
+	engineProbeTimeout = 3 * time.Second
+	engineProbeMaxBody = 1 << 20 // /props is a few KB (it carries the chat template)
+)
+
+// Engine configuration keys recorded in evidence run.engine_config.
+const (
+	// ConfigSlots is the number of sequences the engine serves at once (llama.cpp
+	// total_slots, i.e. -np).
+	ConfigSlots = "slots"
+	// ConfigSlotContext is each sequence's context in tokens (llama.cpp n_ctx per slot,
+	// i.e. -c / -np).
+	ConfigSlotContext = "slot_context"
+	// ConfigBuild is the engine's build identity (llama.cpp build_info).
+	ConfigBuild = "build"
+)
+
+// probeEngine asks the target for the configuration it exposes over HTTP: llama.cpp's GET
+// /props (total_slots, default_generation_settings.n_ctx, build_info). Other engines expose
+// theirs as *_info metrics (read from /metrics). nil when nothing is exposed.
+func probeEngine(ctx context.Context, hc *http.Client, target, apiKey string) map[string]string {
+	ctx, cancel := context.WithTimeout(ctx, engineProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loadgen.BaseURL(target)+"/props", nil)
+	if err != nil {
+		return nil
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return nil
+	}
+	var p struct {
+		TotalSlots int    `json:"total_slots"`
+		BuildInfo  string `json:"build_info"`
+		Defaults   struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, engineProbeMaxBody)).Decode(&p); err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	if p.TotalSlots > 0 && p.TotalSlots < 1<<20 {
+		out[ConfigSlots] = strconv.Itoa(p.TotalSlots)
+	}
+	if p.Defaults.NCtx > 0 && p.Defaults.NCtx < 1<<30 {
+		out[ConfigSlotContext] = strconv.Itoa(p.Defaults.NCtx)
+	}
+	if b := scrub.Text(p.BuildInfo); b != "" && len(b) < 128 {
+		out[ConfigBuild] = b
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// flagContextShift fails a completed task whose prompt and output together filled its
+// sequence's context (slotContext tokens): llama.cpp then shifts the context (drops the
+// oldest half after n_keep) and goes on generating without saying so in an OpenAI-style
+// response, so the output no longer answers the prompt that was sent: not a valid
+// completion. 0 disables the check.
+func flagContextShift(sink func(*record.Record) error, slotContext int) func(*record.Record) error {
+	if slotContext <= 0 {
+		return sink
+	}
+	return func(r *record.Record) error {
+		if r.OK() && r.TokenSource == record.TokensUsage && r.PromptTokens+r.OutputTokens >= slotContext && !r.HasFlag(record.FlagContextShift) {
+			r.AddFlag(record.FlagContextShift)
+			r.Accepted = false
+			r.Reasons = append(r.Reasons, fmt.Sprintf("context shifted: %d prompt + %d output tokens filled the %d-token context of a slot", r.PromptTokens, r.OutputTokens, slotContext))
+		}
+		return sink(r)
+	}
+}
