@@ -86,6 +86,21 @@ func (a *Adapter) source() string {
 	return a.Engine + " /metrics"
 }
 
+// What the quantities mean per engine (not only their names):
+//   - vLLM V1: num_requests_running is the requests in the scheduler's running set (decoding
+//     or prefilling this step); num_requests_waiting the waiting queue, preempted requests
+//     included; kv_cache_usage_perc the share of KV blocks in use (1 = full, when preemption
+//     by recompute starts); request_queue_time_seconds the time a request spent WAITING before
+//     its first schedule, request_prefill_time_seconds from first schedule to first token; the
+//     engine's TTFT starts at arrival in the engine core, after the API server's
+//     tokenization, so client TTFT − engine TTFT is the HTTP/API path.
+//   - SGLang: num_queue_reqs is the waiting queue; token_usage the share of the KV token pool
+//     in use; num_retracted_requests_total its preemption (requests pushed back to the queue
+//     when the pool runs out).
+//   - TGI: tgi_queue_size the waiting queue; tgi_batch_current_size the running batch; no KV
+//     usage is exposed (TGI admits by token budget: --max-batch-total-tokens).
+//   - llama.cpp: see its adapter below (slots, no preemption, summed processing seconds).
+//
 // Sources (cite in reviews): vLLM V1 names from vllm/v1/metrics/loggers.py
 // (PrometheusStatLogger) and vllm/v1/spec_decode/metrics.py (SpecDecodingProm);
 // prometheus_client appends "_total" to counters on exposition. SGLang names from
