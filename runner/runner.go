@@ -126,11 +126,11 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		// with 404 for every task (some, like llama.cpp, serve their one model whatever the
 		// name; list it as served or omit model: to use the first one).
 		return nil, badInput("contract %s: model %q is not served by %s; it serves: %s (set model: to one of these, or omit it to use the first)",
-			c.File(), model, loadgen.BaseURL(cfg.Target), strings.Join(ready.Models, ", "))
+			c.File(), model, scrub.URL(loadgen.BaseURL(cfg.Target)), strings.Join(ready.Models, ", "))
 	}
 	if model == "" {
 		if len(ready.Models) == 0 {
-			return nil, badInput("the contract names no model and %s lists none (GET /v1/models): set model: in the contract", loadgen.BaseURL(cfg.Target))
+			return nil, badInput("the contract names no model and %s lists none (GET /v1/models): set model: in the contract", scrub.URL(loadgen.BaseURL(cfg.Target)))
 		}
 		model = ready.Models[0]
 	}
