@@ -115,6 +115,10 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			NextProbe: h.nextProbe, Confidence: h.confidence, ConfidenceNote: h.confNote,
 			Missing: h.missing,
 		}
+		if h.predicted != nil {
+			f.Predicted = h.predicted
+			f.Prediction = h.predicted.Render(h.cond)
+		}
 		clientOnly, fromSchedule, timed := true, false, false
 		for _, m := range h.items {
 			f.Evidence = append(f.Evidence, m.item)

@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
 )
 
 // knobs names a change in the detected engine's own terms, so a prediction or a next probe
@@ -73,4 +75,69 @@ func phraseMissing(engine, s string) string {
 		return "if the engine runs on a GPU, " + s + "; on a CPU, perf record -g -p PID of the server shows where a step's time goes"
 	}
 	return s
+}
+
+// change names an action in the engine's own terms, with the engine_config key that shows it
+// was made where the engine exposes one.
+func change(engine string, a evidence.Action) evidence.Change {
+	k := knobsFor(engine)
+	c := evidence.Change{Action: a}
+	switch a {
+	case evidence.ActRaiseSeqs:
+		c.Knob = "raising " + k.seqs
+		if k.name == "llama.cpp" {
+			c.Config = "slots"
+		}
+	case evidence.ActCapSeqs:
+		c.Knob = "capping concurrent sequences (" + k.seqs + ")"
+		if k.name == "llama.cpp" {
+			c.Config = "slots"
+		}
+	case evidence.ActMoreKV:
+		c.Knob = "giving the KV cache more memory"
+	case evidence.ActMoreContext:
+		c.Knob = "giving every sequence room for the longest prompt plus max_tokens (" + k.context + ")"
+		if k.name == "llama.cpp" {
+			c.Config = "slot_context"
+		}
+	case evidence.ActChunkPrefill:
+		c.Knob = k.chunk
+	case evidence.ActCUDAGraphs:
+		c.Knob = "capturing decode in CUDA graphs (or fixing the capture fallback)"
+	case evidence.ActAsyncScheduling:
+		c.Knob = "overlapping scheduling with execution (async scheduling, or a faster host loop)"
+	case evidence.ActFewerBytes:
+		c.Knob = "halving the bytes per step (FP8/INT8 weights or KV cache)"
+	case evidence.ActHalveTP:
+		c.Knob = "halving the tensor-parallel degree (serving the freed GPUs as replicas)"
+	case evidence.ActBalanceRouting:
+		c.Knob = "least-loaded routing across replicas"
+	case evidence.ActNoSpeculation:
+		c.Knob = "turning speculation off (" + k.spec + ")"
+	case evidence.ActNoProxyBuffering:
+		c.Knob = "turning off response buffering on the way (proxy buffering, stream interval 1)"
+	case evidence.ActPrewarm:
+		c.Knob = "running the warm-up before admitting traffic (warm-up requests, cached compile artifacts)"
+	case evidence.ActShorterPrompts:
+		c.Knob = "halving the prompts (or a faster prefill: FlashAttention, lower-precision GEMMs, a larger device)"
+	case evidence.ActFixErrors:
+		c.Knob = "fixing the cause the errors name"
+	case evidence.ActLessLoad:
+		c.Knob = "offering less load"
+	}
+	return c
+}
+
+// expect builds one expectation; its unit comes from the signal when the view has it.
+func (v *view) expect(sig, op string, bound float64, relative bool) evidence.Expectation {
+	e := evidence.Expectation{Signal: sig, Op: op, Bound: bound, Relative: relative}
+	if s, ok := v.sig[sig]; ok && !relative {
+		e.Unit = s.Unit
+	}
+	return e
+}
+
+// rateGone expects a rate that is only reported when non-zero to fall to 0.
+func rateGone(sig string) evidence.Expectation {
+	return evidence.Expectation{Signal: sig, Op: "<=", Bound: 0, AbsentIsZero: true}
 }

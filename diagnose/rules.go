@@ -23,11 +23,15 @@ type rule struct {
 // hit is what a rule found before ranking, acceptance impact and reproduction are added.
 type hit struct {
 	symptom, hypothesis, prediction, nextProbe string
-	items                                      []meas // evidence cited; the decisive ones hold
-	confidence                                 float64
-	confNote                                   string
-	missing                                    []string
-	impact                                     impactSpec
+	// predicted is the prediction as data; cond is the "if" clause Render puts before it.
+	// When set, prediction is rendered from them.
+	predicted  *evidence.Predicted
+	cond       string
+	items      []meas // evidence cited; the decisive ones hold
+	confidence float64
+	confNote   string
+	missing    []string
+	impact     impactSpec
 	// strength in [0,1]: how far past its threshold the decisive signal sits (ranking only).
 	strength float64
 }
@@ -206,7 +210,13 @@ func ruleKVThrash(v *view, o *Options) *hit {
 			cap = fmt.Sprintf("about %d", int(math.Max(1, math.Floor(run*kvTargetRatio/mean))))
 		}
 	}
-	h.prediction = fmt.Sprintf("If KV capacity is the limit, capping concurrent sequences (%s) at %s keeps peak KV usage under %.0f%%, preemptions fall to ~0, and warm p99 TTFT falls by at least 30%%; giving the cache more memory instead moves the same counters the same way.", knobsFor(v.engine).seqs, cap, kvTargetRatio*100)
+	ch := change(v.engine, evidence.ActCapSeqs)
+	ch.To = cap
+	h.cond = "KV capacity is the limit"
+	h.predicted = &evidence.Predicted{Change: ch, Expect: []evidence.Expectation{
+		v.expect(evidence.SigPreemptionRate, "<=", preemptRateMin, false),
+		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
+	}, Note: fmt.Sprintf("Sized to keep peak KV usage near %.0f%%; giving the cache more memory instead moves the same counters the same way.", kvTargetRatio*100)}
 	return h
 }
 
@@ -220,10 +230,15 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		hypothesis: "Long prompts are prefilled in one piece, and every request admitted behind them (and every running decode) waits for that prefill step: head-of-line blocking in the scheduler.",
 		items:      []meas{hol},
 		confidence: 0.75,
-		prediction: fmt.Sprintf("If prefill blocks the line, %s brings the short-prompt TTFT ratio under 1.5 and short-prompt p99 TTFT down by at least 40%%, with ITL p50 within ±10%%.", knobsFor(v.engine).chunk),
-		nextProbe:  fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", knobsFor(v.engine).queue, knobsFor(v.engine).prefill),
-		impact:     impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
-		strength:   clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
+		cond:       "prefill blocks the line",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
+			v.expect(evidence.SigHOLTTFTRatio, "<=", 1.5, false),
+			v.expect(evidence.SigTTFTP99, "<=", -0.4, true),
+			v.expect(evidence.SigITLP50, "within", 0.1, true),
+		}},
+		nextProbe: fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", knobsFor(v.engine).queue, knobsFor(v.engine).prefill),
+		impact:    impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
+		strength:  clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
 	}
 	// The decode side sees the same stall: long prefill steps push ITL p99 far past p50.
 	if p99, ok := v.val(evidence.SigITLP99); ok {
@@ -337,7 +352,13 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		h.missing = append(h.missing, missDCGM, missTrace)
 		h.strength = 0.2
 	}
-	h.prediction = "If the host loop is the limit, overlapping scheduling with execution (async scheduling) or a faster loop raises goodput at the same concurrency and the GPU's idle share between steps falls by at least half; adding GPU capacity alone leaves goodput flat."
+	h.cond = "the host loop is the limit"
+	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActAsyncScheduling), Expect: []evidence.Expectation{
+		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
+	}, Note: "The GPU's idle share between steps falls by at least half with it; adding GPU capacity alone leaves goodput flat."}
+	if wait.present && wait.holds {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigWaitingMean, "<=", -0.5, true))
+	}
 	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check the engine's tokens per step against its token budget."
 	return h
 }
@@ -362,10 +383,13 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 	}
 	h := &hit{
 		hypothesis: "Decode steps are made of many tiny kernels launched one by one (graph capture off or fallen back), so launch overhead and gaps between kernels, not math or bandwidth, set the step time.",
-		prediction: "If launch overhead is the limit, turning on CUDA graph capture for decode (or fixing the capture fallback) lifts SM active by at least 50% relative and lowers ITL p50 by at least 25% at the same batch size; DRAM active rises with it.",
-		nextProbe:  "Take a profiler trace of a few decode steps (torch.profiler or nsys): count kernels per step, their median duration, and cudaGraphLaunch vs cudaLaunchKernel calls.",
-		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E, dimTTFT}},
-		strength:   0.7,
+		cond:       "launch overhead is the limit",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActCUDAGraphs), Expect: []evidence.Expectation{
+			v.expect(evidence.SigITLP50, "<=", -0.25, true),
+		}, Note: "SM active rises by at least half with it, and DRAM active too, at the same batch size."},
+		nextProbe: "Take a profiler trace of a few decode steps (torch.profiler or nsys): count kernels per step, their median duration, and cudaGraphLaunch vs cudaLaunchKernel calls.",
+		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E, dimTTFT}},
+		strength:  0.7,
 	}
 	switch {
 	case dcgmHolds && traceHolds:
@@ -437,10 +461,14 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 		hypothesis: "Each decode step streams the weights and KV cache from HBM; the step time is bytes moved over bandwidth, so the math units wait for memory.",
 		items:      []meas{dram},
 		confidence: 0.85,
-		prediction: "If bandwidth sets the step time, halving the bytes per step (FP8/INT8 weights or KV cache) lowers ITL p50 by 30–50% with DRAM active still ≥70%; a larger batch raises tokens/s at nearly flat ITL until tensor active rises.",
-		nextProbe:  "Profile one decode step: achieved HBM bandwidth of the GEMV/attention kernels vs the device peak (nsys + ncu memory throughput).",
-		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}, when: []seriesCond{{evidence.SigDRAMActive, ">=", dramHighMin}}},
-		strength:   clamp01((dram.item.Value - dramHighMin) / (1 - dramHighMin)),
+		cond:       "bandwidth sets the step time",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActFewerBytes), Expect: []evidence.Expectation{
+			v.expect(evidence.SigITLP50, "<=", -0.3, true),
+			v.expect(evidence.SigDRAMActive, ">=", dramHighMin, false),
+		}, Note: "A larger batch instead raises tokens/s at nearly flat ITL until tensor active rises."},
+		nextProbe: "Profile one decode step: achieved HBM bandwidth of the GEMV/attention kernels vs the device peak (nsys + ncu memory throughput).",
+		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}, when: []seriesCond{{evidence.SigDRAMActive, ">=", dramHighMin}}},
+		strength:  clamp01((dram.item.Value - dramHighMin) / (1 - dramHighMin)),
 	}
 	if tensor.present {
 		h.items = append(h.items, tensor)
@@ -496,14 +524,21 @@ func ruleComm(v *view, o *Options) *hit {
 		}
 		h.symptom = fmt.Sprintf("communication kernels take %.0f%% of GPU kernel time and are not hidden under compute", comm.item.Value)
 		h.hypothesis = "Tensor-parallel all-reduces sit on the critical path of every layer: the step waits for the interconnect, so more GPUs add communication faster than they remove compute."
-		h.prediction = fmt.Sprintf("If communication is exposed, halving the tensor-parallel degree (serving the freed GPUs as replicas) cuts communication share below %.0f%% and raises goodput per GPU; overlapping the all-reduce with compute lowers ITL p50 by about the exposed share.", commPctMin/2)
+		h.cond = "communication is exposed"
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActHalveTP), Expect: []evidence.Expectation{
+			v.expect(evidence.SigTraceCommPct, "<=", commPctMin/2, false),
+		}, Note: "Goodput per GPU rises with it; overlapping the all-reduce with compute instead lowers ITL p50 by about the exposed share."}
 		h.confidence = 0.85
 		h.strength = clamp01(comm.item.Value / 60)
 	} else {
 		h.items = append(h.items, cv)
 		h.symptom = fmt.Sprintf("replicas carry uneven load (CV of running requests %.2f)", cv.item.Value)
 		h.hypothesis = "The router sends work unevenly; the busiest replica sets the tail while others have room."
-		h.prediction = "If routing is the limit, least-loaded routing brings the replica load CV under 0.15 and warm p99 TTFT down by at least 20% at the same rate."
+		h.cond = "routing is the limit"
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActBalanceRouting), Expect: []evidence.Expectation{
+			v.expect(evidence.SigReplicaImbalanceCV, "<=", 0.15, false),
+			v.expect(evidence.SigTTFTP99, "<=", -0.2, true),
+		}}
 		h.confidence = 0.65
 		h.missing = append(h.missing, missCommTr)
 		h.strength = clamp01(cv.item.Value)
@@ -538,7 +573,10 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		h.confidence = 0.4
 		h.confNote = "the draft's cost is not measured: the net benefit cannot be judged from acceptance alone"
 		h.missing = append(h.missing, "a profiler trace (pel analyze DIR --trace FILE): the draft kernels' share of each step gives the draft cost", "a canary with speculation off: ITL with and without")
-		h.prediction = fmt.Sprintf("If speculation is net-negative, turning it off lowers ITL p50; if it pays (a draft token costs under %.0f%% of a step), ITL p50 rises instead.", alpha*100)
+		h.cond = "speculation is net-negative"
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoSpeculation), Expect: []evidence.Expectation{
+			v.expect(evidence.SigITLP50, "<=", 0, true),
+		}, Note: fmt.Sprintf("If it pays (a draft token costs under %.0f%% of a step), ITL p50 rises instead.", alpha*100)}
 		h.strength = 0.1
 		return h
 	}
@@ -556,7 +594,11 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		h.items = append(h.items, sym)
 		h.confidence += 0.05
 	}
-	h.prediction = fmt.Sprintf("If speculation is net-negative, turning it off lowers ITL p50 by about %.0f%% and raises output tokens/s at the same concurrency; a draft accepted above %.0f%% (a better-matched draft) does the same.", (1-net)*100, c*100)
+	// Half the computed gain is the bound: the cost model leaves out the wider verification.
+	h.cond = "speculation is net-negative"
+	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoSpeculation), Expect: []evidence.Expectation{
+		v.expect(evidence.SigITLP50, "<=", -(1-net)/2, true),
+	}, Note: fmt.Sprintf("The cost model says about %.0f%%; a draft accepted above %.0f%% (a better-matched draft) does the same.", (1-net)*100, c*100)}
 	return h
 }
 
@@ -602,7 +644,7 @@ func ruleAppGap(v *view, o *Options) *hit {
 	h := &hit{
 		symptom:    "users wait longer than the server reports",
 		hypothesis: "Time is lost between the engine and the client: a buffering proxy, a large stream interval, or serialization coalesces tokens and delays the first one, while the engine's own timings look fine.",
-		prediction: "If the stream is buffered on the way, turning off proxy buffering (or setting the stream interval to 1) brings tokens per SSE event to ~1 and client TTFT p50 to within 20 ms of the server's, with server metrics unchanged.",
+		cond:       "the stream is buffered on the way",
 		nextProbe:  "Timestamp the response at the gateway and the client (curl -N through and around the proxy); compare time to headers and chunk rhythm.",
 		impact:     impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}},
 		strength:   0.6,
@@ -654,6 +696,24 @@ func ruleAppGap(v *view, o *Options) *hit {
 			h.confNote = "server-side TTFT not seen: cannot show the server was fine"
 		}
 	}
+	// What unbuffering moves: the signals that showed the buffering, and the wait it added.
+	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoProxyBuffering), Note: "The engine's own metrics stay as they are."}
+	if coal.present && coal.holds {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigCoalescedShare, "<=", 0.1, false))
+	}
+	if tpc.present && tpc.holds {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTokensPerChunk, "<=", 1.5, false))
+	}
+	if c, ok := v.val(evidence.SigTTFTFromSentP50); ok && c > 0 {
+		extra := 0.0
+		if haveGap && gap.holds {
+			extra = gap.item.Value // the gap over the engine's own TTFT is what unbuffering gives back
+		}
+		if extra > 0 {
+			// Half of the excess is the bound: the rest of the path keeps its own delays.
+			h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTFromSentP50, "<=", -math.Min(0.9, extra/c/2), true))
+		}
+	}
 	return h
 }
 
@@ -666,10 +726,13 @@ func ruleColdStart(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("the first requests wait %.1f× longer for their first token than warm ones", r.item.Value),
 		hypothesis: "The first steps compile kernels and capture graphs (torch.compile, CUDA graph capture, autotuning) on the request path, so early requests pay the warm-up.",
 		items:      []meas{r},
-		prediction: "If warm-up work sits on the request path, running it before admitting traffic (a warm-up request set, or cached compile artifacts) brings the cold/warm TTFT ratio under 1.5; a second run against the same process shows no cold penalty.",
-		nextProbe:  "Trace the first requests after start (torch.compile logs with TORCH_LOGS=recompiles, or a trace with compile regions), and rerun against the warm process.",
-		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
-		strength:   clamp01((r.item.Value - coldRatioMin) / 10),
+		cond:       "warm-up work sits on the request path",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActPrewarm), Expect: []evidence.Expectation{
+			v.expect(evidence.SigColdWarmTTFTRatio, "<=", 1.5, false),
+		}, Note: "A second run against the same process shows no cold penalty either."},
+		nextProbe: "Trace the first requests after start (torch.compile logs with TORCH_LOGS=recompiles, or a trace with compile regions), and rerun against the warm process.",
+		impact:    impactSpec{dims: []string{dimTTFT, dimE2E}, phase: evidence.PhaseCold},
+		strength:  clamp01((r.item.Value - coldRatioMin) / 10),
 	}
 	// The engine's own TTFT decides whether the first requests waited inside it: warm-up
 	// work on the request path shows there; a cold excess only the client saw (connection

@@ -130,7 +130,16 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	}
 	h.hypothesis = fmt.Sprintf("More tasks arrive than %s admits at once (at most %s ran together): the rest wait for a free sequence slot, so TTFT is queue time while decode speed stays as it is.", k.name, slots)
 	fall := 1 - (1-share)/(1-queueTargetShare)
-	h.prediction = fmt.Sprintf("If admission is the limit, raising %s above %s (or offering less load) brings the queue share of TTFT under %.0f%% and TTFT p50 down by at least %.0f%%, with TPOT p50 within +25%%.", k.seqs, slots, queueTargetShare*100, math.Max(fall, 0.1)*100)
+	ch := change(v.engine, evidence.ActRaiseSeqs)
+	if runMax >= 1 {
+		ch.From, ch.To = slots, fmt.Sprintf("%.0f", 2*runMax)
+	}
+	h.cond = "admission is the limit"
+	h.predicted = &evidence.Predicted{Change: ch, Expect: []evidence.Expectation{
+		v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false),
+		v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true),
+		v.expect(evidence.SigTPOTP50, "<=", 0.25, true),
+	}, Note: "Offering less load moves the same counters."}
 	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
 	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
 	switch {
@@ -139,7 +148,10 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.items = append(h.items, tl)
 		h.confidence -= 0.2
 		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
-		h.prediction = fmt.Sprintf("If capacity is the limit, offering less load brings the queue share of TTFT under %.0f%%; raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", queueTargetShare*100, k.seqs)
+		h.cond = "capacity is the limit"
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: []evidence.Expectation{
+			v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false),
+		}, Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.seqs)}
 	case tl.present:
 		h.items = append(h.items, asContext(tl))
 	}
@@ -165,10 +177,14 @@ func rulePrefillStall(v *view, o *Options) *hit {
 		hypothesis: "New prompts are prefilled inside the decode steps of running sequences: each admission stalls every stream for the length of a prefill, which sets the tail of inter-token latency.",
 		items:      []meas{st, al, chance},
 		confidence: 0.75,
-		prediction: fmt.Sprintf("If prefills stall decode, %s bounds the stall: ITL p99 falls to under %.0f× ITL p50 and the stall share under %.0f%%, while TTFT p50 rises by less than one prefill.", k.chunk, itlStallRatio, stallShareMin*100),
-		nextProbe:  fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.prefill),
-		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
-		strength:   clamp01(st.item.Value / (10 * stallShareMin)),
+		cond:       "prefills stall decode",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
+			v.expect(evidence.SigStallShare, "<=", stallShareMin, false),
+			v.expect(evidence.SigITLP99, "<=", -0.3, true),
+		}, Note: "TTFT p50 rises by less than one prefill."},
+		nextProbe: fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.prefill),
+		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
+		strength:  clamp01(st.item.Value / (10 * stallShareMin)),
 	}
 	if p99, ok := v.val(evidence.SigITLP99); ok {
 		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {
@@ -241,10 +257,13 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 		hypothesis: "The first token waits on the prompt's own prefill compute: the prompts are long for what the device computes per second, so TTFT grows with prompt length, with no queue in front of it.",
 		items:      []meas{sym, q},
 		confidence: 0.6,
-		prediction: "If prefill compute sets TTFT, TTFT p50 scales with prompt tokens: halving the prompts (or a faster prefill: FlashAttention, lower-precision GEMMs, a larger device) lowers TTFT p99 by at least 35%, while more sequence slots or chunked prefill leave it unchanged or higher.",
-		nextProbe:  fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.prefill),
-		impact:     impactSpec{dims: []string{dimTTFT, dimE2E}},
-		strength:   0.5,
+		cond:       "prefill compute sets TTFT",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActShorterPrompts), Expect: []evidence.Expectation{
+			v.expect(evidence.SigTTFTP99, "<=", -0.35, true),
+		}, Note: "More sequence slots or chunked prefill leave TTFT unchanged or higher."},
+		nextProbe: fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.prefill),
+		impact:    impactSpec{dims: []string{dimTTFT, dimE2E}},
+		strength:  0.5,
 	}
 	if r2 := v.judge(evidence.SigPrefillFitR2, ">=", prefillFitMin); r2.present {
 		h.items = append(h.items, r2)
@@ -269,36 +288,37 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 // errorClassLayer attributes an error class to the layer that owns it, with a confidence
 // that says how directly the class names its owner.
 var errorClassLayer = map[string]struct {
-	layer evidence.Layer
-	conf  float64
-	what  string
-	why   string
-	fix   string
+	layer  evidence.Layer
+	conf   float64
+	what   string
+	why    string
+	fix    string
+	action evidence.Action
 }{
 	record.ErrRefused: {evidence.LayerApplication, 0.8, "refused by the server",
 		"The requests as sent are refused (a field, model name or size the server does not accept): the client and the server disagree on the contract.",
-		"If the requests are refused as sent, fixing the field the error names brings this error rate to 0 and acceptance up by the same share."},
+		"If the requests are refused as sent, fixing the field the error names brings this error rate to 0 and acceptance up by the same share.", evidence.ActFixErrors},
 	record.ErrOverloaded: {evidence.LayerScheduling, 0.85, "shed by the server (429/503)",
 		"The server's admission control sheds load: more tasks arrive than it is configured to hold.",
-		"If admission sheds the load, raising the engine's queue/concurrency limit or offering less load brings 429/503 to 0; the tasks then wait instead (watch TTFT)."},
+		"If admission sheds the load, raising the engine's queue/concurrency limit or offering less load brings 429/503 to 0; the tasks then wait instead (watch TTFT).", evidence.ActRaiseSeqs},
 	record.ErrServer: {evidence.LayerApplication, 0.6, "failed inside the server (5xx)",
 		"The serving process fails on some requests: its log at the failures' times names the cause.",
-		"If the failures are the server's, the error rate drops to 0 once the logged cause is fixed; until then it tracks load or input as the log says."},
+		"If the failures are the server's, the error rate drops to 0 once the logged cause is fixed; until then it tracks load or input as the log says.", evidence.ActFixErrors},
 	record.ErrStreamEvent: {evidence.LayerApplication, 0.65, "ended by an error event inside an HTTP 200 stream",
 		"The engine reports a failure in-band after it began answering: the task is lost although the HTTP status said success.",
-		"If the in-band errors are the engine's, fixing the cause their message names brings this error rate to 0."},
+		"If the in-band errors are the engine's, fixing the cause their message names brings this error rate to 0.", evidence.ActFixErrors},
 	record.ErrIncomplete: {evidence.LayerApplication, 0.7, "cut before the response completed",
 		"Responses end without finish_reason or [DONE]: a proxy, a connection limit or a crashed worker cuts them.",
-		"If something on the path cuts streams, removing it (or raising its idle/read timeout) brings incomplete responses to 0."},
+		"If something on the path cuts streams, removing it (or raising its idle/read timeout) brings incomplete responses to 0.", evidence.ActFixErrors},
 	record.ErrConn: {evidence.LayerApplication, 0.8, "lost to connection failures",
 		"Connections are refused, reset or closed under the client: the server's connection handling (keep-alive, accept queue, worker threads) or a proxy drops them.",
-		"If the connection handling drops tasks, raising the server's connection/worker limits (or removing the proxy that resets them) brings connection errors to 0."},
+		"If the connection handling drops tasks, raising the server's connection/worker limits (or removing the proxy that resets them) brings connection errors to 0.", evidence.ActFixErrors},
 	record.ErrInvalid: {evidence.LayerApplication, 0.7, "completed without a valid completion",
 		"The server answers but the completion contradicts the request (no output, or usage that cannot be right).",
-		"If the completions are invalid, the error names the field; fixing it brings this rate to 0."},
+		"If the completions are invalid, the error names the field; fixing it brings this rate to 0.", evidence.ActFixErrors},
 	record.ErrRedirect: {evidence.LayerApplication, 0.9, "redirected elsewhere",
 		"The target answers with a redirect, which pel does not follow: the URL given is not the serving endpoint.",
-		"Pointing --target at the Location the redirect names brings this error rate to 0."},
+		"Pointing --target at the Location the redirect names brings this error rate to 0.", evidence.ActFixErrors},
 }
 
 // errorRule makes the rule for one error class.
@@ -316,7 +336,11 @@ func errorRule(class string) rule {
 			items:      []meas{m},
 			confidence: spec.conf,
 			prediction: spec.fix,
-			nextProbe:  "Read the server's log at the failed tasks' times (requests.jsonl has each task's id, sent with X-Request-Id) and reproduce one with curl.",
+			cond:       "the errors are what they say",
+			predicted: &evidence.Predicted{Change: change(v.engine, spec.action), Expect: []evidence.Expectation{
+				rateGone(evidence.SigErrorClassRate(class)),
+			}},
+			nextProbe: "Read the server's log at the failed tasks' times (requests.jsonl has each task's id, sent with X-Request-Id) and reproduce one with curl.",
 			impact: impactSpec{match: func(r *record.Record) bool {
 				return stats.ErrorClassOf(r) == class && !stats.ContextExhausted(r)
 			}, matchWhat: "tasks failed as " + class},
@@ -340,10 +364,13 @@ func ruleContextExhausted(v *view, o *Options) *hit {
 		hypothesis: fmt.Sprintf("Each sequence's context is smaller than the contract's prompt plus output: %s refuses the prompt, truncates it, or shifts the context while generating, so the output no longer answers the prompt sent.", k.name),
 		items:      []meas{m},
 		confidence: 0.85,
-		prediction: fmt.Sprintf("If the per-sequence context is the limit, giving every sequence room for the longest prompt plus max_tokens (%s) brings refusals, truncations and context shifts to 0 and acceptance up by the same share.", k.context),
-		nextProbe:  fmt.Sprintf("Compare the contract's longest prompt + max_tokens with the per-sequence context (%s); check usage.prompt_tokens against what was sent.", k.kv),
-		impact:     impactSpec{match: stats.ContextExhausted, matchWhat: "tasks refused, truncated or context-shifted"},
-		strength:   clamp01(m.item.Value * 2),
+		cond:       "the per-sequence context is the limit",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActMoreContext), Expect: []evidence.Expectation{
+			rateGone(evidence.SigContextExhaustedRate),
+		}, Note: "Acceptance rises by the same share."},
+		nextProbe: fmt.Sprintf("Compare the contract's longest prompt + max_tokens with the per-sequence context (%s); check usage.prompt_tokens against what was sent.", k.kv),
+		impact:    impactSpec{match: stats.ContextExhausted, matchWhat: "tasks refused, truncated or context-shifted"},
+		strength:  clamp01(m.item.Value * 2),
 	}
 	for _, f := range []string{record.FlagContextShift, record.FlagPromptTruncated} {
 		if x := v.judge(evidence.SigFlagRate(f), ">", 0); x.present {

@@ -252,18 +252,21 @@ type TaskImpact struct {
 
 // Finding is a falsifiable hypothesis about where the bottleneck lives.
 type Finding struct {
-	ID               string         `json:"id"`
-	Layer            Layer          `json:"layer"`
-	Severity         string         `json:"severity"`
-	Symptom          string         `json:"symptom"`
-	Hypothesis       string         `json:"hypothesis"`
-	Evidence         []EvidenceItem `json:"evidence"`
-	Prediction       string         `json:"prediction"`
-	NextProbe        string         `json:"next_probe"`
-	Confidence       float64        `json:"confidence"` // 0..1
-	ConfidenceNote   string         `json:"confidence_note,omitempty"`
-	AcceptanceImpact *Impact        `json:"acceptance_impact,omitempty"`
-	Missing          []string       `json:"missing,omitempty"` // evidence that would settle it
+	ID         string         `json:"id"`
+	Layer      Layer          `json:"layer"`
+	Severity   string         `json:"severity"`
+	Symptom    string         `json:"symptom"`
+	Hypothesis string         `json:"hypothesis"`
+	Evidence   []EvidenceItem `json:"evidence"`
+	Prediction string         `json:"prediction"`
+	// Predicted is the prediction as data (Prediction is rendered from it); nil for a
+	// finding that cannot be falsified yet.
+	Predicted        *Predicted `json:"predicted,omitempty"`
+	NextProbe        string     `json:"next_probe"`
+	Confidence       float64    `json:"confidence"` // 0..1
+	ConfidenceNote   string     `json:"confidence_note,omitempty"`
+	AcceptanceImpact *Impact    `json:"acceptance_impact,omitempty"`
+	Missing          []string   `json:"missing,omitempty"` // evidence that would settle it
 	// Reproduced says whether the symptom held in each half of the warm window on its own.
 	Reproduced *StopCondition `json:"reproduced,omitempty"`
 }
