@@ -622,8 +622,8 @@ func breach(op string, v, bound float64) (bool, bool) {
 }
 
 // interval is the confidence interval of one statistic of one side. Quantiles of one value
-// per task (TTFT, TPOT, E2E) use the distribution-free order-statistic interval (binomial;
-// it is one-sided, ±Inf, when the sample cannot bound the quantile); ITL quantiles and
+// per task (TTFT, TPOT, E2E) use the equal-tailed distribution-free order-statistic interval
+// (orderCI; one-sided, ±Inf, when the sample cannot bound the quantile on that side); ITL quantiles and
 // rates use the bootstrap, ITL only with at least minSamples values. need is the sample
 // size that would give a two-sided interval, when it is not.
 func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, ok bool, need int, why string) {
@@ -635,13 +635,13 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 		}
 		nmin := resample.MinSamples(st.q, level)
 		if st.kind != kITL {
-			r := mstats.QuantileCI(n, st.q, level)
+			loK, hiK := orderCI(n, st.q, level)
 			lo, hi = math.Inf(-1), math.Inf(1)
-			if r.LoOrder >= 1 && r.LoOrder <= n {
-				lo = c.Value(r.LoOrder - 1)
+			if loK >= 1 {
+				lo = c.Value(loK - 1)
 			}
-			if r.HiOrder >= 1 && r.HiOrder <= n {
-				hi = c.Value(r.HiOrder - 1)
+			if hiK <= n {
+				hi = c.Value(hiK - 1)
 			}
 			if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 				need = nmin
