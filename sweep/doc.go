@@ -55,6 +55,16 @@
 // much. A grid's capacity is its highest point meeting the contract with every lower point
 // meeting it too, as fine as the grid.
 //
+// Probe length matters in rate mode. Near saturation an open-loop queue takes a long time
+// to settle (and past it grows for as long as the run lasts), so a short probe starting
+// from an idle server sees a lighter tail than the steady state: it can meet a latency bound
+// that a longer run at the same rate misses. Measured against pel sim (healthy, Speed 0.25,
+// 500–1500-token prompts, TTFT p99 ≤ 1 s): 9-second probes put the capacity in [13, 14)/s,
+// 40-second probes in [12.5, 13)/s, and 120-second runs (1150–1400 warm tasks each, enough
+// to bound a p99) meet the bound at 11/s (975 ms) and miss it at 11.5/s (1063 ms). The
+// resolution a search states is that of its probes; run them as long as the steady state
+// the contract speaks for (--duration), and confirm the capacity point with one long run.
+//
 // Capacity carries what stage 5 (distributed & capacity) asks for: goodput per replica at
 // the SLO (replicas from the point's dist.engines, --replicas, or assumed 1 and said so),
 // the replicas a target goodput needs (--target-rate; replicas assumed to add up behind an
