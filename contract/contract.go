@@ -98,6 +98,9 @@ type Task struct {
 	// SLO overrides the global SLO metric by metric (a metric given here replaces the
 	// global bound of that metric entirely). Use Contract.SLOFor for the merged view.
 	SLO *SLO `json:"slo,omitempty"`
+	// Steps makes the task a sequence of calls (chat turns, a tool loop, embeddings); nil
+	// for a single-request task. See steps.go.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // Dataset formats.
@@ -195,6 +198,9 @@ type SLO struct {
 	ITL  Bound `json:"itl,omitzero"`
 	TPOT Bound `json:"tpot,omitzero"`
 	E2E  Bound `json:"e2e,omitzero"`
+	// MaxSteps bounds the model and embeddings calls a multi-step task may take (an agent
+	// that needs more calls is not accepted); 0: unbounded.
+	MaxSteps int `json:"max_steps,omitempty"`
 }
 
 // Prompts is the prompts block. By default every run starts each prompt with a per-run
@@ -287,6 +293,9 @@ func (c *Contract) SLOFor(task string) SLO {
 	}
 	if !t.SLO.E2E.IsZero() {
 		s.E2E = t.SLO.E2E
+	}
+	if t.SLO.MaxSteps > 0 {
+		s.MaxSteps = t.SLO.MaxSteps
 	}
 	return s
 }

@@ -93,6 +93,9 @@ func (s SLO) String() string {
 			parts = append(parts, m.k+" "+m.b.String())
 		}
 	}
+	if s.MaxSteps > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d steps", s.MaxSteps))
+	}
 	if len(parts) == 0 {
 		return "none"
 	}
@@ -131,7 +134,12 @@ func (c *Contract) TaskSummary(i int) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s%%: ", t.Name, num(100*t.Weight/total))
-	if t.Dataset != nil {
+	if t.MultiStep() {
+		fmt.Fprintf(&b, "steps %s", describeSteps(&t))
+		if t.Dataset != nil {
+			fmt.Fprintf(&b, " (conversations from %s)", t.Dataset.File)
+		}
+	} else if t.Dataset != nil {
 		fmt.Fprintf(&b, "prompts from %s (%s)", t.Dataset.File, t.Dataset.Format)
 	} else if t.PromptTokens != nil {
 		fmt.Fprintf(&b, "prompt %s", t.PromptTokens)

@@ -302,7 +302,7 @@ func (d *decoder) tasks(items []*yaml.Node, parent *mapping, c *Contract) {
 	for i, n := range items {
 		path := index("tasks", i)
 		var t Task
-		d.task(n, path, &t)
+		d.task(n, path, &t, c.API)
 		if t.Name != "" {
 			if j, dup := c.byName[t.Name]; dup {
 				d.errf(n, join(path, "name"), "duplicate task name %q (also tasks[%d])", t.Name, j)
@@ -318,7 +318,7 @@ func (d *decoder) tasks(items []*yaml.Node, parent *mapping, c *Contract) {
 	}
 }
 
-func (d *decoder) task(n *yaml.Node, path string, t *Task) {
+func (d *decoder) task(n *yaml.Node, path string, t *Task, api string) {
 	m := d.mapping(n, path)
 	if m == nil {
 		return
@@ -331,7 +331,11 @@ func (d *decoder) task(n *yaml.Node, path string, t *Task) {
 	if dn := m.get("dataset"); dn != nil {
 		t.Dataset = d.dataset(dn, join(path, "dataset"))
 	}
-	if pn := m.get("prompt_tokens"); pn != nil {
+	steps, hasSteps := m.seq("steps")
+	if hasSteps {
+		stepsConflict(m)
+	}
+	if pn := m.get("prompt_tokens"); pn != nil && !hasSteps {
 		if t.Dataset != nil {
 			m.errf("prompt_tokens", "not used with a dataset (prompt lengths come from the file)")
 		} else {
@@ -339,7 +343,7 @@ func (d *decoder) task(n *yaml.Node, path string, t *Task) {
 			d.dist(pn, join(path, "prompt_tokens"), &dist)
 			t.PromptTokens = &dist
 		}
-	} else if t.Dataset == nil && !m.has("dataset") {
+	} else if t.Dataset == nil && !m.has("dataset") && !m.has("steps") {
 		m.missing("prompt_tokens")
 	}
 	if on := m.get("output_tokens"); on != nil {
@@ -365,6 +369,12 @@ func (d *decoder) task(n *yaml.Node, path string, t *Task) {
 		var s SLO
 		d.slo(sn, join(path, "slo"), &s)
 		t.SLO = &s
+	}
+	if hasSteps {
+		d.steps(steps, m, join(path, "steps"), t, api)
+		if t.Dataset != nil && !slices.ContainsFunc(t.Steps, func(s Step) bool { return s.FromDataset }) {
+			m.errf("dataset", "with steps, a dataset is read only by a chat step with from_dataset: true")
+		}
 	}
 	m.finish()
 }
@@ -668,6 +678,9 @@ func (d *decoder) slo(n *yaml.Node, path string, s *SLO) {
 			bm.errf("", "no bound given (want %s)", percentileKeys)
 		}
 		bm.finish()
+	}
+	if m.int("max_steps", &s.MaxSteps) && (s.MaxSteps < 1 || s.MaxSteps > MaxStepsPerTask) {
+		m.errf("max_steps", "want 1..%d calls, got %d", MaxStepsPerTask, s.MaxSteps)
 	}
 	m.finish()
 }

@@ -48,6 +48,10 @@ type ClientConfig struct {
 	BufSize int
 	// KeepOutput accumulates the generated text (for acceptance checks and --keep-text).
 	KeepOutput bool
+	// EmbeddingsURL is the server of a multi-step task's embeddings calls (base URL like
+	// BaseURL; empty: BaseURL), and EmbeddingsModel the model they name (empty: Model).
+	EmbeddingsURL   string
+	EmbeddingsModel string
 }
 
 // Client performs single attempts; the driver owns retries and timing of the schedule.
@@ -58,6 +62,7 @@ type Client struct {
 	auth    string
 	accept  string
 	bufSize int
+	embURL  string // /v1/embeddings of the embeddings server
 }
 
 // NewTransport returns a net/http Transport (the alternative to RawTransport) tuned for many concurrent HTTP/1.1 streams to one
@@ -129,6 +134,10 @@ func NewClient(cfg ClientConfig) *Client {
 		path = "/v1/completions"
 	}
 	c.url = BaseURL(cfg.BaseURL) + path
+	c.embURL = BaseURL(cfg.BaseURL) + "/v1/embeddings"
+	if cfg.EmbeddingsURL != "" {
+		c.embURL = BaseURL(cfg.EmbeddingsURL) + "/v1/embeddings"
+	}
 	if cfg.APIKey != "" {
 		c.auth = "Bearer " + cfg.APIKey
 	}
@@ -155,6 +164,9 @@ type requestBody struct {
 	StreamOptions *streamOptions     `json:"stream_options,omitempty"`
 	// IgnoreEOS is a vLLM/SGLang extension; sent only when the contract asks for it.
 	IgnoreEOS bool `json:"ignore_eos,omitempty"`
+	// Tools and ToolChoice: the tools step of a multi-step task only.
+	Tools      []workload.Tool `json:"tools,omitempty"`
+	ToolChoice string          `json:"tool_choice,omitempty"`
 }
 
 // Body returns the JSON request body for r.
@@ -237,69 +249,39 @@ type attemptInfo struct {
 // StatusTimeout. A completed exchange is then checked (validate): implausible usage, a
 // truncated prompt, a stream without finish_reason or no output fail the attempt.
 func (c *Client) Do(taskCtx context.Context, r *workload.Request, body []byte, rec *record.Record, traceparent string) (output string, chars int) {
+	output, chars, _ = c.do(taskCtx, r, body, rec, traceparent, callOpts{url: c.url, accept: c.accept, keep: c.cfg.KeepOutput})
+	return output, chars
+}
+
+// callOpts are what differs between a contract's single requests and the calls of a
+// multi-step task: the URL, the Accept header, whether the text is kept, and whether tool
+// calls are collected.
+type callOpts struct {
+	url, accept string
+	keep        bool
+	tools       bool
+}
+
+// do is one attempt of a completion (see Do); with o.tools it also returns the assistant's
+// tool calls (tools.go).
+func (c *Client) do(taskCtx context.Context, r *workload.Request, body []byte, rec *record.Record, traceparent string, o callOpts) (output string, chars int, calls []workload.ToolCall) {
 	resetAttempt(rec)
 	rec.SentPromptTokens = r.PlannedPromptTokens
-	ctx := taskCtx
-	if c.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(taskCtx, c.cfg.Timeout)
-		defer cancel()
+	resp, fail, done := c.send(taskCtx, o.url, o.accept, body, rec, traceparent)
+	if resp == nil {
+		return "", 0, nil
 	}
-	info := &attemptInfo{}
-	ctx = context.WithValue(ctx, attemptKey{}, info)
-	fail := func(status, class, msg string) {
-		if taskCtx.Err() != nil {
-			status, class, msg = record.StatusCancelled, "", "run stopped before the task ended"
-		} else if ctx.Err() != nil {
-			status, class, msg = record.StatusTimeout, record.ErrTimeout, fmt.Sprintf("no complete response within %v", c.cfg.Timeout)
-		}
-		// Error text can quote the server's body, and some servers and proxies echo the
-		// credential they refused: the record (written to requests.jsonl) must never hold it.
-		// Nor may it hold terminal escapes: pel prints errors.
-		rec.Status, rec.ErrorClass, rec.Error = status, class, scrub.Text(redactKey(msg, c.cfg.APIKey))
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		fail(record.StatusConnError, record.ErrConn, err.Error())
-		return "", 0
-	}
-	h := hreq.Header
-	h["Content-Type"] = []string{"application/json"}
-	h["Accept"] = []string{c.accept}
-	h["X-Request-Id"] = []string{rec.ID}
-	h["Traceparent"] = []string{traceparent}
-	if c.auth != "" {
-		h["Authorization"] = []string{c.auth}
-	}
-	rec.SentAt = c.cfg.Clock.Now()
-	resp, err := c.http.Do(hreq)
-	if info.connRetried {
-		rec.AddFlag(record.FlagConnRetried)
-	}
-	if err != nil {
-		fail(record.StatusConnError, record.ErrConn, connMessage(err))
-		return "", 0
-	}
-	defer resp.Body.Close()
-	rec.HeadersAt = c.cfg.Clock.Now()
-	rec.HTTPStatus = resp.StatusCode
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		fail(record.StatusHTTPError, record.ErrRedirect, fmt.Sprintf("http %d: redirect to %s not followed (pel measures the server it was given; use the final URL as --target)",
-			resp.StatusCode, orNone(scrub.URL(resp.Header.Get("Location")))))
-		return "", 0
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b := readErrorBody(resp)
-		fail(record.StatusHTTPError, ClassOfCode(resp.StatusCode), fmt.Sprintf("http %d: %s", resp.StatusCode, ErrorMessage(resp.Header.Get("Content-Type"), b)))
-		return "", 0
-	}
+	defer done()
 	ct := resp.Header.Get("Content-Type")
-	out := outputSink{keep: c.cfg.KeepOutput}
+	out := outputSink{keep: o.keep}
+	if o.tools {
+		out.tools = &toolAcc{}
+	}
 	var u *usage
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
 		u = c.readStream(&capReader{r: resp.Body, left: MaxStreamBytes}, r, rec, &out, fail)
-	case c.cfg.NoStream || strings.Contains(ct, "json"):
+	case c.cfg.NoStream || o.accept == acceptJSON || strings.Contains(ct, "json"):
 		// Also taken when a server ignores "stream": true and answers with one JSON object.
 		u = c.readJSON(resp.Body, r, rec, &out, fail)
 	default:
@@ -312,9 +294,83 @@ func (c *Client) Do(taskCtx context.Context, r *workload.Request, body []byte, r
 	if rec.Status == record.StatusOK {
 		if status, class, msg := validate(r, rec, u, &out); status != "" {
 			fail(status, class, msg)
+		} else if out.tools != nil {
+			if msg := out.tools.problem(); msg != "" {
+				fail(record.StatusInvalid, record.ErrInvalid, msg)
+			}
 		}
 	}
-	return out.sb.String(), out.chars
+	if out.tools != nil {
+		calls = out.tools.result()
+	}
+	return out.sb.String(), out.chars, calls
+}
+
+// acceptJSON is the Accept header of a call that is not streamed.
+const acceptJSON = "application/json"
+
+// send posts body to url and returns the response when it is a 2xx one; otherwise it has
+// recorded the failure and returns nil. fail ends the attempt in error (a record.Status*, a
+// record.Err* class, a message); done closes the body and ends the attempt's deadline.
+func (c *Client) send(taskCtx context.Context, url, accept string, body []byte, rec *record.Record, traceparent string) (resp *http.Response, fail failFunc, done func()) {
+	ctx := taskCtx
+	cancel := func() {}
+	if c.cfg.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(taskCtx, c.cfg.Timeout)
+	}
+	info := &attemptInfo{}
+	ctx = context.WithValue(ctx, attemptKey{}, info)
+	fail = func(status, class, msg string) {
+		if taskCtx.Err() != nil {
+			status, class, msg = record.StatusCancelled, "", "run stopped before the task ended"
+		} else if ctx.Err() != nil {
+			status, class, msg = record.StatusTimeout, record.ErrTimeout, fmt.Sprintf("no complete response within %v", c.cfg.Timeout)
+		}
+		// Error text can quote the server's body, and some servers and proxies echo the
+		// credential they refused: the record (written to requests.jsonl) must never hold it.
+		// Nor may it hold terminal escapes: pel prints errors.
+		rec.Status, rec.ErrorClass, rec.Error = status, class, scrub.Text(redactKey(msg, c.cfg.APIKey))
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		fail(record.StatusConnError, record.ErrConn, err.Error())
+		cancel()
+		return nil, fail, nil
+	}
+	h := hreq.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["Accept"] = []string{accept}
+	h["X-Request-Id"] = []string{rec.ID}
+	h["Traceparent"] = []string{traceparent}
+	if c.auth != "" {
+		h["Authorization"] = []string{c.auth}
+	}
+	rec.SentAt = c.cfg.Clock.Now()
+	resp, err = c.http.Do(hreq)
+	if info.connRetried {
+		rec.AddFlag(record.FlagConnRetried)
+	}
+	if err != nil {
+		fail(record.StatusConnError, record.ErrConn, connMessage(err))
+		cancel()
+		return nil, fail, nil
+	}
+	done = func() { resp.Body.Close(); cancel() }
+	rec.HeadersAt = c.cfg.Clock.Now()
+	rec.HTTPStatus = resp.StatusCode
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		fail(record.StatusHTTPError, record.ErrRedirect, fmt.Sprintf("http %d: redirect to %s not followed (pel measures the server it was given; use the final URL as --target)",
+			resp.StatusCode, orNone(scrub.URL(resp.Header.Get("Location")))))
+		done()
+		return nil, fail, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b := readErrorBody(resp)
+		fail(record.StatusHTTPError, ClassOfCode(resp.StatusCode), fmt.Sprintf("http %d: %s", resp.StatusCode, ErrorMessage(resp.Header.Get("Content-Type"), b)))
+		done()
+		return nil, fail, nil
+	}
+	return resp, fail, done
 }
 
 func orNone(s string) string {
@@ -389,6 +445,7 @@ type outputSink struct {
 	chars     int
 	truncated bool // kept text reached MaxKeptOutput
 	any       bool // some generated content arrived (text or tool calls)
+	tools     *toolAcc
 }
 
 func (o *outputSink) add(s string) {
@@ -532,6 +589,9 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			if present(cc.Delta.ToolCalls) {
 				content += len(cc.Delta.ToolCalls)
 				out.any = true
+				if out.tools != nil {
+					out.tools.delta(cc.Delta.ToolCalls)
+				}
 			}
 			if cc.FinishReason != nil && *cc.FinishReason != "" {
 				rec.FinishReason = scrub.Text(oneLine(*cc.FinishReason, 40))
@@ -807,6 +867,9 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		out.add(cc.Text)
 		if present(cc.Message.ToolCalls) {
 			out.any = true
+			if out.tools != nil {
+				out.tools.whole(cc.Message.ToolCalls)
+			}
 		}
 		if cc.FinishReason != nil {
 			rec.FinishReason = scrub.Text(oneLine(*cc.FinishReason, 40))

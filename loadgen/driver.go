@@ -49,8 +49,14 @@ type DriverConfig struct {
 	// needs it, since its schedule ignores time.
 	Duration time.Duration
 	// Judge decides acceptance (sets Accepted and Reasons); nil accepts every completed task.
-	Judge    func(rec *record.Record, output string)
-	KeepText bool
+	Judge func(rec *record.Record, output string)
+	// JudgeStep and JudgeTask do the same for a multi-step task's calls (answer: the call's
+	// output is an answer the task's checks apply to) and for the task from its judged calls
+	// (unfinished: why the task did not finish although no call failed, or ""). nil: a call
+	// is accepted when it completed, the task when every call was and it finished.
+	JudgeStep func(rec *record.Record, output string, answer bool)
+	JudgeTask func(task *record.Record, steps []*record.Record, unfinished string)
+	KeepText  bool
 	// Sink receives every finished record (e.g. record.Writer.Write); called concurrently.
 	Sink func(rec *record.Record) error
 	// OnRecord is called after Sink, concurrently (progress displays).
@@ -70,6 +76,9 @@ type Driver struct {
 	failed   atomic.Int64
 	accepted atomic.Int64
 	queued   atomic.Int64
+	// requests counts HTTP exchanges in flight (a multi-step task in think time has none):
+	// a step record's InFlight.
+	requests atomic.Int64
 
 	sinkMu  sync.Mutex
 	sinkErr error
@@ -126,8 +135,19 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	// The request body is encoded before the task is due (in the pacer, while it waits), so
 	// encoding never adds to schedule lag.
 	launch := func(req workload.Request, body []byte, berr error, at time.Time) {
-		d.task(taskCtx, req, body, berr, at)
+		if len(req.Steps) > 0 {
+			d.stepTask(taskCtx, req, at)
+		} else {
+			d.task(taskCtx, req, body, berr, at)
+		}
 		records.Add(1)
+	}
+	// A multi-step task encodes each call when its turn comes (it carries the answers).
+	encode := func(req *workload.Request) ([]byte, error) {
+		if len(req.Steps) > 0 {
+			return nil, nil
+		}
+		return d.cfg.Doer.Body(req)
 	}
 	if n := sched.Closed(); n > 0 {
 		var mu sync.Mutex
@@ -153,7 +173,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 					}
 					req.At = el
 					req.Phase = d.phase(req.Phase, el, true)
-					body, berr := d.cfg.Doer.Body(&req)
+					body, berr := encode(&req)
 					launch(req, body, berr, now) // closed loop: due the moment a worker is free
 				}
 			}()
@@ -170,7 +190,7 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 				break
 			}
 			at := start.Add(req.At)
-			body, berr := d.cfg.Doer.Body(&req)
+			body, berr := encode(&req)
 			if wait(ctx, at) != nil {
 				stoppedEarly.Store(true)
 				break // stopped: this request was never due, so it gets no record
@@ -220,14 +240,58 @@ func (d *Driver) phase(p string, at time.Duration, closed bool) string {
 
 func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, berr error, at time.Time) {
 	clk := d.cfg.Clock
+	trace := d.newTrace()
+	tid := hex.EncodeToString(trace[:])
+	rec := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	if !d.acquire(ctx, rec, &req) {
+		return
+	}
+	// The slot is freed right after DoneAt, before the record is judged and counted done, so
+	// a waiting task starts as soon as the slot is free (and fake-clock tests see no gap).
+	release := d.release
+	var output string
+	var chars int
+	if berr != nil {
+		rec.Status, rec.ErrorClass, rec.Error = record.StatusConnError, record.ErrConn, "cannot encode request: "+berr.Error()
+		rec.DoneAt = clk.Now()
+		release()
+		d.finish(rec, &req, "", 0)
+		return
+	}
+	rec.InFlight = int(d.inFlight.Add(1) - 1)
+	d.requests.Add(1)
+	d.sent.Add(1)
+	d.attempts(ctx, rec, trace, func(tp string) { output, chars = d.cfg.Doer.Do(ctx, &req, body, rec, tp) })
+	rec.DoneAt = clk.Now()
+	d.requests.Add(-1)
+	d.inFlight.Add(-1)
+	release()
+	d.finish(rec, &req, output, chars)
+}
+
+// newTrace draws a task's W3C trace id (with the run's prefix when one is set).
+func (d *Driver) newTrace() [16]byte {
 	var trace [16]byte
 	binary.LittleEndian.PutUint64(trace[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(trace[8:], rand.Uint64())
 	if d.cfg.TracePrefix != nil {
 		copy(trace[:8], d.cfg.TracePrefix[:])
 	}
-	tid := hex.EncodeToString(trace[:])
-	rec := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	return trace
+}
+
+// release frees a max_in_flight slot taken by acquire.
+func (d *Driver) release() {
+	if d.sem != nil {
+		<-d.sem
+	}
+}
+
+// acquire takes a max_in_flight slot for the task, recording the wait as client queue time.
+// It returns false when the run stopped while the task waited (the task is then finished,
+// as cancelled).
+func (d *Driver) acquire(ctx context.Context, rec *record.Record, req *workload.Request) bool {
+	clk := d.cfg.Clock
 	if d.sem != nil {
 		select {
 		case d.sem <- struct{}{}:
@@ -240,41 +304,30 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 				rec.ClientQueueUS = clk.Now().Sub(w).Microseconds()
 				if ctx.Err() != nil { // the slot came free because the run was stopping
 					<-d.sem
-					d.cancelQueued(rec, &req)
-					return
+					d.cancelQueued(rec, req)
+					return false
 				}
 			case <-ctx.Done():
 				d.queued.Add(-1)
 				rec.ClientQueueUS = clk.Now().Sub(w).Microseconds()
-				d.cancelQueued(rec, &req)
-				return
+				d.cancelQueued(rec, req)
+				return false
 			}
 		}
 	}
-	// The slot is freed right after DoneAt, before the record is judged and counted done, so
-	// a waiting task starts as soon as the slot is free (and fake-clock tests see no gap).
-	release := func() {
-		if d.sem != nil {
-			<-d.sem
-		}
-	}
-	var output string
-	var chars int
-	if berr != nil {
-		rec.Status, rec.ErrorClass, rec.Error = record.StatusConnError, record.ErrConn, "cannot encode request: "+berr.Error()
-		rec.DoneAt = clk.Now()
-		release()
-		d.finish(rec, &req, "", 0)
-		return
-	}
-	rec.InFlight = int(d.inFlight.Add(1) - 1)
-	d.sent.Add(1)
+	return true
+}
+
+// attempts runs one request with the retry policy: do performs one attempt (with a fresh
+// span of the task's trace each time) and fills rec; Attempts and FirstSentAt are set here.
+func (d *Driver) attempts(ctx context.Context, rec *record.Record, trace [16]byte, do func(traceparent string)) {
+	clk := d.cfg.Clock
 	pol := d.cfg.Retry
 	for attempt := 1; ; attempt++ {
 		rec.Attempts = attempt
 		var span [8]byte
 		binary.LittleEndian.PutUint64(span[:], rand.Uint64())
-		output, chars = d.cfg.Doer.Do(ctx, &req, body, rec, Traceparent(trace, span))
+		do(Traceparent(trace, span))
 		if attempt == 1 {
 			rec.FirstSentAt = rec.SentAt
 		}
@@ -293,10 +346,6 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 			break
 		}
 	}
-	rec.DoneAt = clk.Now()
-	d.inFlight.Add(-1)
-	release()
-	d.finish(rec, &req, output, chars)
 }
 
 func (d *Driver) cancelQueued(rec *record.Record, req *workload.Request) {

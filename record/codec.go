@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -130,15 +131,28 @@ func Read(r io.Reader, f func(*Record) error) (*TornLine, error) {
 	}
 }
 
-// ReadFile reads every record of a requests.jsonl file, skipping a torn last line silently;
-// ReadFileTorn also says which line that was.
+// ReadFile reads the task records of a requests.jsonl file, skipping a torn last line
+// silently; ReadFileTorn also says which line that was. A multi-step task's step records
+// are attached to its task record (Record.StepRecords), not returned on their own, so every
+// record returned is one task.
 func ReadFile(path string) ([]Record, error) {
 	recs, _, err := ReadFileTorn(path)
 	return recs, err
 }
 
-// ReadFileTorn reads every record of a requests.jsonl file and reports a torn last line.
+// ReadFileTorn reads the task records of a requests.jsonl file (see ReadFile) and reports
+// a torn last line.
 func ReadFileTorn(path string) ([]Record, *TornLine, error) {
+	all, torn, err := ReadAllFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, _ := Group(all)
+	return tasks, torn, nil
+}
+
+// ReadAllFile reads every line of a requests.jsonl file as it is: task and step records.
+func ReadAllFile(path string) ([]Record, *TornLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -150,4 +164,34 @@ func ReadFileTorn(path string) ([]Record, *TornLine, error) {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return out, torn, nil
+}
+
+// Group returns the task records of all (in their order) with each multi-step task's step
+// records attached in order of their index. orphans counts step records whose task record
+// is missing: the run ended (a crash, a kill) while their task was still running, so the
+// task has no verdict; the finished steps stay in the file.
+func Group(all []Record) (tasks []Record, orphans int) {
+	steps := map[int][]Record{}
+	for i := range all {
+		if all[i].Step != nil {
+			steps[all[i].Step.Task] = append(steps[all[i].Step.Task], all[i])
+		}
+	}
+	for i := range all {
+		r := all[i]
+		if r.Step != nil {
+			continue
+		}
+		if r.Steps > 0 {
+			ss := steps[r.Seq]
+			delete(steps, r.Seq)
+			slices.SortStableFunc(ss, func(a, b Record) int { return a.Step.Index - b.Step.Index })
+			r.AttachSteps(ss)
+		}
+		tasks = append(tasks, r)
+	}
+	for _, ss := range steps {
+		orphans += len(ss)
+	}
+	return tasks, orphans
 }

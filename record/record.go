@@ -150,12 +150,22 @@ type Record struct {
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"` // why not accepted: "error: ...", "check regex", "slo ttft max"
 
+	// Step is set on the record of one call of a multi-step task (see StepRef); Steps on
+	// the task record of a multi-step task: how many calls it took. A single-request task
+	// has neither.
+	Step  *StepRef `json:"step,omitempty"`
+	Steps int      `json:"steps,omitempty"`
+
 	// Privacy: text is kept only on request (--keep-text); otherwise its length and hash.
 	PromptHash  string `json:"prompt_sha256,omitempty"`
 	PromptChars int    `json:"prompt_chars,omitempty"`
 	OutputChars int    `json:"output_chars,omitempty"`
 	Prompt      string `json:"prompt,omitempty"`
 	Output      string `json:"output,omitempty"`
+
+	// steps are the step records of a multi-step task record, attached by ReadFile (never
+	// encoded: each step is its own line).
+	steps []Record
 }
 
 // AddFlag adds flag f once.
@@ -241,9 +251,10 @@ func (r *Record) ScheduleLag() (time.Duration, bool) {
 	return s.Sub(r.ScheduledAt) - time.Duration(r.ClientQueueUS)*time.Microsecond, true
 }
 
-// TPOT is (last token − first token) / (output_tokens − 1).
+// TPOT is (last token − first token) / (output_tokens − 1). A multi-step task has none:
+// its tokens span several calls and the waits between them (its steps have their own).
 func (r *Record) TPOT() (time.Duration, bool) {
-	if r.FirstTokenAt.IsZero() || r.LastTokenAt.IsZero() || r.OutputTokens < 2 {
+	if r.MultiStep() || r.FirstTokenAt.IsZero() || r.LastTokenAt.IsZero() || r.OutputTokens < 2 {
 		return 0, false
 	}
 	return r.LastTokenAt.Sub(r.FirstTokenAt) / time.Duration(r.OutputTokens-1), true
@@ -252,8 +263,12 @@ func (r *Record) TPOT() (time.Duration, bool) {
 // ITLs calls f once per generated token after the first with that token's inter-token
 // latency: the gap before each content event is spread evenly over the tokens it carried.
 // The first event's tokens have no gap (their latency is TTFT). At most MaxTokens calls per
-// record, whatever the record says (a requests.jsonl is outside input too).
+// record, whatever the record says (a requests.jsonl is outside input too). A multi-step
+// task's are its attached steps' (a gap between two calls is not a token's latency).
 func (r *Record) ITLs(f func(time.Duration)) {
+	for i := range r.steps {
+		r.steps[i].ITLs(f)
+	}
 	budget := MaxTokens
 	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens) && budget > 0; i++ {
 		k := r.ChunkTokens[i]
@@ -270,8 +285,12 @@ func (r *Record) ITLs(f func(time.Duration)) {
 	}
 }
 
-// ChunkGaps calls f with the gap between consecutive content events (not per token).
+// ChunkGaps calls f with the gap between consecutive content events (not per token); a
+// multi-step task's are those within each of its attached steps.
 func (r *Record) ChunkGaps(f func(time.Duration)) {
+	for i := range r.steps {
+		r.steps[i].ChunkGaps(f)
+	}
 	for i := 1; i < len(r.ChunkUS); i++ {
 		f(time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1]) * time.Microsecond)
 	}

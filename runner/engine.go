@@ -91,7 +91,8 @@ func flagContextShift(sink func(*record.Record) error, slotContext int) func(*re
 		return sink
 	}
 	return func(r *record.Record) error {
-		if r.OK() && r.TokenSource == record.TokensUsage && r.PromptTokens+r.OutputTokens >= slotContext && !r.HasFlag(record.FlagContextShift) {
+		// A multi-step task's counts are sums over its calls; each call was judged on its own.
+		if r.OK() && !r.MultiStep() && r.TokenSource == record.TokensUsage && r.PromptTokens+r.OutputTokens >= slotContext && !r.HasFlag(record.FlagContextShift) {
 			r.AddFlag(record.FlagContextShift)
 			r.Accepted = false
 			r.Reasons = append(r.Reasons, fmt.Sprintf("context shifted: %d prompt + %d output tokens filled the %d-token context of a slot", r.PromptTokens, r.OutputTokens, slotContext))

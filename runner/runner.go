@@ -69,6 +69,10 @@ type Config struct {
 	Engine     string
 	// HTTPClient overrides the load client's (tests, custom TLS); nil: a tuned default.
 	HTTPClient *http.Client
+	// EmbeddingsTarget serves the embeddings calls of multi-step tasks (a separate
+	// embeddings server, as llama.cpp b4750 needs: its --embeddings mode refuses
+	// completions); empty: Target. Its model is its first /v1/models entry.
+	EmbeddingsTarget string
 }
 
 // File names inside a run directory.
@@ -135,6 +139,17 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		model = ready.Models[0]
 	}
 
+	embModel := ""
+	if cfg.EmbeddingsTarget != "" {
+		er, err := loadgen.CheckReady(ctx, hc, cfg.EmbeddingsTarget, apiKey)
+		if err != nil {
+			return nil, badInput("--embeddings-target: %v", strings.TrimPrefix(err.Error(), loadgen.ErrNotReady.Error()+": "))
+		}
+		if len(er.Models) > 0 {
+			embModel = er.Models[0]
+		}
+	}
+
 	engineConfig := probeEngine(ctx, hc, cfg.Target, apiKey)
 	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
 
@@ -171,6 +186,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	client := loadgen.NewClient(loadgen.ClientConfig{
 		BaseURL: cfg.Target, API: c.API, Model: model, APIKey: apiKey, Timeout: c.Timeout,
 		HTTP: hc, KeepOutput: cfg.KeepText || hasChecks(c),
+		EmbeddingsURL: cfg.EmbeddingsTarget, EmbeddingsModel: embModel,
 	})
 	prog := newProgress(cfg.Progress, cfg.IsTTY, c)
 	// An OTLP receiver keeps only the spans of trace ids this run sends (the rest are
@@ -195,6 +211,8 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		Warmup:      c.Warmup,
 		Duration:    c.Duration,
 		Judge:       c.Judge,
+		JudgeStep:   c.JudgeStep,
+		JudgeTask:   c.JudgeTask,
 		KeepText:    cfg.KeepText,
 		Sink:        flagContextShift(w.Write, slotContext),
 		OnRecord:    prog.record,

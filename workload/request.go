@@ -2,10 +2,13 @@ package workload
 
 import "time"
 
-// Message is one chat message sent to /v1/chat/completions.
+// Message is one chat message sent to /v1/chat/completions. ToolCalls (an assistant's tool
+// calls) and ToolCallID (a role "tool" result) are set only in multi-step tasks.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Request is one planned task: what to send and when. It is what the load driver consumes;
@@ -28,6 +31,11 @@ type Request struct {
 
 	Prompt   string    // for the completions API
 	Messages []Message // for the chat API
+
+	// Steps, when set, make this a multi-step task: the calls to make in order (steps.go).
+	// Messages then holds the conversation's opening messages before the first step's user
+	// message (a dataset's system turn), and Prompt the first user message (for its hash).
+	Steps []StepPlan
 }
 
 // Schedule yields planned requests in order of At. Implementations are deterministic for a

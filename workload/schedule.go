@@ -133,7 +133,7 @@ func New(c *contract.Contract, opts Options) (Schedule, error) {
 				datasets[key] = items
 			}
 			tp.items = items
-		} else if t.PromptTokens == nil {
+		} else if t.PromptTokens == nil && !t.MultiStep() {
 			return nil, fmt.Errorf("task %q has neither prompt_tokens nor a dataset", t.Name)
 		}
 		s.sharedPrefix(&tp, seed)
@@ -219,7 +219,9 @@ func (s *schedule) Next() (Request, bool) {
 	// Always draw the output length, so the mix stream advances the same way whatever the
 	// trace or dataset says.
 	r.MaxTokens = Sample(tp.t.OutputTokens, s.mix)
-	if tp.items != nil {
+	if tp.t.MultiStep() {
+		s.planSteps(&r, tp)
+	} else if tp.items != nil {
 		it := tp.items[s.mix.IntN(len(tp.items))]
 		if it.OutputTokens > 0 {
 			r.MaxTokens = it.OutputTokens
