@@ -41,10 +41,12 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 	w.Write(append(data, '\n'))
 }
 
-// chatMessage accepts content as a string or an array of {type:"text", text} parts.
+// chatMessage accepts content as a string or an array of {type:"text", text} parts; an
+// assistant message may carry tool_calls instead (tools.go).
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls json.RawMessage `json:"tool_calls"`
 }
 
 // completionRequest is the union of the chat and completions request fields the sim reads;
@@ -61,6 +63,9 @@ type completionRequest struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool `json:"ignore_eos"`
 	N         *int `json:"n"`
+	// Tools and ToolChoice: OpenAI tool calling (tools.go).
+	Tools      []json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage   `json:"tool_choice"`
 }
 
 // parsedRequest is a validated request, ready for the engine.
@@ -72,6 +77,8 @@ type parsedRequest struct {
 	stream       bool
 	includeUsage bool
 	ignoreEOS    bool
+	// tool, when set, is the tool call the model answers with (tools.go); nil: text.
+	tool *toolCall
 }
 
 // parseRequest decodes and validates a request body. It never panics on any input (see
@@ -120,6 +127,14 @@ func parseRequest(body []byte, chat bool, servedModel string, maxModelLen int) (
 				return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
 			}
 			p.promptIDs = Tokenize(text, p.promptIDs)
+			var aerr *apiError
+			if p.promptIDs, aerr = toolCallTokens(m.ToolCalls, i, p.promptIDs); aerr != nil {
+				return nil, aerr
+			}
+		}
+		var aerr *apiError
+		if p.promptIDs, p.tool, aerr = decideTool(&req, p.promptIDs); aerr != nil {
+			return nil, aerr
 		}
 	} else {
 		ids, err := promptIDs(req.Prompt)
@@ -215,6 +230,7 @@ type chunkWriter struct {
 	id      string
 	created string
 	model   string
+	tool    *toolCall // the answer is this tool call (tools.go), not text
 }
 
 func appendJSONString(b []byte, s string) []byte {
@@ -249,7 +265,10 @@ func (c *chunkWriter) sseChunk(b []byte, text string, role bool, finish string) 
 	b = append(b, "data: "...)
 	b = c.head(b, c.object(true))
 	b = append(b, `,"choices":[{"index":0,`...)
-	if c.chat {
+	if c.chat && c.tool != nil {
+		b = c.tool.delta(b, text, role, finish)
+		finish = c.tool.finish(finish)
+	} else if c.chat {
 		b = append(b, `"delta":{`...)
 		if role {
 			b = append(b, `"role":"assistant",`...)
@@ -296,7 +315,10 @@ func (c *chunkWriter) sseUsage(b []byte, prompt, completion int) []byte {
 func (c *chunkWriter) full(b []byte, text, finish string, prompt, completion int) []byte {
 	b = c.head(b, c.object(false))
 	b = append(b, `,"choices":[{"index":0,`...)
-	if c.chat {
+	if c.chat && c.tool != nil {
+		b = c.tool.message(b, text, finish)
+		finish = c.tool.finish(finish)
+	} else if c.chat {
 		b = append(b, `"message":{"role":"assistant","content":`...)
 		b = appendJSONString(b, text)
 		b = append(b, '}')

@@ -403,6 +403,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
@@ -498,6 +499,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if eos := s.sc.Engine.EOS; eos != nil && !p.ignoreEOS {
 		target = min(target, eos.Sample(newRand(seed)))
 	}
+	if p.tool != nil {
+		target = min(target, simToolCallTokens) // the model ends its tool call (tools.go)
+	}
 	rep := s.route()
 	st := &stream{r: rep, notify: make(chan struct{}, 1), reqID: id}
 	st.traceID, st.parentID, _ = parseTraceparent(tp)
@@ -512,7 +516,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	case rep.wake <- struct{}{}:
 	default:
 	}
-	cw := &chunkWriter{chat: chat, model: p.model, created: strconv.FormatInt(time.Now().Unix(), 10)}
+	cw := &chunkWriter{chat: chat, model: p.model, created: strconv.FormatInt(time.Now().Unix(), 10), tool: p.tool}
 	if chat {
 		cw.id = "chatcmpl-" + id
 	} else {
