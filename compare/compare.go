@@ -18,6 +18,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
+	"github.com/pel-ladder/pel/verify"
 )
 
 // ErrBadInput marks an unreadable run directory, a contract mismatch or unusable options
@@ -169,6 +170,10 @@ type Result struct {
 	// NeededFor names the check that needs them and why.
 	NeededTasks int    `json:"needed_tasks,omitempty"`
 	NeededFor   string `json:"needed_for,omitempty"`
+	// Predictions are the baseline's findings' structured predictions checked against the
+	// candidate (owner first); Explanation reads the verdict through them.
+	Predictions []verify.Result `json:"predictions,omitempty"`
+	Explanation string          `json:"explanation,omitempty"`
 }
 
 // RunInfo identifies one side.
@@ -404,6 +409,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 
 	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.brs, primary.crs, res.Phases[0].Metrics, o)
 	decide(res, primary.b, primary.c, o)
+	res.Predictions, res.Explanation = predictions(base, cand, res)
 	return res, nil
 }
 

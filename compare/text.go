@@ -89,7 +89,16 @@ func Text(w io.Writer, r *Result) error {
 		}
 		tw.Flush()
 	}
+	if len(r.Predictions) > 0 {
+		fmt.Fprintf(ew, "\npredictions of the base's findings, checked:\n")
+		for _, p := range r.Predictions {
+			fmt.Fprintf(ew, "  %s\n", p.Line())
+		}
+	}
 	fmt.Fprintf(ew, "\nverdict: %s\n", VerdictText(r.Verdict))
+	if r.Explanation != "" {
+		fmt.Fprintf(ew, "  %s\n", r.Explanation)
+	}
 	for _, why := range r.Reasons {
 		fmt.Fprintf(ew, "  - %s\n", why)
 	}

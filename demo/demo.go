@@ -70,6 +70,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
+	return runScenario(ctx, sc, o, begin)
+}
+
+// runScenario runs one loaded scenario (the demo, or a verification's changed copy).
+func runScenario(ctx context.Context, sc *sim.Scenario, o Options, begin time.Time) (*Result, error) {
 	c, err := contract.Parse(sc.Contract, "scenario "+sc.Name+" contract")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)

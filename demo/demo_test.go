@@ -13,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/verify"
 )
 
 // TestScenarios runs every shipped scenario end to end and checks the diagnosis names the
@@ -70,6 +71,7 @@ func TestScenarios(t *testing.T) {
 			}
 			checkWording(t, ev)
 			checkDegrades(t, res, dir)
+			checkPrediction(t, res)
 			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
@@ -128,4 +130,41 @@ func checkDegrades(t *testing.T, res *Result, dir string) {
 			t.Errorf("without %v: owner lost but nothing reported missing", drop)
 		}
 	}
+}
+
+// checkPrediction closes the loop: the owner finding's predicted change, applied to the
+// scenario's engine, must move what the prediction says when the same contract runs again.
+func checkPrediction(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Evidence.OwnerLayer == nil {
+		return
+	}
+	v, err := VerifyFrom(context.Background(), res, Options{}, "")
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	if v.Skipped != "" {
+		t.Errorf("prediction not verified: %s", v.Skipped)
+		return
+	}
+	t.Logf("verify: %s (%s)", v.Check.Line(), v.Applied)
+	if v.Check.Outcome != verify.Held {
+		t.Errorf("prediction of %s did not hold after %s: %s", v.Finding.ID, v.Applied, v.Check.Reason)
+	}
+}
+
+// TestWrongChangeFails: chunked prefill does nothing for a queue behind max_num_seqs 4; the
+// admission finding's prediction is then reported failed, not held.
+func TestWrongChangeFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two simulated runs")
+	}
+	v, err := Verify(context.Background(), Options{Scenario: "low-max-seqs", OutDir: filepath.Join(t.TempDir(), "run")}, evidence.ActChunkPrefill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Skipped != "" || v.Check.Outcome != verify.Failed {
+		t.Fatalf("wrong change: %s %s", v.Skipped, v.Check.Line())
+	}
+	t.Logf("%s", v.Check.Line())
 }

@@ -135,11 +135,11 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		ch.From, ch.To = slots, fmt.Sprintf("%.0f", 2*runMax)
 	}
 	h.cond = "admission is the limit"
-	h.predicted = &evidence.Predicted{Change: ch, Expect: []evidence.Expectation{
-		v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false),
+	h.predicted = &evidence.Predicted{Change: ch, Note: "Offering less load moves the same counters."}
+	h.predicted.Expect = append(h.predicted.Expect, queueExpect(v, decisive, fall)...)
+	h.predicted.Expect = append(h.predicted.Expect,
 		v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true),
-		v.expect(evidence.SigTPOTP50, "<=", 0.25, true),
-	}, Note: "Offering less load moves the same counters."}
+		v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
 	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
 	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
 	switch {
@@ -149,13 +149,31 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.confidence -= 0.2
 		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
 		h.cond = "capacity is the limit"
-		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: []evidence.Expectation{
-			v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false),
-		}, Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.seqs)}
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: queueExpect(v, decisive, fall),
+			Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.seqs)}
 	case tl.present:
 		h.items = append(h.items, asContext(tl))
 	}
 	return h
+}
+
+// queueExpect predicts each measure of the queue that showed it: the client's own split of
+// TTFT falls under queueTargetShare; where the client-vs-engine count showed it, tasks in
+// flight fall by at least fall (Little's law: the service part of their time stays, the
+// queued part shrinks to a quarter); the engine's own queue time halves at least.
+func queueExpect(v *view, decisive []meas, fall float64) []evidence.Expectation {
+	var out []evidence.Expectation
+	for _, m := range decisive {
+		switch m.item.Signal {
+		case evidence.SigQueueShare:
+			out = append(out, v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false))
+		case "client_vs_engine.unserved_share":
+			out = append(out, v.expect(evidence.SigInFlightMean, "<=", -math.Max(fall, 0.1), true))
+		case "otlp.queue_share_ttft_p50":
+			out = append(out, v.expect(evidence.SigOTLPQueueP50, "<=", -0.5, true))
+		}
+	}
+	return out
 }
 
 func rulePrefillStall(v *view, o *Options) *hit {

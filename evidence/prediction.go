@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -67,6 +68,8 @@ type Expectation struct {
 	Relative bool    `json:"relative,omitempty"`
 	Unit     string  `json:"unit,omitempty"`
 	Phase    string  `json:"phase,omitempty"` // default warm
+	// Task scopes the signal to one task type (its signal labelled task=NAME).
+	Task string `json:"task,omitempty"`
 	// AbsentIsZero: the signal is only reported when something happened (error and flag
 	// rates), so a candidate without it measured 0.
 	AbsentIsZero bool `json:"absent_is_zero,omitempty"`
@@ -108,6 +111,9 @@ func (e Expectation) Render() string {
 	phase := ""
 	if e.Phase != "" && e.Phase != PhaseWarm {
 		phase = " (" + e.Phase + " phase)"
+	}
+	if e.Task != "" {
+		phase += " for " + strconv.Quote(e.Task)
 	}
 	switch {
 	case e.Relative && e.Op == "within":

@@ -72,6 +72,9 @@ type EngineSpec struct {
 	GraphLaunchUS  *float64 `yaml:"graph_launch_us"`
 	MinKernelUS    *float64 `yaml:"min_kernel_us"`
 	MemEfficiency  float64  `yaml:"mem_efficiency"`
+	// DTypeBytes overrides the model's bytes per weight and KV element (1: FP8 weights and
+	// KV cache; 0: the model's own, bf16).
+	DTypeBytes     float64  `yaml:"dtype_bytes"`
 	FLOPSEfficency float64  `yaml:"flops_efficiency"`
 	AllReduceUS    *float64 `yaml:"all_reduce_us"`
 
@@ -299,6 +302,8 @@ func (s *Scenario) validate() error {
 		return errors.New("engine.speculative.draft_cost: must be in [0, 4]")
 	case e.StreamInterval < 0:
 		return errors.New("engine.stream_interval: must be >= 1")
+	case e.DTypeBytes < 0 || e.DTypeBytes > 4:
+		return errors.New("engine.dtype_bytes: must be in [0, 4] (1 for FP8, 2 for bf16)")
 	case e.Proxy.BufferBytes < 0:
 		return errors.New("engine.proxy.buffer_bytes: must be >= 0")
 	}

@@ -102,6 +102,9 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Engine.DTypeBytes > 0 {
+		m.DTypeBytes = s.Engine.DTypeBytes
+	}
 	cost := NewCostModel(g, m, s.costParams())
 	cfg := s.engineConfig()
 	srv := &Server{sc: s, opts: opts, cost: cost, closed: make(chan struct{})}

@@ -92,7 +92,7 @@ func Check(base, cand *evidence.Evidence, f *evidence.Finding, ci CIFunc) Result
 	case len(failed) > 0:
 		r.Outcome, r.Reason = Failed, strings.Join(failed, "; ")
 	case len(held) == 0:
-		r.Outcome, r.Reason = NotTestable, "nothing the prediction names was measured in both runs: "+strings.Join(missing, "; ")
+		r.Outcome, r.Reason = NotTestable, "not settled by these runs: "+strings.Join(missing, "; ")
 	default:
 		r.Outcome = Held
 		r.Reason = fmt.Sprintf("%d of %d predicted moves observed", len(held), len(p.Expect))
@@ -129,7 +129,11 @@ func value(ev *evidence.Evidence, e evidence.Expectation) (float64, bool) {
 	}
 	for _, st := range ev.Stages {
 		for _, s := range st.Signals {
-			if s.Name == e.Signal && len(s.Labels) == 0 && (s.Phase == phase || (s.Phase == "" && phase == evidence.PhaseWarm)) &&
+			labelled := len(s.Labels) > 0
+			if e.Task != "" {
+				labelled = s.Labels["task"] != e.Task || len(s.Labels) != 1
+			}
+			if s.Name == e.Signal && !labelled && (s.Phase == phase || (s.Phase == "" && phase == evidence.PhaseWarm)) &&
 				!math.IsNaN(s.Value) && !math.IsInf(s.Value, 0) {
 				return s.Value, true
 			}

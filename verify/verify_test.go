@@ -40,7 +40,7 @@ func TestCheck(t *testing.T) {
 		{"the queue is gone", ev(map[string]string{"slots": "4"}, map[string]float64{evidence.SigQueueShare: 0.05, evidence.SigTTFTP50: 400, evidence.SigTPOTP50: 11}), nil, Held, "3 of 3"},
 		{"slots raised, queue stays", ev(map[string]string{"slots": "4"}, map[string]float64{evidence.SigQueueShare: 0.7, evidence.SigTTFTP50: 1900, evidence.SigTPOTP50: 10}), nil, Failed, "client.queue_share_ttft falls to 0.25 or less, observed 0.7"},
 		{"change not made", ev(map[string]string{"slots": "1"}, map[string]float64{evidence.SigQueueShare: 0.05}), nil, NotTestable, "slots = 1 in both runs"},
-		{"nothing measured", ev(nil, map[string]float64{evidence.SigITLP50: 3}), nil, NotTestable, "absent from the candidate"},
+		{"nothing measured", ev(nil, map[string]float64{evidence.SigITLP50: 3}), nil, NotTestable, "not settled by these runs: client.queue_share_ttft (absent from the candidate)"},
 		{"missed on the point, interval reaches", ev(map[string]string{"slots": "4"}, map[string]float64{evidence.SigQueueShare: 0.1, evidence.SigTTFTP50: 1100, evidence.SigTPOTP50: 10}),
 			func(e evidence.Expectation) (float64, float64, bool) {
 				return -0.6, -0.3, e.Signal == evidence.SigTTFTP50

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/pel-ladder/pel/demo"
+	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/verify"
 	"github.com/spf13/cobra"
 	"path/filepath"
 	"strings"
@@ -15,7 +18,8 @@ func init() { subcommands = append(subcommands, newDemoCmd) }
 
 func newDemoCmd(a *app) *cobra.Command {
 	var o demo.Options
-	var asJSON bool
+	var asJSON, doVerify bool
+	var verifyChange string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the ladder end to end against the built-in simulated LLM server",
@@ -34,6 +38,9 @@ Scenarios: %s (default %s).
 			if !asJSON {
 				o.Progress = a.stderr
 				o.IsTTY = isTerminal(a.stderr)
+			}
+			if doVerify {
+				return runVerify(a, o, evidence.Action(verifyChange), asJSON)
 			}
 			res, err := demo.Run(a.ctx, o)
 			if err != nil {
@@ -58,5 +65,64 @@ Scenarios: %s (default %s).
 	c.Flags().BoolVar(&o.NoMetrics, "no-metrics", false, "do not sample the engine's /metrics")
 	c.Flags().BoolVar(&o.NoDCGM, "no-dcgm", false, "do not sample the virtual GPU's DCGM page")
 	c.Flags().BoolVar(&o.NoTrace, "no-trace", false, "do not capture a profiler trace even when the scenario uses one")
+	c.Flags().BoolVar(&doVerify, "verify", false, "after the diagnosis, apply the owner finding's predicted change to the simulated engine, rerun the same contract into DIR/verify and check the prediction (held, failed, not testable)")
+	c.Flags().StringVar(&verifyChange, "verify-change", "", "with --verify, apply this `ACTION` instead of the predicted one (e.g. chunk_prefill) to see a wrong change caught")
 	return c
+}
+
+// runVerify is pel demo --verify: exit 0 when the prediction held, 1 when it failed or could
+// not be tested.
+func runVerify(a *app, o demo.Options, override evidence.Action, asJSON bool) error {
+	v, err := demo.Verify(a.ctx, o, override)
+	if err != nil {
+		if errors.Is(err, demo.ErrBadInput) {
+			return usageError(err)
+		}
+		return failError(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Verdict string         `json:"verdict"`
+			Applied string         `json:"applied,omitempty"`
+			Skipped string         `json:"skipped,omitempty"`
+			Check   *verify.Result `json:"check,omitempty"`
+		}{v.Base.Evidence.Verdict, v.Applied, v.Skipped, checkOf(v)})
+	}
+	fmt.Fprintf(a.stdout, "VERDICT: %s\n", v.Base.Evidence.Verdict)
+	if v.Skipped != "" {
+		fmt.Fprintf(a.stdout, "VERIFY: %s\n", v.Skipped)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "PREDICTION: %s\n", v.Finding.Prediction)
+	fmt.Fprintf(a.stdout, "CHANGE APPLIED: %s\n", v.Applied)
+	fmt.Fprintf(a.stdout, "VERIFY: %s\n", v.Check.Line())
+	for _, c := range v.Check.Checks {
+		fmt.Fprintf(a.stdout, "  %-12s %s%s\n", c.Outcome, c.Expect.Render(), observed(c))
+	}
+	fmt.Fprintf(a.stdout, "\nRun directories: %s (baseline), %s (after the change)\n", v.Base.Dir, v.Candidate.Dir)
+	if v.Check.Outcome != verify.Held {
+		return failError(fmt.Errorf("the prediction did not hold: %s", v.Check.Reason))
+	}
+	return nil
+}
+
+func checkOf(v *demo.Verification) *verify.Result {
+	if v.Candidate == nil {
+		return nil
+	}
+	return &v.Check
+}
+
+func observed(c verify.SignalCheck) string {
+	switch {
+	case c.Change != nil:
+		return fmt.Sprintf(" — observed %+.0f%% (%.4g → %.4g)", *c.Change*100, *c.Base, *c.Cand)
+	case c.Cand != nil && c.Base != nil:
+		return fmt.Sprintf(" — observed %.4g (baseline %.4g)", *c.Cand, *c.Base)
+	case c.Cand != nil:
+		return fmt.Sprintf(" — observed %.4g", *c.Cand)
+	}
+	return " — " + c.Note
 }
