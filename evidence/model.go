@@ -164,6 +164,9 @@ type Workload struct {
 	ByTaskType  map[string]Summary   `json:"by_task_type,omitempty"`
 	ByBand      []BandSummary        `json:"by_band,omitempty"`
 	Histograms  map[string]Histogram `json:"histograms,omitempty"` // ttft_ms, itl_ms, e2e_ms for charts
+	// Steps splits multi-step task types by call position (signals_steps.go); absent when
+	// every task is a single request.
+	Steps []StepSummary `json:"steps,omitempty"`
 }
 
 // BandSummary is a Summary for one concurrency band (in-flight count at send).

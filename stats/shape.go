@@ -46,7 +46,9 @@ func (s *Shape) put(name string, v float64, note string) {
 	}
 }
 
-// ShapeOf derives the shape signals from one phase's records.
+// ShapeOf derives the shape signals from one phase's records. Error and flag rates are per
+// task; the rest are per request (Requests: a multi-step task's calls, each its own HTTP
+// exchange), the same thing when every task is one request.
 func ShapeOf(rs []*record.Record) Shape {
 	s := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
 	var ok []*record.Record
@@ -62,10 +64,20 @@ func ShapeOf(rs []*record.Record) Shape {
 	}
 	s.errors(rs, n)
 	s.flags(ok)
-	s.queue(ok)
-	s.rhythm(ok, rs)
-	s.prefill(ok)
-	s.tpotLoad(ok)
+	reqs := Requests(rs)
+	okReqs := ok
+	if len(reqs) != len(rs) {
+		okReqs = nil
+		for _, r := range reqs {
+			if r.OK() {
+				okReqs = append(okReqs, r)
+			}
+		}
+	}
+	s.queue(okReqs)
+	s.rhythm(okReqs, reqs)
+	s.prefill(okReqs)
+	s.tpotLoad(okReqs)
 	return s
 }
 

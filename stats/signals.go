@@ -68,7 +68,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		perSet(byTask[name], map[string]string{"task": name})
 	}
 
-	// Wire-level figures of the headline phase.
+	// Wire-level figures of the headline phase, per request (a multi-step task's calls).
 	headers, gaps := NewDist(), NewDist()
 	var chunks, chunkTokens int
 	var queue = NewDist()
@@ -80,6 +80,9 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		if r.Attempts > 0 {
 			queue.AddUS(r.ClientQueueUS)
 		}
+	}
+	reqs := Requests(head)
+	for _, r := range reqs {
 		if !r.OK() {
 			continue
 		}
@@ -114,7 +117,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		add(evidence.SigClientQueueP99, queue.QuantileMs(99), "ms", nil, few(queue.N()))
 	}
 	if d := hw.dur(); d > 0 {
-		add(evidence.SigInFlightMean, busyTime(head, hw.start, hw.end).Seconds()/d.Seconds(), "count", nil, "")
+		add(evidence.SigInFlightMean, busyTime(reqs, hw.start, hw.end).Seconds()/d.Seconds(), "count", nil, "")
 	}
 
 	// Cold vs warm TTFT.
@@ -140,8 +143,14 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
 	}
 
+	// Multi-step tasks: what later calls cost because of earlier ones, waits between calls.
+	sv := StepSignals(head)
+	for _, name := range sortedKeys(sv.Values) {
+		add(name, sv.Values[name], StepUnit(name), nil, sv.Notes[name])
+	}
+
 	// Head-of-line blocking of short prompts by long ones.
-	if h, ok := HOL(head, 10); ok {
+	if h, ok := HOL(reqs, 10); ok {
 		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
 	} else if h.Note != "" {
 		res.Notes = append(res.Notes, "hol_ttft_ratio not computed: "+h.Note)

@@ -116,6 +116,7 @@ func Compute(recs []record.Record, opt Options) *Result {
 		w.ByTaskType[name] = Summarize(rs, hw.dur(), opt.CostPerHourUSD)
 	}
 	w.ByBand = bandSummaries(head, hw.dur(), opt.CostPerHourUSD)
+	w.Steps = stepTables(head, hw.dur())
 	w.Histograms = histograms(head)
 	if n := countSent(head); n < len(head) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n))
