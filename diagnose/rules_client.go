@@ -137,9 +137,14 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	h.cond = "admission is the limit"
 	h.predicted = &evidence.Predicted{Change: ch, Note: "Offering less load moves the same counters."}
 	h.predicted.Expect = append(h.predicted.Expect, queueExpect(v, decisive, fall)...)
-	h.predicted.Expect = append(h.predicted.Expect,
-		v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true),
-		v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
+	h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true))
+	if k.cpu {
+		// On a CPU, decoding more sequences at once is compute-bound: TPOT rises with them.
+		h.predicted.Note += " TPOT rises as the slots share the CPU's compute."
+	} else {
+		// On a GPU, decode is bandwidth-bound: a larger batch costs little per token.
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
+	}
 	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
 	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
 	switch {

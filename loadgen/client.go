@@ -228,6 +228,7 @@ func resetAttempt(rec *record.Record) {
 	rec.OutputTokens, rec.TokenSource, rec.CachedPromptTokens, rec.PromptTokens = 0, "", 0, 0
 	rec.Status, rec.HTTPStatus, rec.Error, rec.FinishReason, rec.ErrorClass = "", 0, "", "", ""
 	rec.Flags = rec.Flags[:0]
+	rec.Server = nil
 }
 
 // failFunc ends an attempt in error: a record.Status*, a record.Err* class and a message.
@@ -493,6 +494,7 @@ type chunk struct {
 	Usage     *usage          `json:"usage"`
 	Error     json.RawMessage `json:"error"`
 	Truncated bool            `json:"truncated"`
+	Timings   *serverTimings  `json:"timings"` // llama.cpp's per-request engine timings
 }
 
 type usage struct {
@@ -600,6 +602,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		if ch.Usage != nil {
 			st.last = ch.Usage
 		}
+		ch.Timings.apply(rec)
 		// A role-only or empty first delta carries no generated text: it is not a token.
 		if content == 0 {
 			continue
@@ -876,6 +879,7 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		}
 	}
 	rec.Status = record.StatusOK
+	ch.Timings.apply(rec)
 	if ch.Usage != nil && plausible(ch.Usage, r) == "" {
 		rec.TokenSource = record.TokensUsage
 		rec.PromptTokens, rec.OutputTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
