@@ -51,12 +51,10 @@ func predictions(base, cand *Run, res *Result) ([]verify.Result, string) {
 	p := out[0]
 	about := fmt.Sprintf("%s's prediction (%s)", p.FindingID, p.Layer)
 	switch {
+	case worse && p.Outcome == verify.Held:
+		return out, "worse, although " + about + " held (" + p.Reason + "): the change moved what the diagnosis predicted and cost more elsewhere"
 	case worse:
-		s := "worse"
-		if p.Outcome == verify.Failed {
-			s += "; " + about + " failed too: " + p.Reason
-		}
-		return out, s
+		return out, "worse; " + about + " " + string(p.Outcome) + ": " + p.Reason
 	case better && p.Outcome == verify.Held:
 		return out, "better, for the predicted reason: " + about + " held (" + p.Reason + ")"
 	case better && p.Outcome == verify.Failed:

@@ -23,6 +23,9 @@ type Options struct {
 	// Margin widens a trigger past its CI bound (default 0.10: +10% on latency quantiles,
 	// −2 points on the acceptance rate).
 	Margin float64
+	// ClosedLoop: the contract keeps a fixed number of tasks in flight (arrival: closed), so
+	// a change cannot lower the in-flight count, only raise throughput (Little's law).
+	ClosedLoop bool
 	// MaxSeriesPoints caps every series kept in the evidence, for the report's size
 	// (default 240; a 10-minute run at 1 s scrapes keeps its shape at 2.5 s per point).
 	MaxSeriesPoints int

@@ -136,14 +136,30 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	}
 	h.cond = "admission is the limit"
 	h.predicted = &evidence.Predicted{Change: ch, Note: "Offering less load moves the same counters."}
-	h.predicted.Expect = append(h.predicted.Expect, queueExpect(v, decisive, fall)...)
-	h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true))
+	h.predicted.Expect = append(h.predicted.Expect, queueExpect(v, o, decisive, fall)...)
 	if k.cpu {
-		// On a CPU, decoding more sequences at once is compute-bound: TPOT rises with them.
-		h.predicted.Note += " TPOT rises as the slots share the CPU's compute."
+		// On a CPU, decoding more sequences at once is compute-bound: the wait turns into
+		// shared, slower service, so TTFT falls by less than the queue and TPOT rises.
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP50, "<=", 0, true))
+		h.predicted.Note += " On a CPU the slots share the compute: TPOT rises and throughput stays."
 	} else {
-		// On a GPU, decode is bandwidth-bound: a larger batch costs little per token.
-		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
+		// On a GPU, decode is bandwidth-bound: a larger batch costs little per token, so the
+		// queue's time comes off TTFT.
+		h.predicted.Expect = append(h.predicted.Expect,
+			v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true),
+			v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
+		if o.ClosedLoop {
+			// A closed loop keeps its tasks in flight: shorter tasks mean more of them per
+			// second (X = N / E2E). Half the queue's share of E2E is the bound.
+			if e2e, ok := v.val(evidence.SigE2EP50); ok && e2e > 0 {
+				if t, ok2 := v.val(evidence.SigTTFTFromSentP50); ok2 {
+					q := share * t
+					if q < e2e {
+						h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigThroughput, ">=", q/(e2e-q)/2, true))
+					}
+				}
+			}
+		}
 	}
 	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
 	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
@@ -154,7 +170,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.confidence -= 0.2
 		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
 		h.cond = "capacity is the limit"
-		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: queueExpect(v, decisive, fall),
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: queueExpect(v, o, decisive, fall),
 			Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.seqs)}
 	case tl.present:
 		h.items = append(h.items, asContext(tl))
@@ -166,14 +182,17 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 // TTFT falls under queueTargetShare; where the client-vs-engine count showed it, tasks in
 // flight fall by at least fall (Little's law: the service part of their time stays, the
 // queued part shrinks to a quarter); the engine's own queue time halves at least.
-func queueExpect(v *view, decisive []meas, fall float64) []evidence.Expectation {
+func queueExpect(v *view, o *Options, decisive []meas, fall float64) []evidence.Expectation {
 	var out []evidence.Expectation
+	if v.has(evidence.SigQueueShare) {
+		out = append(out, v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false))
+	}
 	for _, m := range decisive {
 		switch m.item.Signal {
-		case evidence.SigQueueShare:
-			out = append(out, v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false))
 		case "client_vs_engine.unserved_share":
-			out = append(out, v.expect(evidence.SigInFlightMean, "<=", -math.Max(fall, 0.1), true))
+			if !o.ClosedLoop { // a closed loop holds its in-flight count by construction
+				out = append(out, v.expect(evidence.SigInFlightMean, "<=", -math.Max(fall, 0.1), true))
+			}
 		case "otlp.queue_share_ttft_p50":
 			out = append(out, v.expect(evidence.SigOTLPQueueP50, "<=", -0.5, true))
 		}

@@ -132,7 +132,7 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	for _, r := range results {
 		trace.FillEvidence(ev, r)
 	}
-	diagnose.Diagnose(ev, recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed})
+	diagnose.Diagnose(ev, recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed"})
 	return ev, recs, nil
 }
 

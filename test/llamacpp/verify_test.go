@@ -1,0 +1,59 @@
+package llamacpp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// TestSlotsPredictionHolds closes the loop on a real engine: with one slot and four tasks
+// always in flight pel names the admission queue and predicts what more slots move; the
+// same contract against -np 4 must bear the prediction out in pel compare.
+func TestSlotsPredictionHolds(t *testing.T) {
+	one := start(t, "-np", "1", "-c", "2048")
+	c := calibrate(t, one, promptTokens, outputTokens)
+	contract := chatContract("slots-verify", c, "{process: closed, concurrency: 4}", 40*time.Second, promptTokens, outputTokens)
+	base := pel(t, one.url, one.url+"/metrics", contract)
+	logRun(t, base)
+	if owner(base.ev) != evidence.LayerScheduling {
+		t.Fatalf("base: owner %q, want scheduling", owner(base.ev))
+	}
+	four := start(t, "-np", "4", "-c", "8192")
+	cand := pel(t, four.url, four.url+"/metrics", contract)
+	logRun(t, cand)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, pelBin, "compare", base.dir, cand.dir, "--json").Output()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("pel compare: %v", err)
+	}
+	var res struct {
+		Verdict     string `json:"verdict"`
+		Explanation string `json:"explanation"`
+		Predictions []struct {
+			Finding    string `json:"finding"`
+			Outcome    string `json:"outcome"`
+			Reason     string `json:"reason"`
+			ChangeMade *bool  `json:"change_made"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("compare --json: %v\n%s", err, out)
+	}
+	t.Logf("compare: %s; %s", res.Verdict, res.Explanation)
+	if len(res.Predictions) == 0 {
+		t.Fatal("no prediction checked")
+	}
+	p := res.Predictions[0]
+	if p.Finding != "admission-queue" || p.Outcome != "held" {
+		t.Errorf("prediction %s: %s — %s", p.Finding, p.Outcome, p.Reason)
+	}
+	if p.ChangeMade == nil || !*p.ChangeMade {
+		t.Errorf("the engine's /props slots should show the change was made: %v", p.ChangeMade)
+	}
+}
