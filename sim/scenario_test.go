@@ -20,7 +20,7 @@ import (
 func TestScenariosLoadAndDocument(t *testing.T) {
 	names := Scenarios()
 	want := []string{"app-buffering", "bandwidth-bound", "burst-spec-negative", "chunked-long-docs", "cold-start",
-		"context-refusal", "healthy", "kv-thrash", "launch-bound", "long-prefill", "low-max-seqs", "prefill-hol",
+		"context-refusal", "healthy", "kv-thrash", "launch-bound", "long-prefill", "low-max-seqs", "multiturn-reprefill", "prefill-hol",
 		"proxy-whole", "sched-and-kv", "scheduler-cpu", "spec-helps", "spec-negative", "tp-comm"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("scenarios %v, want %v", names, want)
