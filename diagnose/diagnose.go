@@ -500,13 +500,24 @@ func missingSources(v *view) []evidence.MissingSource {
 		out = append(out, evidence.MissingSource{Source: "engine /metrics", Flag: "--metrics URL",
 			Settles: "queueing vs KV-cache pressure vs prefill; server-side TTFT for the client−server gap"})
 	}
+	cpu := knobsFor(v.engine).cpu
 	if !v.hasSource("dcgm") && !v.has(evidence.SigSMActive) {
-		out = append(out, evidence.MissingSource{Source: "dcgm", Flag: "--dcgm URL",
-			Settles: "bandwidth-bound vs launch-bound vs host-bound (SM active, DRAM active, tensor active)"})
+		m := evidence.MissingSource{Source: "dcgm", Flag: "--dcgm URL",
+			Settles: "bandwidth-bound vs launch-bound vs host-bound (SM active, DRAM active, tensor active)"}
+		if cpu {
+			m.Flag = "--dcgm URL (if it runs on an NVIDIA GPU)"
+			m.Settles += "; on a CPU, the server's per-thread CPU time (perf stat -p PID) says whether its threads compute or wait"
+		}
+		out = append(out, m)
 	}
 	if !v.stages[evidence.StageKernelOperator] {
-		out = append(out, evidence.MissingSource{Source: "profiler trace", Flag: "pel analyze DIR --trace FILE",
-			Settles: "kernel gaps, short kernels, graph-capture fallback, communication share"})
+		m := evidence.MissingSource{Source: "profiler trace", Flag: "pel analyze DIR --trace FILE",
+			Settles: "kernel gaps, short kernels, graph-capture fallback, communication share"}
+		if cpu {
+			m.Flag = "pel analyze DIR --trace FILE (if it runs on a GPU)"
+			m.Settles += "; on a CPU, perf record -g -p PID shows where a step's time goes"
+		}
+		out = append(out, m)
 	}
 	return out
 }
