@@ -114,7 +114,7 @@ func Read(r io.Reader, f func(*Record) error) (*TornLine, error) {
 			complete := b[len(b)-1] == '\n'
 			if t := bytes.TrimSpace(b); len(t) > 0 {
 				var rec Record
-				if jerr := json.Unmarshal(t, &rec); jerr != nil {
+				if jerr := decodeLine(t, &rec); jerr != nil {
 					if !complete {
 						return &TornLine{Line: line, Bytes: len(b)}, nil
 					}
