@@ -53,14 +53,14 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		string(full),
 		`{}`,
 		` { "seq" : 1 , "chunk_us" : [ ] , "flags" : [ ] , "reasons": null, "server": null } `,
-		`{"seq":1,"seq":2}`,                  // repeated key: last wins in encoding/json
-		`{"Seq":3}`,                          // case-folded key
-		`{"seq":1.5}`,                        // float into int: an error
-		`{"seq":1e3}`,                        // exponent: an error
-		`{"seq":01}`,                         // leading zero: invalid JSON
-		`{"seq":99999999999999999999}`,       // overflow
-		`{"task":"a\"b","error":"\u00e9"}`,   // escapes
-		`{"task":"\xff"}`,                    // invalid UTF-8: replaced by encoding/json
+		`{"seq":1,"seq":2}`,                // repeated key: last wins in encoding/json
+		`{"Seq":3}`,                        // case-folded key
+		`{"seq":1.5}`,                      // float into int: an error
+		`{"seq":1e3}`,                      // exponent: an error
+		`{"seq":01}`,                       // leading zero: invalid JSON
+		`{"seq":99999999999999999999}`,     // overflow
+		`{"task":"a\"b","error":"\u00e9"}`, // escapes
+		`{"task":"\xff"}`,                  // invalid UTF-8: replaced by encoding/json
 		`{"scheduled_at":"2026-01-02T03:04:05.123456789Z"}`,
 		`{"scheduled_at":"2026-01-02T03:04:05+02:00"}`,
 		`{"scheduled_at":"yesterday"}`,
@@ -118,4 +118,3 @@ func BenchmarkDecodeLine(b *testing.B) {
 		}
 	})
 }
-
