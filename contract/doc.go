@@ -32,12 +32,43 @@
 //	warmup: 0            max_in_flight: 0 (no client-side cap)
 //	tasks[].weight: 1    tasks[].output_tokens: {dist: fixed, value: 128}
 //	tasks[].dataset.format: prompts          arrival.speed (replay): 1
+//	steps: tools: 1, max_calls: 4, tool_choice: auto, result_tokens: 100;
+//	       embeddings: inputs: 1; repeat: 1; think, tool_latency: 0
 //	retry: none (max_attempts 1); with a retry block: max_attempts 3, backoff 200ms,
 //	       max_backoff 10s (or backoff, if larger), on [429, 5xx, timeout, stream, conn]
 //	cost.accelerators: 1
 //	prompts.reuse_across_runs: false (a per-run nonce starts every prompt; see Prompts)
 //
 // A task's slo block replaces the global bound of each metric it names (SLOFor).
+//
+// # Multi-step tasks
+//
+// A task with `steps` is a sequence of calls instead of one request: chat turns of one
+// conversation, a tool-using agent loop, embeddings calls (steps.go). Each step names one
+// kind:
+//
+//	steps:
+//	  - embeddings: {inputs: 4, input_tokens: 32}            # a retrieval query, batch of 4
+//	  - chat: {prompt_tokens: 400, output_tokens: 96}        # a turn: user message, answer
+//	  - chat: {prompt_tokens: 60, think: 1s, repeat: 3}      # three more, 1 s after each answer
+//	  - tools: {prompt_tokens: 300, tools: 2, max_calls: 3, tool_choice: auto,
+//	           result_tokens: 200, tool_latency: 150ms, no_stream: false}
+//	  - chat: {from_dataset: true, think: 2s, max_turns: 6}  # a ShareGPT conversation, turn by turn
+//
+// The conversation is carried forward (the server's own answers, tool calls and tool
+// results); embeddings calls leave it alone. A tools step asks the model with `tools` and,
+// while it answers with tool calls, appends each call's result (result_tokens words, after
+// tool_latency) and asks again, up to max_calls; with tool_choice: required, tool use is
+// forced on every call but the last, which asks for the answer. output_tokens defaults to
+// the task's; think and tool_latency are planned waits, never lateness. Tasks with steps take
+// no prompt_tokens of their own; a dataset is read only by a from_dataset chat step; chat and
+// tools steps need api: chat. A task plans at most MaxStepsPerTask calls.
+//
+// A multi-step task is accepted when every call completed, passed the task's checks (answers
+// only: chat turns and a tool loop's final answer) and the per-call max bounds of TTFT (from
+// the call's own due time), ITL and TPOT; when the task as a whole met slo.e2e.max and
+// slo.max_steps (the calls it took); and when its tool loops answered within max_calls
+// (JudgeStep, JudgeTask). Goodput and cost per accepted task count whole tasks.
 //
 // # The hash
 //

@@ -65,6 +65,21 @@
 // Redirects are not followed (the task fails as redirect, naming the Location without its
 // credentials), and server text is stripped of control characters before it is recorded.
 //
+// # Multi-step tasks
+//
+// A request with Steps (workload.StepPlan) starts on the open-loop schedule like any task;
+// its calls then follow each other as a client would (driver_steps.go): each is due when
+// the previous one ended plus its planned think time and tool latency, encoded before it is
+// due, retried per the contract, and recorded with its own due time, so its schedule lag is
+// its own. The client (StepDoer) keeps every answer's text for the next turn, assembles tool
+// calls from streamed deltas or whole messages (tools.go: bounded by MaxToolCalls and
+// MaxKeptOutput; a call without a name or with arguments that are not JSON fails the call
+// as invalid), and calls /v1/embeddings (embeddings.go: the response is read as a token
+// stream, bounded by MaxEmbeddingsBody; one vector per input, each index once, one
+// dimension, or the call fails). A call whose prompt the server counted under
+// PromptTruncatedRatio of what pel knows was sent (the previous prompt as the server counted
+// it plus the planned new tokens: a lower bound) fails as truncated, as a single request does.
+//
 // Why open loop: a slow server must never delay the next arrival, or the tool would measure
 // its own waiting (coordinated omission) instead of the server. Every task that was due gets
 // a record, including those cut by Ctrl-C (status cancelled), so failed work is never dropped

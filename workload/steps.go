@@ -121,7 +121,9 @@ func (s *schedule) planSteps(r *Request, tp *taskPlan) {
 				r.Steps = append(r.Steps, p)
 			}
 		case st.Kind == contract.StepTools:
-			p := StepPlan{Kind: st.Kind, Think: st.Think, IgnoreEOS: t.IgnoreEOS, NoStream: st.NoStream,
+			// No ignore_eos on a tool call: the model ends it (an engine that constrains tool
+			// calls by grammar can only end them with EOS).
+			p := StepPlan{Kind: st.Kind, Think: st.Think, NoStream: st.NoStream,
 				Tools: synthTools(st.Tools), ToolChoice: st.ToolChoice, MaxCalls: st.MaxCalls, ToolLatency: st.ToolLatency}
 			if st.PromptTokens != nil {
 				p.User, p.UserTokens = userText(Sample(*st.PromptTokens, s.mix))
