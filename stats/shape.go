@@ -49,21 +49,21 @@ func (s *Shape) put(name string, v float64, note string) {
 // ShapeOf derives the shape signals from one phase's records. Error and flag rates are per
 // task; the rest are per request (Requests: a multi-step task's calls, each its own HTTP
 // exchange), the same thing when every task is one request.
-func ShapeOf(rs []*record.Record) Shape {
+func ShapeOf(rs []*record.Record) Shape { return ShapeWith(rs, nil) }
+
+// ShapeWith is ShapeOf with the stall alignment read from j (a Join built over every task
+// of the set rs samples) instead of from the first tokens of rs alone; nil: from rs.
+func ShapeWith(rs []*record.Record, j *Join) Shape {
 	s := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
 	var ok []*record.Record
-	n := 0
+	var c shapeCounts
 	for _, r := range rs {
-		if r.Status == record.StatusCancelled {
-			continue
-		}
-		n++
-		if r.OK() {
+		c.add(r)
+		if r.Status != record.StatusCancelled && r.OK() {
 			ok = append(ok, r)
 		}
 	}
-	s.errors(rs, n)
-	s.flags(ok)
+	c.put(&s)
 	reqs := Requests(rs)
 	okReqs := ok
 	if len(reqs) != len(rs) {
@@ -75,7 +75,7 @@ func ShapeOf(rs []*record.Record) Shape {
 		}
 	}
 	s.queue(okReqs)
-	s.rhythm(okReqs, reqs)
+	s.rhythm(okReqs, reqs, j)
 	s.prefill(okReqs)
 	s.tpotLoad(okReqs)
 	return s
@@ -154,49 +154,114 @@ func ContextExhausted(r *record.Record) bool {
 	return false
 }
 
-// errors: the share of tasks per error class, with the most frequent message as the note.
-func (s *Shape) errors(rs []*record.Record, n int) {
-	if n == 0 {
+// shapeCounts accumulates, one task at a time, the share of tasks per error class (with
+// the most frequent message of each as the note) and per flag: counts, and at most
+// maxMessages distinct messages per class, so a stream of any length holds little.
+type shapeCounts struct {
+	n, ok   int // tasks not cancelled; of them completed
+	count   map[string]int
+	msgs    map[string]map[string]int
+	ctx     int
+	ctxMsgs map[string]int
+	flags   map[string]int
+}
+
+// maxMessages bounds the distinct messages kept per error class: the most frequent one is
+// exact while a class has no more distinct messages than this (servers repeat theirs).
+const maxMessages = 1024
+
+func countMessage(m map[string]int, msg string) {
+	if _, ok := m[msg]; ok || len(m) < maxMessages {
+		m[msg]++
+	}
+}
+
+func (c *shapeCounts) add(r *record.Record) {
+	if r.Status == record.StatusCancelled {
 		return
 	}
-	count := map[string]int{}
-	msgs := map[string]map[string]int{}
-	ctx, ctxMsgs := 0, map[string]int{}
-	for _, r := range rs {
-		if r.Status == record.StatusCancelled {
-			continue
-		}
-		if ContextExhausted(r) {
-			ctx++
-			m := oneLine(r.Error, 160)
-			if m == "" && len(r.Reasons) > 0 {
-				m = oneLine(r.Reasons[len(r.Reasons)-1], 160)
-			}
-			if m == "" {
-				m = strings.Join(r.Flags, ", ")
-			}
-			ctxMsgs[m]++
-			continue // counted once, as context, not again as its error class
-		}
-		c := ErrorClassOf(r)
-		if c == "" {
-			continue
-		}
-		count[c]++
-		if msgs[c] == nil {
-			msgs[c] = map[string]int{}
-		}
-		msgs[c][oneLine(r.Error, 160)]++
+	if c.count == nil {
+		c.count, c.msgs, c.ctxMsgs, c.flags = map[string]int{}, map[string]map[string]int{}, map[string]int{}, map[string]int{}
 	}
-	for c, k := range count {
-		top, topN := mostFrequent(msgs[c])
-		s.put(evidence.SigErrorClassRate(c), float64(k)/float64(n),
-			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", k, n, topN, top))
+	c.n++
+	if r.OK() {
+		c.ok++
+		for _, f := range r.Flags {
+			c.flags[f]++
+		}
 	}
-	if ctx > 0 {
-		top, topN := mostFrequent(ctxMsgs)
-		s.put(evidence.SigContextExhaustedRate, float64(ctx)/float64(n),
-			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", ctx, n, topN, top))
+	if ContextExhausted(r) {
+		c.ctx++
+		m := oneLine(r.Error, 160)
+		if m == "" && len(r.Reasons) > 0 {
+			m = oneLine(r.Reasons[len(r.Reasons)-1], 160)
+		}
+		if m == "" {
+			m = strings.Join(r.Flags, ", ")
+		}
+		countMessage(c.ctxMsgs, m)
+		return // counted once, as context, not again as its error class
+	}
+	cl := ErrorClassOf(r)
+	if cl == "" {
+		return
+	}
+	c.count[cl]++
+	if c.msgs[cl] == nil {
+		c.msgs[cl] = map[string]int{}
+	}
+	countMessage(c.msgs[cl], oneLine(r.Error, 160))
+}
+
+// merge adds o's counts (another part of the same set).
+func (c *shapeCounts) merge(o *shapeCounts) {
+	if o.count == nil {
+		return
+	}
+	if c.count == nil {
+		c.count, c.msgs, c.ctxMsgs, c.flags = map[string]int{}, map[string]map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	c.n, c.ok, c.ctx = c.n+o.n, c.ok+o.ok, c.ctx+o.ctx
+	for k, v := range o.count {
+		c.count[k] += v
+	}
+	for cl, m := range o.msgs {
+		if c.msgs[cl] == nil {
+			c.msgs[cl] = map[string]int{}
+		}
+		for k, v := range m {
+			if _, ok := c.msgs[cl][k]; ok || len(c.msgs[cl]) < maxMessages {
+				c.msgs[cl][k] += v
+			}
+		}
+	}
+	for k, v := range o.ctxMsgs {
+		if _, ok := c.ctxMsgs[k]; ok || len(c.ctxMsgs) < maxMessages {
+			c.ctxMsgs[k] += v
+		}
+	}
+	for k, v := range o.flags {
+		c.flags[k] += v
+	}
+}
+
+// put writes the error-class, lost-context and flag rates into s.
+func (c *shapeCounts) put(s *Shape) {
+	if c.n == 0 {
+		return
+	}
+	for cl, k := range c.count {
+		top, topN := mostFrequent(c.msgs[cl])
+		s.put(evidence.SigErrorClassRate(cl), float64(k)/float64(c.n),
+			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", k, c.n, topN, top))
+	}
+	if c.ctx > 0 {
+		top, topN := mostFrequent(c.ctxMsgs)
+		s.put(evidence.SigContextExhaustedRate, float64(c.ctx)/float64(c.n),
+			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", c.ctx, c.n, topN, top))
+	}
+	for f, k := range c.flags {
+		s.put(evidence.SigFlagRate(f), float64(k)/float64(c.ok), fmt.Sprintf("%d of %d completed tasks", k, c.ok))
 	}
 }
 
@@ -217,21 +282,6 @@ func oneLine(m string, max int) string {
 		m = string(r[:max]) + "…"
 	}
 	return m
-}
-
-func (s *Shape) flags(ok []*record.Record) {
-	if len(ok) == 0 {
-		return
-	}
-	count := map[string]int{}
-	for _, r := range ok {
-		for _, f := range r.Flags {
-			count[f]++
-		}
-	}
-	for f, k := range count {
-		s.put(evidence.SigFlagRate(f), float64(k)/float64(len(ok)), fmt.Sprintf("%d of %d completed tasks", k, len(ok)))
-	}
 }
 
 // queue estimates the share of TTFT (from send) spent before service.
@@ -296,10 +346,10 @@ func (s *Shape) queue(ok []*record.Record) {
 
 // rhythm: coalesced events, first-token share of E2E, and decode stalls aligned with other
 // tasks' first tokens.
-func (s *Shape) rhythm(ok, all []*record.Record) {
+func (s *Shape) rhythm(ok, all []*record.Record, j *Join) {
 	var firsts []time.Time
 	for _, r := range all {
-		if !r.FirstTokenAt.IsZero() {
+		if !r.FirstTokenAt.IsZero() && j == nil {
 			firsts = append(firsts, r.FirstTokenAt)
 		}
 	}
@@ -351,7 +401,12 @@ func (s *Shape) rhythm(ok, all []*record.Record) {
 		for i := 1; i < len(r.ChunkUS); i++ {
 			a := r.SentAt.Add(time.Duration(r.ChunkUS[i-1]) * time.Microsecond)
 			b := r.SentAt.Add(time.Duration(r.ChunkUS[i])*time.Microsecond + tol)
-			hit := firstIn(a, b, r.FirstTokenAt)
+			var hit bool
+			if j != nil {
+				hit = j.aligned(r, i)
+			} else {
+				hit = firstIn(a, b, r.FirstTokenAt)
+			}
 			if g[i-1] > StallFactor*mg {
 				stalls++
 				if hit {

@@ -138,7 +138,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 	}
 
 	// Where the client's own records say the time went (every server gives these).
-	sh := ShapeOf(head)
+	sh := ShapeWith(head, opt.Join)
 	for _, name := range sortedKeys(sh.Values) {
 		add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
 	}
@@ -150,7 +150,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 	}
 
 	// Head-of-line blocking of short prompts by long ones.
-	if h, ok := HOL(reqs, 10); ok {
+	if h, ok := HOLWith(reqs, 10, opt.Join); ok {
 		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
 	} else if h.Note != "" {
 		res.Notes = append(res.Notes, "hol_ttft_ratio not computed: "+h.Note)
@@ -219,64 +219,11 @@ type Scaling struct {
 // ((X_{b+1}/X_b) / (c̄_{b+1}/c̄_b) < 0.5); knee_in_flight is c̄_b. ok is false (with Note
 // saying why) with fewer than two eligible bands.
 func BandScaling(rs []*record.Record, minN int) (Scaling, bool) {
-	type band struct {
-		lo          int
-		n, acc      int
-		conc, e2eS  float64
-		e2eN        int
-		x, meanConc float64
-	}
-	m := map[int]*band{}
+	m := bandAccs{}
 	for _, r := range rs {
-		if r.Attempts == 0 || r.DoneAt.IsZero() {
-			continue
-		}
-		_, lo, _ := Band(r.InFlight)
-		b := m[lo]
-		if b == nil {
-			b = &band{lo: lo}
-			m[lo] = b
-		}
-		b.n++
-		if r.Accepted {
-			b.acc++
-		}
-		b.conc += float64(r.InFlight + 1)
-		if v, ok := r.E2E(); ok {
-			b.e2eS += v.Seconds()
-			b.e2eN++
-		}
+		m.add(r)
 	}
-	var bs []*band
-	for _, b := range m {
-		if b.n >= minN && b.e2eN > 0 && b.e2eS > 0 {
-			b.meanConc = b.conc / float64(b.n)
-			b.x = b.meanConc * (float64(b.acc) / float64(b.n)) / (b.e2eS / float64(b.e2eN))
-			bs = append(bs, b)
-		}
-	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].lo < bs[j].lo })
-	if len(bs) < 2 {
-		return Scaling{Note: fmt.Sprintf("%d concurrency band(s) with at least %d tasks; need 2", len(bs), minN)}, false
-	}
-	lo, hi := bs[0], bs[len(bs)-1]
-	if lo.x == 0 {
-		return Scaling{Note: "no accepted tasks in the lowest band"}, false
-	}
-	sc := Scaling{Ratio: (hi.x / lo.x) / (hi.meanConc / lo.meanConc)}
-	sc.Note = fmt.Sprintf("Little's-law goodput %.2f/s at mean concurrency %.1f vs %.2f/s at %.1f", lo.x, lo.meanConc, hi.x, hi.meanConc)
-	for i := 0; i+1 < len(bs); i++ {
-		a, b := bs[i], bs[i+1]
-		if a.x == 0 {
-			continue
-		}
-		if step := (b.x / a.x) / (b.meanConc / a.meanConc); step < 0.5 {
-			sc.Knee = math.Round(a.meanConc*10) / 10
-			sc.KneeNote = fmt.Sprintf("going from mean concurrency %.1f to %.1f gained %.0f%% of linear", a.meanConc, b.meanConc, step*100)
-			break
-		}
-	}
-	return sc, true
+	return m.scaling(minN)
 }
 
 // HOLReading is the head-of-line blocking comparison.
@@ -290,8 +237,17 @@ type HOLReading struct {
 // tasks are the task type with the smallest median prompt; a long task is any task whose
 // prompt is at least 4× that median; "waiting" is from its first send to its first token
 // (or its end if it never got one). ok is false when either set has fewer than minN tasks.
-func HOL(rs []*record.Record, minN int) (HOLReading, bool) {
-	h := NewHOLIndex(rs, rs)
+func HOL(rs []*record.Record, minN int) (HOLReading, bool) { return HOLWith(rs, minN, nil) }
+
+// HOLWith is HOL with the long prompts' waits taken from j (a Join built over every task
+// of the set rs samples); nil: from rs.
+func HOLWith(rs []*record.Record, minN int, j *Join) (HOLReading, bool) {
+	var h *HOLIndex
+	if j != nil {
+		h = j.HOL()
+	} else {
+		h = NewHOLIndex(rs, rs)
+	}
 	if h.ShortTask == "" {
 		return HOLReading{Note: "no completed tasks"}, false
 	}
@@ -344,6 +300,26 @@ type holSpan struct{ a, b time.Time }
 // NewHOLIndex picks the short task type from typed and the long prompts' waits from waiting
 // (the diagnosis looks at one phase's tasks but lets a long prompt of any phase block them).
 func NewHOLIndex(typed, waiting []*record.Record) *HOLIndex {
+	h := holShort(typed)
+	if h.ShortTask == "" {
+		return h
+	}
+	var long []holSpan
+	for _, r := range waiting {
+		if r.PromptTokens < h.LongMin {
+			continue
+		}
+		if sp, ok := holSpanOf(r); ok {
+			long = append(long, sp)
+		}
+	}
+	h.waits = mergeSpans(long)
+	return h
+}
+
+// holShort picks the short task type (smallest median prompt among completed tasks) and
+// LongMin; the index has no waits yet.
+func holShort(typed []*record.Record) *HOLIndex {
 	h := &HOLIndex{}
 	byTask := map[string][]int{}
 	for _, r := range typed {
@@ -364,40 +340,41 @@ func NewHOLIndex(typed, waiting []*record.Record) *HOLIndex {
 		return h
 	}
 	h.LongMin = HOLLongOverMedian * max(h.ShortMedian, 1)
-	var long []holSpan
-	for _, r := range waiting {
-		if r.PromptTokens < h.LongMin {
-			continue
-		}
-		s := r.FirstSentAt
-		if s.IsZero() {
-			s = r.SentAt
-		}
-		e := r.FirstTokenAt
-		if e.IsZero() {
-			e = r.DoneAt
-		}
-		if !s.IsZero() && e.After(s) {
-			long = append(long, holSpan{s, e})
-		}
+	return h
+}
+
+// holSpanOf is a long prompt's wait: first send to first token (or its end).
+func holSpanOf(r *record.Record) (holSpan, bool) {
+	s := r.FirstSentAt
+	if s.IsZero() {
+		s = r.SentAt
 	}
+	e := r.FirstTokenAt
+	if e.IsZero() {
+		e = r.DoneAt
+	}
+	return holSpan{s, e}, !s.IsZero() && e.After(s)
+}
+
+// mergeSpans merges waiting intervals (sorted by start, overlapping ones joined) so each
+// lookup is one binary search; nil for none.
+func mergeSpans(long []holSpan) []holSpan {
 	if len(long) == 0 {
-		return h
+		return nil
 	}
-	// Merge the waiting intervals so each lookup is one binary search.
 	sort.Slice(long, func(i, j int) bool { return long[i].a.Before(long[j].a) })
-	h.waits = []holSpan{long[0]}
+	out := []holSpan{long[0]}
 	for _, x := range long[1:] {
-		last := &h.waits[len(h.waits)-1]
+		last := &out[len(out)-1]
 		if !x.a.After(last.b) {
 			if x.b.After(last.b) {
 				last.b = x.b
 			}
 		} else {
-			h.waits = append(h.waits, x)
+			out = append(out, x)
 		}
 	}
-	return h
+	return out
 }
 
 // Short reports whether r is a short-prompt task (the short type, prompt under LongMin).

@@ -30,6 +30,9 @@ type Options struct {
 	Start time.Time
 	// MinSamples below which a statistic carries a "few samples" note (default 20).
 	MinSamples int
+	// Join, when set, gives the headline set's stall alignment and head-of-line waits from
+	// every task (Stream: the records given are a sample of a larger run).
+	Join *Join
 }
 
 // Result is everything stage 1 contributes to the evidence.
@@ -244,74 +247,11 @@ func tokenSource(rs []*record.Record) string {
 // (rates are per second of win). Every task is in the denominators; latency distributions
 // are over completed (status ok) tasks, schedule lag and client queue over sent ones.
 func Summarize(rs []*record.Record, win time.Duration, costPerHourUSD float64) evidence.Summary {
-	s := evidence.Summary{Requests: len(rs)}
-	ttft, fromSent, itl, tpot, e2e, lag := NewDist(), NewDist(), NewDist(), NewDist(), NewDist(), NewDist()
-	var retried, outTok int
+	a := newSetAcc()
 	for _, r := range rs {
-		if r.Accepted {
-			s.Accepted++
-		} else {
-			if s.RejectReasons == nil {
-				s.RejectReasons = map[string]int{}
-			}
-			if len(r.Reasons) == 0 {
-				s.RejectReasons["(no reason given)"]++
-			}
-			for _, why := range r.Reasons {
-				s.RejectReasons[why]++
-			}
-		}
-		switch {
-		case r.Status == record.StatusCancelled:
-			s.Cancelled++
-		case r.Failed():
-			s.Failed++
-		}
-		if r.Attempts > 1 {
-			retried++
-		}
-		if v, ok := r.ScheduleLag(); ok {
-			lag.Add(v)
-		}
-		if !r.OK() {
-			continue
-		}
-		outTok += r.OutputTokens
-		if v, ok := r.TTFT(); ok {
-			ttft.Add(v)
-		}
-		if v, ok := r.TTFTFromSent(); ok {
-			fromSent.Add(v)
-		}
-		r.ITLs(itl.Add)
-		if v, ok := r.TPOT(); ok {
-			tpot.Add(v)
-		}
-		if v, ok := r.E2E(); ok {
-			e2e.Add(v)
-		}
+		a.add(r, nil)
 	}
-	n := float64(s.Requests)
-	s.AcceptanceRate = round6(ratio(float64(s.Accepted), n))
-	s.ErrorRate = round6(ratio(float64(s.Failed), n))
-	s.RetryRate = round6(ratio(float64(retried), n))
-	ws := win.Seconds()
-	// One task's window is its own duration: "1 accepted over 0.8 ms" is no rate (it read
-	// "goodput 1234/s"). Rates need at least two tasks.
-	if ws > 0 && s.Requests >= 2 {
-		s.GoodputRPS = round6(float64(s.Accepted) / ws)
-		s.ThroughputRPS = round6(float64(s.Requests-s.Failed-s.Cancelled) / ws)
-		s.OutputTokensPerS = round6(float64(outTok) / ws)
-	}
-	if costPerHourUSD > 0 && s.Accepted > 0 && ws > 0 {
-		c := round6(costPerHourUSD * win.Hours() / float64(s.Accepted))
-		s.CostPerAcceptedTask = &c
-	}
-	s.Latency = evidence.Latency{
-		TTFTms: ttft.Quantiles(), TTFTFromSentMs: fromSent.Quantiles(), ITLms: itl.Quantiles(),
-		TPOTms: tpot.Quantiles(), E2Ems: e2e.Quantiles(), ScheduleLagMs: lag.Quantiles(),
-	}
-	return s
+	return a.summary(win, costPerHourUSD)
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -1,0 +1,295 @@
+package stats
+
+import (
+	"sort"
+	"time"
+
+	"github.com/pel-ladder/pel/record"
+)
+
+// Two signals join every task of a set with every other one: a decode stall counts as
+// aligned when ANOTHER task's first token ends it (ShapeOf), and a short prompt counts as
+// blocked when ANY long prompt was waiting as it was sent (HOL). On a sample, looking only
+// at the sampled tasks would miss most partners and read both too low, so for a sample
+// they are joined against every task in one more pass: the sampled streams' gaps and the
+// sampled short prompts are the ones judged, every task supplies the partners. Over a
+// complete sample a Join gives exactly what the records alone give.
+
+// JoinSet is a set of tasks to join; the same set must then be the rs the statistic reads
+// (ShapeWith, HOLWith).
+type JoinSet struct {
+	Name string
+	// In selects the set's task records: their streams are judged, their first tokens end
+	// each other's stalls, their short prompts are the ones blocking is measured on.
+	In func(*record.Record) bool
+	// Waiting selects the tasks whose long prompts can block the set's short ones (nil: In).
+	Waiting func(*record.Record) bool
+	// Requests: the head-of-line index is over requests (a multi-step task's calls, as stage
+	// 1 reads it) rather than over task records (as the diagnosis's impact counts them).
+	Requests bool
+}
+
+// Join holds one set's joined facts for the sampled records it was built over.
+type Join struct {
+	bit  uint8
+	hits map[*record.Record][]uint8 // per sampled stream, per gap (from 1): the sets whose first token ended it
+	hol  *HOLIndex
+}
+
+// aligned reports whether gap i (between content events i-1 and i) of the sampled stream r
+// ended with another task's first token of the set.
+func (j *Join) aligned(r *record.Record, i int) bool {
+	h := j.hits[r]
+	return i < len(h) && h[i]&j.bit != 0
+}
+
+// HOL returns the set's head-of-line index (its long prompts' waits from every task).
+func (j *Join) HOL() *HOLIndex { return j.hol }
+
+// maxJoinSets: a set's membership is one bit of a byte per gap.
+const maxJoinSets = 8
+
+// joinStream is a sampled stream whose gaps are judged.
+type joinStream struct {
+	r    *record.Record
+	mask uint8
+	tol  time.Duration
+	mono bool // chunk times never go back: windows can be searched
+	hits []uint8
+}
+
+// BuildJoins joins each set against every task: sample must be the very slice the
+// statistics will read (joins are keyed by its records' addresses), each streams every
+// task of the run once. At most maxJoinSets sets.
+func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.Record) error) error) (map[string]*Join, error) {
+	sets = sets[:min(len(sets), maxJoinSets)]
+	joins := map[string]*Join{}
+	membership := func(r *record.Record) (in, waiting uint8) {
+		for k, s := range sets {
+			if s.In(r) {
+				in |= 1 << k
+			}
+			w := s.Waiting
+			if w == nil {
+				w = s.In
+			}
+			if w(r) {
+				waiting |= 1 << k
+			}
+		}
+		return in, waiting
+	}
+	// The sampled side: streams to judge, and each set's short task type from the sample.
+	var streams []*joinStream
+	typed := make([][]*record.Record, len(sets))
+	for i := range sample {
+		t := &sample[i]
+		in, _ := membership(t)
+		if in == 0 {
+			continue
+		}
+		for _, q := range t.Requests() {
+			if st, ok := newJoinStream(q, in); ok {
+				streams = append(streams, st)
+			}
+		}
+		for k, s := range sets {
+			if in&(1<<k) == 0 {
+				continue
+			}
+			if s.Requests {
+				typed[k] = append(typed[k], t.Requests()...)
+			} else {
+				typed[k] = append(typed[k], t)
+			}
+		}
+	}
+	holes := make([]*HOLIndex, len(sets))
+	spans := make([]spanSet, len(sets))
+	for k := range sets {
+		holes[k] = holShort(typed[k])
+	}
+	idx := newSlotIndex(streams)
+	err := each(func(q *record.Record) error {
+		in, waiting := membership(q)
+		if in == 0 && waiting == 0 {
+			return nil
+		}
+		reqs := q.Requests()
+		if in != 0 {
+			for _, x := range reqs {
+				if !x.FirstTokenAt.IsZero() {
+					idx.mark(x.FirstTokenAt, in)
+				}
+			}
+		}
+		for k, s := range sets {
+			h := holes[k]
+			if waiting&(1<<k) == 0 || h.ShortTask == "" {
+				continue
+			}
+			one := []*record.Record{q}
+			if s.Requests {
+				one = reqs
+			}
+			for _, x := range one {
+				if x.PromptTokens < h.LongMin {
+					continue
+				}
+				if sp, ok := holSpanOf(x); ok {
+					spans[k].add(sp)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	hits := map[*record.Record][]uint8{}
+	for _, st := range streams {
+		hits[st.r] = st.hits
+	}
+	for k, s := range sets {
+		holes[k].waits = spans[k].merged()
+		joins[s.Name] = &Join{bit: 1 << k, hits: hits, hol: holes[k]}
+	}
+	return joins, nil
+}
+
+// newJoinStream applies rhythm's rules: a completed stream with a rhythm (enough gaps, a
+// median gap no shorter than CoalescedGap) has its gaps judged.
+func newJoinStream(r *record.Record, mask uint8) (*joinStream, bool) {
+	if !r.OK() || len(r.ChunkUS) < 2 || r.SentAt.IsZero() || len(r.ChunkUS)-1 < MinStreamTokens-1 {
+		return nil, false
+	}
+	g := make([]float64, 0, len(r.ChunkUS)-1)
+	mono := true
+	for i := 1; i < len(r.ChunkUS); i++ {
+		g = append(g, float64(r.ChunkUS[i]-r.ChunkUS[i-1]))
+		if r.ChunkUS[i] < r.ChunkUS[i-1] {
+			mono = false
+		}
+	}
+	mg := med(g)
+	if time.Duration(mg)*time.Microsecond < CoalescedGap {
+		return nil, false
+	}
+	return &joinStream{r: r, mask: mask, tol: time.Duration(mg/2) * time.Microsecond, mono: mono, hits: make([]uint8, len(r.ChunkUS))}, true
+}
+
+// window is gap i's (a, b]: from event i-1 to event i plus the tolerance.
+func (s *joinStream) window(i int) (a, b time.Time) {
+	a = s.r.SentAt.Add(time.Duration(s.r.ChunkUS[i-1]) * time.Microsecond)
+	b = s.r.SentAt.Add(time.Duration(s.r.ChunkUS[i])*time.Microsecond + s.tol)
+	return a, b
+}
+
+func (s *joinStream) span() (a, b time.Time) {
+	a, _ = s.window(1)
+	_, b = s.window(len(s.r.ChunkUS) - 1)
+	if !s.mono {
+		for i := 1; i < len(s.r.ChunkUS); i++ {
+			x, y := s.window(i)
+			if x.Before(a) {
+				a = x
+			}
+			if y.After(b) {
+				b = y
+			}
+		}
+	}
+	return a, b
+}
+
+// mark records a first token at t from tasks of the sets in mask in every gap window that
+// holds it, except the stream's own first token (as rhythm's firstIn excludes it).
+func (s *joinStream) mark(t time.Time, mask uint8) {
+	m := mask & s.mask
+	if m == 0 || t.Equal(s.r.FirstTokenAt) {
+		return
+	}
+	n := len(s.r.ChunkUS)
+	i := 1
+	if s.mono {
+		// First gap whose window ends at or after t.
+		i = 1 + sort.Search(n-1, func(k int) bool {
+			return !s.r.SentAt.Add(time.Duration(s.r.ChunkUS[k+1])*time.Microsecond + s.tol).Before(t)
+		})
+	}
+	for ; i < n; i++ {
+		a, b := s.window(i)
+		if s.mono && !t.After(a) {
+			return // later windows start later still
+		}
+		if t.After(a) && !t.After(b) {
+			s.hits[i] |= m
+		}
+	}
+}
+
+// slotIndex finds the sampled streams whose span holds an instant: one list per second.
+type slotIndex struct {
+	origin time.Time
+	slots  [][]*joinStream
+}
+
+const slotWidth = time.Second
+
+func newSlotIndex(streams []*joinStream) *slotIndex {
+	x := &slotIndex{}
+	if len(streams) == 0 {
+		return x
+	}
+	x.origin, _ = streams[0].span()
+	for _, s := range streams {
+		if a, _ := s.span(); a.Before(x.origin) {
+			x.origin = a
+		}
+	}
+	for _, s := range streams {
+		a, b := s.span()
+		for k := x.slot(a); k <= x.slot(b); k++ {
+			for len(x.slots) <= k {
+				x.slots = append(x.slots, nil)
+			}
+			x.slots[k] = append(x.slots[k], s)
+		}
+	}
+	return x
+}
+
+func (x *slotIndex) slot(t time.Time) int { return int(t.Sub(x.origin) / slotWidth) }
+
+func (x *slotIndex) mark(t time.Time, mask uint8) {
+	k := x.slot(t)
+	if t.Before(x.origin) || k >= len(x.slots) {
+		return
+	}
+	for _, s := range x.slots[k] {
+		s.mark(t, mask)
+	}
+}
+
+// spanSet collects waiting intervals in bounded memory: every spanCompact additions it
+// sorts and merges them, and overlapping waits (most of them under load) collapse.
+type spanSet struct {
+	buf  []holSpan
+	done []holSpan
+}
+
+const spanCompact = 1 << 16
+
+func (s *spanSet) add(sp holSpan) {
+	s.buf = append(s.buf, sp)
+	if len(s.buf) >= spanCompact {
+		s.done = mergeSpans(append(s.done, s.buf...))
+		s.buf = s.buf[:0]
+	}
+}
+
+func (s *spanSet) merged() []holSpan {
+	all := mergeSpans(append(s.done, s.buf...))
+	s.buf = nil
+	return all
+}

@@ -1,0 +1,804 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
+)
+
+// Stream computes stage 1 from a run's task records given one at a time, in memory that
+// does not grow with the number of tasks: mergeable state per phase × task type ×
+// concurrency band (HDR histograms, counters), per-second series, and a bounded Sample of
+// the records themselves for the figures that need them (medians of per-task shares,
+// fits, the multi-step tables).
+//
+// While the sample holds every task (every run a test or a demo makes), Result is Compute
+// over them, figure for figure. Past the bound, Result is Compute over the sample with
+// every figure the state holds exactly put back: counts, rates, latency percentiles and
+// histograms, wire-level figures, band scaling, error and flag rates, per-second counts;
+// the rest are estimates from the sample, said so in a note, with stall alignment and
+// head-of-line waits joined against every task (BuildJoins).
+type Stream struct {
+	opt    Options
+	n      int
+	end    time.Time
+	phases map[string]*phaseAcc
+	ser    *seriesAcc
+	sample *Sample
+	recs   []record.Record
+	took   bool
+}
+
+// NewStream starts a stream. opt.Start must be the run's start (per-second series count
+// from it); sampleBytes bounds the sample per phase (<= 0: DefaultSampleBytes).
+func NewStream(opt Options, sampleBytes int64) *Stream {
+	if opt.MinSamples <= 0 {
+		opt.MinSamples = 20
+	}
+	return &Stream{opt: opt, phases: map[string]*phaseAcc{}, ser: newSeriesAcc(opt.Start), sample: NewSample(sampleBytes)}
+}
+
+// Add takes one task record (a multi-step task with its steps attached).
+func (s *Stream) Add(r *record.Record) {
+	s.n++
+	if r.DoneAt.After(s.end) {
+		s.end = r.DoneAt
+	}
+	p := s.phases[r.Phase]
+	if p == nil {
+		p = newPhaseAcc()
+		s.phases[r.Phase] = p
+	}
+	var slo func(string) RequestSLO
+	if s.opt.SLOFor != nil {
+		slo = s.opt.SLOFor
+	}
+	p.add(r, slo)
+	s.ser.add(r)
+	s.sample.Add(r)
+}
+
+// Sample is the stream's sample.
+func (s *Stream) Sample() *Sample { return s.sample }
+
+// Records returns the sampled records, in the order they came: every task while Complete.
+// The statistics, the joins and the diagnosis must all read this one slice (joins are
+// keyed by its records' addresses).
+func (s *Stream) Records() []record.Record {
+	if !s.took {
+		s.recs, s.took = s.sample.Records(), true
+	}
+	return s.recs
+}
+
+// Complete reports whether every task is in the sample.
+func (s *Stream) Complete() bool { return s.sample.Complete() }
+
+// HeadSet is the join set of the headline phase: warm, or every task when no task is warm.
+func (s *Stream) HeadSet() JoinSet {
+	if p := s.phases[record.PhaseWarm]; p != nil && p.n > 0 {
+		return JoinSet{Name: "stats.head", In: func(r *record.Record) bool { return r.Phase == record.PhaseWarm }, Requests: true}
+	}
+	return JoinSet{Name: "stats.head", In: func(*record.Record) bool { return true }, Requests: true}
+}
+
+// Phases returns the run phases as Result will (so join sets can be drawn before it).
+func (s *Stream) Phases() []evidence.Phase { return s.exact(false).phases }
+
+// Result is stage 1 (see Stream). join is the head set's Join (BuildJoins over HeadSet and
+// Records); it is needed only when the sample is not Complete, and nil reads the joined
+// signals from the sample alone.
+func (s *Stream) Result(join *Join) *Result {
+	recs := s.Records()
+	if s.Complete() {
+		return Compute(recs, s.opt)
+	}
+	opt := s.opt
+	opt.Join = join
+	res := Compute(recs, opt)
+	ex := s.exact(true)
+	res.Start, res.End, res.Phases = ex.start, ex.end, ex.phases
+	steps := res.Workload.Steps
+	res.Workload = ex.workload
+	res.Workload.Steps = steps
+	idx := map[string]int{}
+	for i, sg := range ex.signals {
+		idx[sigKey(sg)] = i
+	}
+	used := make([]bool, len(ex.signals))
+	var sigs []evidence.Signal
+	for _, sg := range res.Signals {
+		if i, ok := idx[sigKey(sg)]; ok {
+			sigs, used[i] = append(sigs, ex.signals[i]), true
+			continue
+		}
+		if exactSignal(sg.Name) {
+			continue // the sample has it, every task does not
+		}
+		sg.Phase, sg.Window = ex.headPhase, ex.win
+		sigs = append(sigs, sg)
+	}
+	for i, sg := range ex.signals {
+		if !used[i] {
+			sigs = append(sigs, sg)
+		}
+	}
+	res.Signals = sigs
+	notes := ex.notes
+	for _, n := range res.Notes {
+		if !countNote(n) {
+			notes = append(notes, n)
+		}
+	}
+	res.Notes = append(notes, s.sampleNote(join != nil))
+	res.Series = append(ex.series, ex.buckets...)
+	return res
+}
+
+func (s *Stream) sampleNote(joined bool) string {
+	var parts []string
+	for _, p := range s.phaseNames() {
+		parts = append(parts, fmt.Sprintf("%s %d of %d", orAll(p), s.sample.Kept(p), s.sample.Seen(p)))
+	}
+	j := ""
+	if joined {
+		j = "; stall alignment and head-of-line waits are joined against every task"
+	}
+	return fmt.Sprintf("%d tasks are more than the analysis holds in memory: counts, rates, latency percentiles, histograms, error and flag rates and per-second counts cover every task; "+
+		"the other shape signals, the multi-step tables and per-second medians are estimates from a seeded uniform sample of tasks (%s)%s", s.n, strings.Join(parts, ", "), j)
+}
+
+func orAll(p string) string {
+	if p == "" {
+		return "(no phase)"
+	}
+	return p
+}
+
+// countNote reports whether a note of Compute counts tasks (the exact ones replace it).
+func countNote(n string) bool {
+	for _, p := range []string{"no task records", "no warm-phase tasks", "band scaling not computed"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	for _, p := range []string{"completed tasks came without a usage block", "tasks were never sent", "one task: no rate",
+		"completed tasks in the headline phase", "completed tasks: p99 rests"} {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func sigKey(s evidence.Signal) string { return s.Name + "\x00" + s.Labels["task"] }
+
+// exactSignal reports whether a stage-1 signal is one the stream's state holds exactly.
+func exactSignal(name string) bool {
+	switch name {
+	case evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigTTFTFromSentP50,
+		evidence.SigITLP50, evidence.SigITLP99, evidence.SigTPOTP50, evidence.SigE2EP50, evidence.SigE2EP99,
+		evidence.SigAcceptanceRate, evidence.SigErrorRate, evidence.SigRetryRate, evidence.SigGoodput,
+		evidence.SigThroughput, evidence.SigOutputTokensRate, evidence.SigSLOMissRate,
+		evidence.SigHeadersP50, evidence.SigChunkGapP50, evidence.SigTokensPerChunk, evidence.SigScheduleLagP99,
+		evidence.SigClientQueueP99, evidence.SigInFlightMean, evidence.SigColdWarmTTFTRatio,
+		evidence.SigBandScaling, evidence.SigKneeBand, evidence.SigContextExhaustedRate:
+		return true
+	}
+	return strings.HasPrefix(name, evidence.SigErrorClassRate("")) || strings.HasPrefix(name, evidence.SigFlagRate(""))
+}
+
+func (s *Stream) phaseNames() []string {
+	names := sortedKeys(s.phases)
+	sort.SliceStable(names, func(i, j int) bool { return phaseRank(names[i]) < phaseRank(names[j]) })
+	return names
+}
+
+// exactResult is what the stream's state gives exactly (Compute's figures over every task).
+type exactResult struct {
+	start, end time.Time
+	phases     []evidence.Phase
+	headPhase  string
+	win        *evidence.Window
+	workload   evidence.Workload
+	signals    []evidence.Signal
+	notes      []string
+	series     []evidence.Series
+	buckets    []evidence.Series
+}
+
+// exact mirrors Compute and Result.signals over the accumulated state; full false stops
+// after the phases.
+func (s *Stream) exact(full bool) *exactResult {
+	opt := s.opt
+	ex := &exactResult{start: opt.Start, end: s.end}
+	if s.n == 0 {
+		ex.notes = append(ex.notes, "no task records: nothing was measured")
+		return ex
+	}
+	names := s.phaseNames()
+	for _, p := range names {
+		w := s.phases[p].win
+		ex.phases = append(ex.phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(ex.start)), EndS: secs(w.end.Sub(ex.start))})
+	}
+	for i := 0; i+1 < len(ex.phases); i++ {
+		if next := ex.phases[i+1].StartS; ex.phases[i].EndS > next && next >= ex.phases[i].StartS {
+			ex.phases[i].EndS = next
+		}
+	}
+	if !full {
+		return ex
+	}
+	head, headPhase := s.phases[record.PhaseWarm], record.PhaseWarm
+	if head == nil || head.n == 0 {
+		head, headPhase = newPhaseAcc(), ""
+		for _, p := range names {
+			head.merge(s.phases[p])
+		}
+		ex.notes = append(ex.notes, "no warm-phase tasks: the headline summary covers all tasks")
+	}
+	hw := head.win
+	ex.headPhase = headPhase
+	w := &ex.workload
+	w.Summary = head.set.summary(hw.dur(), opt.CostPerHourUSD)
+	w.TokenSource = head.tokenSource()
+	if head.estimated > 0 {
+		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated))
+	}
+	w.ByPhase = map[string]evidence.Summary{}
+	for _, p := range names {
+		w.ByPhase[p] = s.phases[p].set.summary(s.phases[p].win.dur(), opt.CostPerHourUSD)
+	}
+	w.ByTaskType = map[string]evidence.Summary{}
+	for name, a := range head.byTask {
+		w.ByTaskType[name] = a.summary(hw.dur(), opt.CostPerHourUSD)
+	}
+	for _, lo := range sortedInts(head.byBand) {
+		name, lo, hi := Band(lo - 1)
+		w.ByBand = append(w.ByBand, evidence.BandSummary{Band: name, Lo: lo, Hi: hi, Summary: head.byBand[lo].summary(hw.dur(), opt.CostPerHourUSD)})
+	}
+	w.Histograms = map[string]evidence.Histogram{}
+	for name, d := range map[string]*Dist{"ttft_ms": head.set.ttft, "itl_ms": head.set.itl, "e2e_ms": head.set.e2e} {
+		if d.N() > 0 {
+			w.Histograms[name] = d.Histogram()
+		}
+	}
+	if head.sent < head.n {
+		ex.notes = append(ex.notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent))
+	}
+	if head.n == 1 {
+		ex.notes = append(ex.notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
+	}
+	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
+	if completed < opt.MinSamples {
+		ex.notes = append(ex.notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
+	} else if completed < 100 {
+		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
+	}
+	s.exactSignals(ex, head, hw)
+	ex.series, ex.buckets = s.ser.result(ex.start, ex.end)
+	return ex
+}
+
+// exactSignals mirrors Result.signals for the figures the state holds.
+func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
+	opt := s.opt
+	ex.win = &evidence.Window{StartS: secs(hw.start.Sub(ex.start)), EndS: secs(hw.end.Sub(ex.start))}
+	add := func(name string, v float64, unit string, labels map[string]string, note string) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		ex.signals = append(ex.signals, evidence.Signal{
+			Name: name, Value: round6(v), Unit: unit, Stage: evidence.StageRequestTrace,
+			Source: Source, Phase: ex.headPhase, Window: ex.win, Labels: labels, Note: note,
+		})
+	}
+	few := func(n int) string {
+		if n < opt.MinSamples {
+			return fmt.Sprintf("few samples (%d)", n)
+		}
+		return ""
+	}
+	perSet := func(a *setAcc, labels map[string]string) {
+		sm := a.summary(hw.dur(), 0)
+		l := sm.Latency
+		add(evidence.SigTTFTP50, l.TTFTms.P50, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTP95, l.TTFTms.P95, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTP99, l.TTFTms.P99, "ms", labels, few(l.TTFTms.N))
+		add(evidence.SigTTFTFromSentP50, l.TTFTFromSentMs.P50, "ms", labels, few(l.TTFTFromSentMs.N))
+		add(evidence.SigITLP50, l.ITLms.P50, "ms", labels, few(l.ITLms.N))
+		add(evidence.SigITLP99, l.ITLms.P99, "ms", labels, few(l.ITLms.N))
+		add(evidence.SigTPOTP50, l.TPOTms.P50, "ms", labels, few(l.TPOTms.N))
+		add(evidence.SigE2EP50, l.E2Ems.P50, "ms", labels, few(l.E2Ems.N))
+		add(evidence.SigE2EP99, l.E2Ems.P99, "ms", labels, few(l.E2Ems.N))
+		add(evidence.SigAcceptanceRate, sm.AcceptanceRate, "ratio", labels, few(sm.Requests))
+		add(evidence.SigErrorRate, sm.ErrorRate, "ratio", labels, few(sm.Requests))
+		add(evidence.SigRetryRate, sm.RetryRate, "ratio", labels, few(sm.Requests))
+		add(evidence.SigGoodput, sm.GoodputRPS, "1/s", labels, few(sm.Requests))
+		add(evidence.SigThroughput, sm.ThroughputRPS, "1/s", labels, few(sm.Requests))
+		add(evidence.SigOutputTokensRate, sm.OutputTokensPerS, "tokens/s", labels, few(sm.Requests))
+		if opt.SLOFor != nil && a.sloDone > 0 {
+			add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", labels, few(a.sloDone))
+		}
+	}
+	perSet(head.set, nil)
+	for _, name := range sortedKeys(head.byTask) {
+		perSet(head.byTask[name], map[string]string{"task": name})
+	}
+	if head.headers.N() > 0 {
+		add(evidence.SigHeadersP50, head.headers.QuantileMs(50), "ms", nil, few(head.headers.N()))
+	}
+	if head.gaps.N() > 0 {
+		add(evidence.SigChunkGapP50, head.gaps.QuantileMs(50), "ms", nil, few(head.gaps.N()))
+	}
+	if head.chunks > 0 {
+		add(evidence.SigTokensPerChunk, float64(head.chunkTokens)/float64(head.chunks), "tokens", nil, few(head.chunks))
+	}
+	if lag := head.set.lag; lag.N() > 0 {
+		add(evidence.SigScheduleLagP99, lag.QuantileMs(99), "ms", nil, few(lag.N()))
+	}
+	if head.queued {
+		add(evidence.SigClientQueueP99, head.queue.QuantileMs(99), "ms", nil, few(head.queue.N()))
+	}
+	if d := hw.dur(); d > 0 {
+		add(evidence.SigInFlightMean, head.busyIn(hw).Seconds()/d.Seconds(), "count", nil, "")
+	}
+	if c, w := s.phases[record.PhaseCold], s.phases[record.PhaseWarm]; c != nil && w != nil {
+		cold, warm := c.set.ttft, w.set.ttft
+		if cold.N() > 0 && warm.N() > 0 && warm.QuantileMs(50) > 0 {
+			add(evidence.SigColdWarmTTFTRatio, cold.QuantileMs(50)/warm.QuantileMs(50), "ratio", nil,
+				joinNote(few(min(cold.N(), warm.N())), fmt.Sprintf("cold p50 %.1f ms over %d tasks, warm p50 %.1f ms over %d", cold.QuantileMs(50), cold.N(), warm.QuantileMs(50), warm.N())))
+		}
+	}
+	if sc, ok := head.bands.scaling(opt.MinSamples); ok {
+		add(evidence.SigBandScaling, sc.Ratio, "ratio", nil, sc.Note)
+		if sc.Knee > 0 {
+			add(evidence.SigKneeBand, sc.Knee, "count", nil, sc.KneeNote)
+		}
+	} else if sc.Note != "" {
+		ex.notes = append(ex.notes, "band scaling not computed: "+sc.Note)
+	}
+	sh := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
+	head.shape.put(&sh)
+	for _, name := range sortedKeys(sh.Values) {
+		add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
+	}
+}
+
+func sortedInts[V any](m map[int]V) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	return ks
+}
+
+// phaseAcc is the state of one phase (the headline when it is warm).
+type phaseAcc struct {
+	n             int
+	win           window
+	set           *setAcc
+	byTask        map[string]*setAcc
+	byBand        map[int]*setAcc
+	srcs          map[string]bool
+	estimated     int
+	sent          int
+	headers, gaps *Dist
+	queue         *Dist
+	queued        bool
+	chunks        int
+	chunkTokens   int
+	// busy is the in-flight time of requests inside the phase's window as it stood when
+	// they came (it only grows, so they stay inside); the others are clipped at the end.
+	busy      time.Duration
+	irregular []holSpan
+	bands     bandAccs
+	shape     shapeCounts
+}
+
+func newPhaseAcc() *phaseAcc {
+	return &phaseAcc{set: newSetAcc(), byTask: map[string]*setAcc{}, byBand: map[int]*setAcc{}, srcs: map[string]bool{},
+		headers: NewDist(), gaps: NewDist(), queue: NewDist(), bands: bandAccs{}}
+}
+
+func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
+	end := r.DoneAt
+	if end.IsZero() {
+		end = r.ScheduledAt
+	}
+	if p.n == 0 || r.ScheduledAt.Before(p.win.start) {
+		p.win.start = r.ScheduledAt
+	}
+	if end.After(p.win.end) {
+		p.win.end = end
+	}
+	p.n++
+	p.set.add(r, slo)
+	t := p.byTask[r.Task]
+	if t == nil {
+		t = newSetAcc()
+		p.byTask[r.Task] = t
+	}
+	t.add(r, slo)
+	if r.Attempts > 0 {
+		p.sent++
+		_, lo, _ := Band(r.InFlight)
+		b := p.byBand[lo]
+		if b == nil {
+			b = newSetAcc()
+			p.byBand[lo] = b
+		}
+		b.add(r, nil)
+		p.queue.AddUS(r.ClientQueueUS)
+	}
+	if r.ClientQueueUS > 0 {
+		p.queued = true
+	}
+	if r.OK() && r.TokenSource != "" {
+		p.srcs[r.TokenSource] = true
+		if r.TokenSource == record.TokensEstimate {
+			p.estimated++
+		}
+	}
+	for _, q := range r.Requests() {
+		if q.OK() {
+			if v, ok := q.TimeToHeaders(); ok {
+				p.headers.Add(v)
+			}
+			q.ChunkGaps(p.gaps.Add)
+			p.chunks += len(q.ChunkTokens)
+			for _, k := range q.ChunkTokens {
+				p.chunkTokens += k
+			}
+		}
+		s := q.FirstSentAt
+		if s.IsZero() {
+			s = q.SentAt
+		}
+		if s.IsZero() || q.DoneAt.IsZero() {
+			continue
+		}
+		if !s.Before(p.win.start) && !q.DoneAt.After(p.win.end) {
+			if q.DoneAt.After(s) {
+				p.busy += q.DoneAt.Sub(s)
+			}
+		} else {
+			p.irregular = append(p.irregular, holSpan{s, q.DoneAt})
+		}
+	}
+	p.bands.add(r)
+	p.shape.add(r)
+}
+
+// merge adds another phase's state (the headline of a run without a warm phase is every
+// phase merged).
+func (p *phaseAcc) merge(o *phaseAcc) {
+	if o.n > 0 {
+		if p.n == 0 || o.win.start.Before(p.win.start) {
+			p.win.start = o.win.start
+		}
+		if o.win.end.After(p.win.end) {
+			p.win.end = o.win.end
+		}
+	}
+	p.n += o.n
+	p.set.merge(o.set)
+	for k, a := range o.byTask {
+		if p.byTask[k] == nil {
+			p.byTask[k] = newSetAcc()
+		}
+		p.byTask[k].merge(a)
+	}
+	for k, a := range o.byBand {
+		if p.byBand[k] == nil {
+			p.byBand[k] = newSetAcc()
+		}
+		p.byBand[k].merge(a)
+	}
+	for k := range o.srcs {
+		p.srcs[k] = true
+	}
+	p.estimated += o.estimated
+	p.sent += o.sent
+	p.headers.Merge(o.headers)
+	p.gaps.Merge(o.gaps)
+	p.queue.Merge(o.queue)
+	p.queued = p.queued || o.queued
+	p.chunks += o.chunks
+	p.chunkTokens += o.chunkTokens
+	p.busy += o.busy
+	p.irregular = append(p.irregular, o.irregular...)
+	p.bands.merge(o.bands)
+	p.shape.merge(&o.shape)
+}
+
+func (p *phaseAcc) tokenSource() string {
+	switch len(p.srcs) {
+	case 0:
+		return ""
+	case 1:
+		for k := range p.srcs {
+			return k
+		}
+	}
+	return "mixed"
+}
+
+// busyIn is busyTime over the phase's requests within w.
+func (p *phaseAcc) busyIn(w window) time.Duration {
+	sum := p.busy
+	for _, x := range p.irregular {
+		a, b := maxTime(x.a, w.start), minTime(x.b, w.end)
+		if b.After(a) {
+			sum += b.Sub(a)
+		}
+	}
+	return sum
+}
+
+// seriesAcc holds the per-second series state: counts and in-flight time per second, and
+// the TTFT and ITL values of each second in bounded stores.
+type seriesAcc struct {
+	start     time.Time
+	secs      map[int]*secAcc
+	ttft, itl *valueStore
+}
+
+type secAcc struct {
+	comp, good float64 // stats: completed (ok) and accepted tasks ending in the second
+	busy       float64 // stats: seconds in flight within the second
+	done, acc  float64 // diagnose's buckets: non-cancelled tasks ending in it, accepted ones
+}
+
+func newSeriesAcc(start time.Time) *seriesAcc {
+	return &seriesAcc{start: start, secs: map[int]*secAcc{}, ttft: newValueStore(valueBudget), itl: newValueStore(valueBudget)}
+}
+
+func (a *seriesAcc) sec(k int) *secAcc {
+	x := a.secs[k]
+	if x == nil {
+		x = &secAcc{}
+		a.secs[k] = x
+	}
+	return x
+}
+
+// index is the second a time falls in, truncated toward zero as series() does.
+func (a *seriesAcc) index(t time.Time) int { return int(t.Sub(a.start) / time.Second) }
+
+func (a *seriesAcc) add(r *record.Record) {
+	if r.DoneAt.IsZero() {
+		return
+	}
+	k := a.index(r.DoneAt)
+	x := a.sec(k)
+	if r.OK() {
+		x.comp++
+	}
+	if r.Accepted {
+		x.good++
+	}
+	cancelled := r.Status == record.StatusCancelled
+	if !cancelled {
+		x.done++
+		if r.Accepted {
+			x.acc++
+		}
+		prio := Priority(r)
+		if v, ok := r.TTFT(); ok {
+			a.ttft.add(k, v, r.OK(), valuePrio(prio, 0))
+		}
+		j := 0
+		r.ITLs(func(d time.Duration) {
+			j++
+			a.itl.add(k, d, r.OK(), valuePrio(prio, j))
+		})
+	}
+	s := r.FirstSentAt
+	if s.IsZero() {
+		s = r.SentAt
+	}
+	if s.IsZero() || !r.DoneAt.After(s) {
+		return
+	}
+	for w := max(a.index(s), 0); w <= k; w++ {
+		ws := a.start.Add(time.Duration(w) * time.Second)
+		lo, hi := maxTime(s, ws), minTime(r.DoneAt, ws.Add(time.Second))
+		if hi.After(lo) {
+			a.sec(w).busy += hi.Sub(lo).Seconds()
+		}
+	}
+}
+
+// result builds series()'s five series over [start, end] and, beside them, the diagnosis's
+// bucketed client series (what diagnose.addClientSeries would compute from every record).
+func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series) {
+	n := int(math.Ceil(end.Sub(start).Seconds()))
+	if n > 0 {
+		comp := make([]float64, n)
+		good := make([]float64, n)
+		busy := make([]float64, n)
+		ttfts := make([][]float64, n)
+		itls := make([][]float64, n)
+		clamp := func(k int) int { return min(max(k, 0), n-1) }
+		for _, k := range sortedInts(a.secs) {
+			x := a.secs[k]
+			c := clamp(k)
+			comp[c] += x.comp
+			good[c] += x.good
+			busy[c] += x.busy
+		}
+		a.ttft.each(func(k int, v time.Duration, ok bool) {
+			if ok {
+				ttfts[clamp(k)] = append(ttfts[clamp(k)], float64(v.Microseconds())/1000)
+			}
+		})
+		a.itl.each(func(k int, v time.Duration, ok bool) {
+			if ok {
+				itls[clamp(k)] = append(itls[clamp(k)], float64(v.Microseconds())/1000)
+			}
+		})
+		mk := func(name, unit string) evidence.Series {
+			return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
+		}
+		sc, sg, st, si, sf := mk(SeriesCompletions, "1/s"), mk(SeriesGoodput, "1/s"), mk(SeriesTTFTP50, "ms"), mk(SeriesITLP50, "ms"), mk(SeriesInFlight, "count")
+		for k := 0; k < n; k++ {
+			t := float64(k)
+			span := math.Min(1, end.Sub(start).Seconds()-t)
+			if span <= 0 {
+				span = 1
+			}
+			sc.T, sc.V = append(sc.T, t), append(sc.V, round6(comp[k]/span))
+			sg.T, sg.V = append(sg.T, t), append(sg.V, round6(good[k]/span))
+			sf.T, sf.V = append(sf.T, t), append(sf.V, round6(busy[k]/span))
+			if len(ttfts[k]) > 0 {
+				st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
+			}
+			if len(itls[k]) > 0 {
+				si.T, si.V = append(si.T, t), append(si.V, median(itls[k]))
+			}
+		}
+		ser = []evidence.Series{sc, sg, st, si, sf}
+	}
+	return ser, a.buckets(start, end)
+}
+
+// clientBuckets is the diagnosis's bucket count for its stage-1 series (addClientSeries).
+const clientBuckets = 60
+
+// buckets mirrors diagnose's addClientSeries: about 60 buckets of whole seconds, a value at
+// each bucket's end; TTFT p50/p99 and ITL p50 of non-cancelled tasks, throughput, goodput.
+func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
+	e := 0.0
+	if end.After(start) {
+		e = end.Sub(start).Seconds()
+	}
+	if e <= 0 {
+		return nil
+	}
+	width := math.Max(1, math.Ceil(e/clientBuckets))
+	wi := int(width)
+	n := int(math.Ceil(e/width)) + 1
+	ttft := make([][]float64, n)
+	itl := make([][]float64, n)
+	done := make([]float64, n)
+	good := make([]float64, n)
+	bucket := func(k int) (int, bool) {
+		b := k / wi
+		return b, b >= 0 && b < n
+	}
+	for k, x := range a.secs {
+		if b, ok := bucket(k); ok {
+			done[b] += x.done
+			good[b] += x.acc
+		}
+	}
+	a.ttft.each(func(k int, v time.Duration, _ bool) {
+		if b, ok := bucket(k); ok {
+			ttft[b] = append(ttft[b], v.Seconds()*1000)
+		}
+	})
+	a.itl.each(func(k int, v time.Duration, _ bool) {
+		if b, ok := bucket(k); ok {
+			itl[b] = append(itl[b], v.Seconds()*1000)
+		}
+	})
+	mk := func(name, unit string) evidence.Series {
+		return evidence.Series{Name: name, Unit: unit, Source: "client", T: []float64{}, V: []float64{}}
+	}
+	p50, p99, i50 := mk(evidence.SigTTFTP50, "ms"), mk(evidence.SigTTFTP99, "ms"), mk(evidence.SigITLP50, "ms")
+	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
+	q := func(xs []float64, q float64) float64 {
+		sort.Float64s(xs)
+		return resample.QuantileSorted(xs, q)
+	}
+	for b := 0; b < n; b++ {
+		t := (float64(b) + 1) * width
+		if t > e {
+			t = e
+		}
+		thr.T, thr.V = append(thr.T, t), append(thr.V, done[b]/width)
+		gp.T, gp.V = append(gp.T, t), append(gp.V, good[b]/width)
+		if len(ttft[b]) > 0 {
+			p50.T, p50.V = append(p50.T, t), append(p50.V, q(ttft[b], 0.5))
+			p99.T, p99.V = append(p99.T, t), append(p99.V, q(ttft[b], 0.99))
+		}
+		if len(itl[b]) > 0 {
+			i50.T, i50.V = append(i50.T, t), append(i50.V, q(itl[b], 0.5))
+		}
+	}
+	return []evidence.Series{p50, p99, i50, thr, gp}
+}
+
+// valueBudget bounds each value store: 2 M values, 16 MiB (an hour at 1,000 tasks/s of 16
+// tokens is 58 M ITLs; each second keeps a uniform sample of its own).
+const valueBudget = 2 << 20
+
+// valueStore keeps per-second latency values in bounded memory by the same threshold rule
+// as Sample: a value is kept when its priority (from its task's and its position) is at
+// most the threshold, which halves when the store is full, so what is kept depends on the
+// values alone, not their order.
+type valueStore struct {
+	budget int
+	tau    uint64
+	n      int
+	bySec  map[int][]uint64
+}
+
+// A stored value packs the latency (ns, offset by valueOffset, 42 bits: ±36 min), the
+// completed flag (1 bit) and a 21-bit priority.
+const (
+	valueBits   = 42
+	valueOffset = int64(1) << (valueBits - 1)
+	prioBits    = 21
+)
+
+func newValueStore(budget int) *valueStore {
+	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int][]uint64{}}
+}
+
+func valuePrio(taskPrio uint64, j int) uint64 {
+	return mix64(taskPrio+uint64(j)*0x9e3779b97f4a7c15) >> (64 - prioBits)
+}
+
+func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
+	if prio > s.tau {
+		return
+	}
+	x := min(max(int64(v)+valueOffset, 0), 1<<valueBits-1)
+	e := uint64(x)<<(64-valueBits) | prio
+	if ok {
+		e |= 1 << prioBits
+	}
+	s.bySec[k] = append(s.bySec[k], e)
+	s.n++
+	for s.n > s.budget && s.tau > 0 {
+		s.tau >>= 1
+		s.n = 0
+		for k, es := range s.bySec {
+			kept := es[:0]
+			for _, e := range es {
+				if e&(1<<prioBits-1) <= s.tau {
+					kept = append(kept, e)
+				}
+			}
+			s.bySec[k] = kept
+			s.n += len(kept)
+		}
+	}
+}
+
+func (s *valueStore) each(f func(k int, v time.Duration, ok bool)) {
+	for _, k := range sortedInts(s.bySec) {
+		for _, e := range s.bySec[k] {
+			f(k, time.Duration(int64(e>>(64-valueBits))-valueOffset), e&(1<<prioBits) != 0)
+		}
+	}
+}
