@@ -125,7 +125,7 @@ func ruleReprefill(v *view, o *Options) *hit {
 		note = "On llama.cpp, more slots (-np, with -c raised so each keeps its context) keep more conversations between their turns."
 	}
 	h.predicted = &evidence.Predicted{Change: ch, Expect: exp, Note: note}
-	h.nextProbe = fmt.Sprintf("Rerun with half the conversations in flight, or with the think time halved: the re-prefilled share should fall and later turns' TTFT with it; watch %s per turn (pel report DIR --csv has each call's cached tokens).", k.kv)
+	h.nextProbe = fmt.Sprintf("Rerun with half the conversations in flight, or with the think time halved: the re-prefilled share should fall and later turns' TTFT with it; watch %s per turn (requests.jsonl has a record per call: its prompt, the tokens it carried over and, where the server says, how many were cached).", k.kv)
 	h.impact = impactSpec{dims: []string{dimTTFT, dimE2E}, match: laterTTFTRejected,
 		matchWhat: "multi-step tasks with a later call over its TTFT bound"}
 	h.strength = clamp01(causes[0].item.Value)

@@ -25,6 +25,7 @@ func init() { subcommands = append(subcommands, newRunCmd) }
 func newRunCmd(a *app) *cobra.Command {
 	var (
 		target, contractFile, out, keyEnv string
+		embTarget                         string
 		keepText, asJSON                  bool
 		grace                             time.Duration
 		cf                                collectorFlags
@@ -59,6 +60,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
+				EmbeddingsTarget: embTarget,
 			})
 			if errors.Is(err, runner.ErrBadInput) {
 				return usageError(err)
@@ -96,6 +98,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
 	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "run"))
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
+	f.StringVar(&embTarget, "embeddings-target", "", "base URL of the server for the contract's embeddings steps (default: --target)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
 	cf.register(f)
