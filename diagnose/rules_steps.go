@@ -170,8 +170,8 @@ func ruleStepWaits(v *view, o *Options) *hit {
 	}
 	share := ws.item.Value
 	h := &hit{
-		symptom: fmt.Sprintf("multi-step tasks spend %.0f%% of their own time between calls, outside the server (think time aside), and miss their e2e bound (p99 %.0f ms over %.0f ms)",
-			share*100, e2e.item.Value, b),
+		symptom: fmt.Sprintf("multi-step tasks spend %.0f%% of their own time between calls, outside the server (think time aside; %s), and miss their e2e bound (p99 %.0f ms over %.0f ms)",
+			share*100, v.sig[evidence.SigStepsWaitShare].Note, e2e.item.Value, b),
 		hypothesis: "What a task waits for between its calls (tool latency, the agent loop's own work, a client that sends the next call late) sets its end-to-end time: the server's part is the smaller share, so no engine change can bring the task within its bound.",
 		items:      []meas{ws, e2e},
 		confidence: 0.75,

@@ -29,8 +29,8 @@ const (
 	// SigStepsLaterTTFTP99 is TTFT of later model calls from their own due time (what a
 	// per-call TTFT bound judges).
 	SigStepsLaterTTFTP99 = "client.steps.later_ttft_p99_ms"
-	// SigStepsWaitShare is the median over multi-step tasks of the share of the task's own
-	// time spent between calls outside the server: (Σ time from a call's end to the next
+	// SigStepsWaitShare is the median, over the multi-step tasks of the task type that waits
+	// most, of the share of the task's own time spent between calls outside the server: (Σ time from a call's end to the next
 	// call's send − Σ planned think time) ÷ (E2E − Σ planned think time). What it holds: tool
 	// latency and the client's own delay in sending the next call; the user's think time is
 	// nobody's layer and is left out of both sides.

@@ -128,7 +128,7 @@ func StepSignals(rs []*record.Record) StepValues {
 	var allPrompt, carried, reCarried, reCached float64
 	knownCalls, laterCalls := 0, 0
 	first, later, laterDue, lag := NewDist(), NewDist(), NewDist(), NewDist()
-	var waitShares []float64
+	waitShares := map[string][]float64{}
 	multi := 0
 	for _, r := range rs {
 		for _, q := range r.Requests() {
@@ -183,7 +183,7 @@ func StepSignals(rs []*record.Record) StepValues {
 		}
 		if e2e, ok := r.E2E(); ok && r.OK() {
 			if active := e2e - think; active > 0 {
-				waitShares = append(waitShares, clamp01((between-think).Seconds()/active.Seconds()))
+				waitShares[r.Task] = append(waitShares[r.Task], clamp01((between-think).Seconds()/active.Seconds()))
 			}
 		}
 	}
@@ -209,9 +209,19 @@ func StepSignals(rs []*record.Record) StepValues {
 	if laterDue.N() > 0 {
 		put(evidence.SigStepsLaterTTFTP99, laterDue.QuantileMs(99), fmt.Sprintf("%d later calls, from their due time", laterDue.N()))
 	}
-	if len(waitShares) > 0 {
-		sort.Float64s(waitShares)
-		put(evidence.SigStepsWaitShare, waitShares[(len(waitShares)-1)/2], fmt.Sprintf("median over %d multi-step tasks", len(waitShares)))
+	// Task types wait differently (a chat mostly for its user, an agent for its tools): the
+	// headline is the task type that waits most, so a chat's think time never hides an
+	// agent's tools.
+	best, bestTask := -1.0, ""
+	for _, task := range sortedKeys(waitShares) {
+		xs := waitShares[task]
+		sort.Float64s(xs)
+		if m := xs[(len(xs)-1)/2]; m > best {
+			best, bestTask = m, task
+		}
+	}
+	if bestTask != "" {
+		put(evidence.SigStepsWaitShare, best, fmt.Sprintf("median over %d %q tasks (the task type that waits most)", len(waitShares[bestTask]), bestTask))
 	}
 	if lag.N() > 0 {
 		put(evidence.SigStepsLagP99, lag.QuantileMs(99), fmt.Sprintf("%d later calls", lag.N()))
