@@ -79,11 +79,18 @@ const (
 // (acceptance impact, reproduction and rollback need them; nil degrades those to not met).
 // It returns ev for chaining.
 func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *evidence.Evidence {
+	return DiagnoseTasks(ev, Tasks{All: recs}, opts)
+}
+
+// DiagnoseTasks is Diagnose over a run's records as Tasks: all of them, or a sample with
+// passes over every task (a run longer than memory holds).
+func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evidence {
 	o := &opts
 	o.defaults()
+	recs := t.All
 	addClientSeries(ev, recs)
 	full := newView(ev)
-	full.cold = coldSignals(ev, recs)
+	full.cold = coldSignals(ev, t)
 
 	lagNote, penalty := "", 1.0
 	simNote := ""
@@ -107,8 +114,24 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			phaseTasks[recs[i].Phase]++
 		}
 	}
-	for _, r := range rules {
-		h := r.eval(full, o)
+	if t.Sampled {
+		phaseTasks = t.NonCancelled
+	}
+	// Every rule first, so that the impacts of all that fire are counted in one pass.
+	hits := make([]*hit, len(rules))
+	for i, r := range rules {
+		if h := r.eval(full, o); h != nil {
+			hits[i] = h
+			specs[r.id] = h.impact
+		}
+	}
+	var impacts map[string]*evidence.Impact
+	lead := &leadCounts{}
+	if t.present() {
+		impacts, lead = t.impacts(ev, specs)
+	}
+	for i, r := range rules {
+		h := hits[i]
 		if h == nil {
 			continue
 		}
@@ -146,8 +169,8 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 			f.ConfidenceNote = joinNote(f.ConfidenceNote, simNote)
 		}
 		f.Confidence = math.Round(math.Min(f.Confidence, 0.95)*100) / 100
-		if recs != nil {
-			f.AcceptanceImpact = computeImpact(ev, recs, h.impact)
+		if t.present() {
+			f.AcceptanceImpact = impacts[r.id]
 			im := f.AcceptanceImpact
 			ph := h.impact.phase
 			if ph == "" {
@@ -159,8 +182,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 				f.Severity = evidence.SeverityCritical
 			}
 		}
-		specs[r.id] = h.impact
-		rep := reproduce(ev, recs, full, r, o)
+		rep := reproduce(ev, t, full, r, o)
 		f.Reproduced = &rep
 		score := sevRank(f.Severity) + f.Confidence + 0.3*h.strength
 		if f.Confidence >= ownerMinConfidence {
@@ -230,7 +252,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 
 	ev.Headroom = headroom(full, o)
 	ev.Missing = missingSources(full)
-	triggers, rollbackWhy := rollbackTriggers(recs, o)
+	triggers, rollbackWhy := t.withSampleNote(rollbackTriggers(recs, o))
 	if triggers == nil {
 		triggers = []evidence.Trigger{}
 	}
@@ -243,7 +265,7 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 		}
 	}
 	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = verdict(ev, recs, owner, ownerWhy, watch, full)
+	ev.Verdict = verdict(ev, lead, owner, ownerWhy, watch, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -525,7 +547,7 @@ func missingSources(v *view) []evidence.MissingSource {
 // verdict is the one line a reader sees first. A layer is named only when its finding
 // explains rejected tasks or a missed contract bound (pickOwner); what rejected the tasks
 // leads when it was not performance (errors, failed output checks).
-func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view) string {
+func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view) string {
 	acc := ""
 	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
 		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
@@ -533,7 +555,7 @@ func verdict(ev *evidence.Evidence, recs []record.Record, owner *evidence.Findin
 			acc += " at " + USD(*c) + " per accepted task"
 		}
 	}
-	lead := rejectionLead(recs)
+	lead := counts.lead()
 	if owner != nil {
 		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
 		if im := owner.AcceptanceImpact; im != nil && im.Explained > 0 {
@@ -648,52 +670,82 @@ func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *
 // errors (by class, with the most frequent message) or failed output checks. Empty when
 // nothing was rejected or SLO misses dominate.
 func rejectionLead(recs []record.Record) string {
-	var n, rejectedN, errs, failed, checks int
-	classes := map[string]int{}
-	msgs := map[string]map[string]int{}
-	checkNames := map[string]int{}
+	lc := &leadCounts{}
 	for i := range recs {
-		r := &recs[i]
-		if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold {
-			continue
+		lc.add(&recs[i])
+	}
+	return lc.lead()
+}
+
+// leadCounts accumulates rejectionLead's counts one task at a time (a sampled run's come
+// from a pass over its rejected tasks, with n counted apart).
+type leadCounts struct {
+	n, rejectedN, errs, failed, checks int
+	classes, checkNames                map[string]int
+	msgs                               map[string]map[string]int
+}
+
+func (lc *leadCounts) add(r *record.Record) {
+	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold {
+		return
+	}
+	lc.n++
+	lc.addRejected(r)
+}
+
+// addRejected counts a task of the verdict's phases (not cancelled, not cold) unless it
+// was accepted, without counting it in n.
+func (lc *leadCounts) addRejected(r *record.Record) {
+	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold || r.Accepted {
+		return
+	}
+	if lc.classes == nil {
+		lc.classes, lc.checkNames, lc.msgs = map[string]int{}, map[string]int{}, map[string]map[string]int{}
+	}
+	lc.rejectedN++
+	switch {
+	case r.Failed() || stats.ContextExhausted(r):
+		lc.errs++
+		if r.Failed() {
+			lc.failed++
 		}
-		n++
-		if r.Accepted {
-			continue
+		c := stats.ErrorClassOf(r)
+		if stats.ContextExhausted(r) {
+			c = "context exhausted"
 		}
-		rejectedN++
-		switch {
-		case r.Failed() || stats.ContextExhausted(r):
-			errs++
-			if r.Failed() {
-				failed++
+		lc.classes[c]++
+		if lc.msgs[c] == nil {
+			lc.msgs[c] = map[string]int{}
+		}
+		msg := r.Error
+		if msg == "" && len(r.Reasons) > 0 {
+			msg = r.Reasons[len(r.Reasons)-1]
+		}
+		// At most maxLeadMessages distinct messages per class: servers repeat theirs, and a
+		// run of any length holds this much.
+		if _, ok := lc.msgs[c][msg]; ok || len(lc.msgs[c]) < maxLeadMessages {
+			lc.msgs[c][msg]++
+		}
+	default:
+		isCheck := false
+		for _, why := range r.Reasons {
+			if strings.HasPrefix(why, "check ") {
+				lc.checkNames[why]++
+				isCheck = true
 			}
-			c := stats.ErrorClassOf(r)
-			if stats.ContextExhausted(r) {
-				c = "context exhausted"
-			}
-			classes[c]++
-			if msgs[c] == nil {
-				msgs[c] = map[string]int{}
-			}
-			msg := r.Error
-			if msg == "" && len(r.Reasons) > 0 {
-				msg = r.Reasons[len(r.Reasons)-1]
-			}
-			msgs[c][msg]++
-		default:
-			isCheck := false
-			for _, why := range r.Reasons {
-				if strings.HasPrefix(why, "check ") {
-					checkNames[why]++
-					isCheck = true
-				}
-			}
-			if isCheck && !sloRejected(r) {
-				checks++
-			}
+		}
+		if isCheck && !sloRejected(r) {
+			lc.checks++
 		}
 	}
+}
+
+const maxLeadMessages = 1024
+
+// lead is rejectionLead's sentence from the counts.
+func (lc *leadCounts) lead() string {
+	n, rejectedN, errs, failed, checks := lc.n, lc.rejectedN, lc.errs, lc.failed, lc.checks
+	classes, msgs, checkNames := lc.classes, lc.msgs, lc.checkNames
 	if rejectedN == 0 {
 		return ""
 	}

@@ -32,7 +32,7 @@ func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // clientSignals re-derives the stage-1 values a rule may read from a set of records of one
 // phase.
-func clientSignals(recs []*record.Record) map[string]float64 {
+func clientSignals(recs []*record.Record, j *stats.Join) map[string]float64 {
 	var ttft, ttftSent, itl, e2e, hdr []float64
 	var chunks, tokens, missed, completed, accepted int
 	for _, r := range recs {
@@ -90,13 +90,13 @@ func clientSignals(recs []*record.Record) map[string]float64 {
 	if n := len(recs); n > 0 {
 		out[evidence.SigAcceptanceRate] = float64(accepted) / float64(n)
 	}
-	sh := stats.ShapeOf(recs)
+	sh := stats.ShapeWith(recs, j)
 	for n, x := range sh.Values {
 		out[n] = x
 	}
 	// Long prompts in the other half are in recs' phase too; stats.HOL sees only this half's,
 	// so a long prefill straddling the boundary counts on one side only.
-	if h, ok := stats.HOL(recs, minHOLSamples); ok {
+	if h, ok := stats.HOLWith(recs, minHOLSamples, j); ok {
 		out[evidence.SigHOLTTFTRatio] = h.Ratio
 	}
 	return out
@@ -154,7 +154,8 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
 // halfView re-derives a view for the warm records scheduled in w and the series samples in
 // w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
 // over and not marked derived, so they never count as reproduction on their own.
-func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interval, name string) (*view, int) {
+func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string) (*view, int) {
+	recs := t.All
 	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
 	for k, s := range full.sig {
 		h.sig[k] = s
@@ -175,7 +176,7 @@ func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interva
 			delete(h.sig, n)
 		}
 	}
-	for n, x := range clientSignals(sub) {
+	for n, x := range clientSignals(sub, t.join(join)) {
 		s, ok := full.sig[n]
 		if !ok {
 			s = evidence.Signal{Name: n, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseWarm}
@@ -221,21 +222,17 @@ func halfView(ev *evidence.Evidence, recs []record.Record, full *view, w interva
 
 // reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
 // in both halves on at least one re-derived signal that holds.
-func reproduce(ev *evidence.Evidence, recs []record.Record, full *view, r rule, o *Options) evidence.StopCondition {
-	w, ok := warmWindow(ev, recs)
+func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) evidence.StopCondition {
+	w, ok := warmWindow(ev, t.All)
 	if !ok {
 		return evidence.StopCondition{Reason: "no warm window to split"}
 	}
 	if r.id == "cold-start" {
 		return evidence.StopCondition{Reason: "a cold start happens once per server start: reproduce it with a second run against a fresh server"}
 	}
-	mid := (w.a + w.b) / 2
 	var notes []string
-	for _, part := range []struct {
-		name string
-		w    interval
-	}{{"first half", interval{w.a, mid}}, {"second half", interval{mid, w.b + 1e-9}}} {
-		hv, n := halfView(ev, recs, full, part.w, part.name)
+	for _, part := range halves(w) {
+		hv, n := halfView(ev, t, full, part.w, part.name, part.join)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
 		}

@@ -154,15 +154,23 @@ func rejected(r *record.Record) bool { return !r.Accepted && r.Status != record.
 // computeImpact counts the rejected tasks of the spec's phase and those coinciding with the
 // symptom.
 func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *evidence.Impact {
+	a := newImpactAcc(ev, Tasks{All: recs}, sp)
+	for i := range recs {
+		a.add(&recs[i])
+	}
+	return a.result()
+}
+
+// newImpactAcc prepares the counting of one spec's impact over t's tasks: the symptom's
+// windows, and for head-of-line blocking the index of long prompts' waits (from every task:
+// t's join when t is sampled).
+func newImpactAcc(ev *evidence.Evidence, t Tasks, sp impactSpec) *impactAcc {
 	phase := sp.phase
 	if phase == "" {
 		phase = record.PhaseWarm
 	}
-	start := ev.Run.StartedAt
-	im := &evidence.Impact{ByTaskType: map[string]evidence.TaskImpact{}}
-	var ws []interval
+	a := &impactAcc{sp: sp, phase: phase, start: ev.Run.StartedAt, im: &evidence.Impact{ByTaskType: map[string]evidence.TaskImpact{}}}
 	basis := []string{fmt.Sprintf("%s-phase tasks rejected on %s", phase, strings.Join(sp.dims, "/"))}
-	timed := false
 	switch {
 	case sp.match != nil:
 		basis = []string{fmt.Sprintf("%s-phase %s", phase, sp.matchWhat)}
@@ -170,9 +178,9 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 		basis = append(basis, "short prompts whose wait for a first token overlapped a long prompt's prefill")
 	case len(sp.when) > 0:
 		var ok bool
-		ws, ok = activeWindows(ev, sp.when)
+		a.ws, ok = activeWindows(ev, sp.when)
 		if ok {
-			timed = true
+			a.timed = true
 			var names []string
 			for _, c := range sp.when {
 				names = append(names, fmt.Sprintf("%s %s %g", c.sig, c.op, c.thr))
@@ -184,55 +192,67 @@ func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *
 	default:
 		basis = append(basis, "over the whole window (the symptom is a property of the configuration)")
 	}
-	var hol *stats.HOLIndex
 	if sp.hol {
-		// Short tasks of this phase; a long prompt of any phase can block them.
-		var typed, all []*record.Record
-		for i := range recs {
-			all = append(all, &recs[i])
-			if recs[i].Phase == phase {
-				typed = append(typed, &recs[i])
+		if j := t.join(joinImpact); j != nil && phase == record.PhaseWarm {
+			a.hol = j.HOL()
+		} else {
+			// Short tasks of this phase; a long prompt of any phase can block them.
+			var typed, all []*record.Record
+			for i := range t.All {
+				all = append(all, &t.All[i])
+				if t.All[i].Phase == phase {
+					typed = append(typed, &t.All[i])
+				}
 			}
+			a.hol = stats.NewHOLIndex(typed, all)
 		}
-		hol = stats.NewHOLIndex(typed, all)
 	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Phase != phase || !rejected(r) {
-			continue
-		}
-		im.Rejected++
-		ti := im.ByTaskType[r.Task]
-		ti.Rejected++
-		d := rejectDims(r)
-		match := false
-		for _, k := range sp.dims {
-			if d[k] {
-				match = true
-			}
-		}
-		if sp.match != nil {
-			match = sp.match(r)
-		} else if match {
-			switch {
-			case sp.hol:
-				match = hol.Blocked(r)
-			case timed:
-				match = overlaps(recSpan(r, start), ws)
-			}
-		}
-		if match {
-			im.Explained++
-			ti.Explained++
-		}
-		im.ByTaskType[r.Task] = ti
+	a.im.Basis = strings.Join(basis, ", ")
+	return a
+}
+
+// add counts one task.
+func (a *impactAcc) add(r *record.Record) {
+	sp := a.sp
+	if r.Phase != a.phase || !rejected(r) {
+		return
 	}
+	im := a.im
+	im.Rejected++
+	ti := im.ByTaskType[r.Task]
+	ti.Rejected++
+	d := rejectDims(r)
+	match := false
+	for _, k := range sp.dims {
+		if d[k] {
+			match = true
+		}
+	}
+	if sp.match != nil {
+		match = sp.match(r)
+	} else if match {
+		switch {
+		case sp.hol:
+			match = a.hol.Blocked(r)
+		case a.timed:
+			match = overlaps(recSpan(r, a.start), a.ws)
+		}
+	}
+	if match {
+		im.Explained++
+		ti.Explained++
+	}
+	im.ByTaskType[r.Task] = ti
+}
+
+// result is the impact counted.
+func (a *impactAcc) result() *evidence.Impact {
+	im := a.im
 	if im.Rejected > 0 {
 		im.Share = float64(im.Explained) / float64(im.Rejected)
 	}
 	if len(im.ByTaskType) == 0 {
 		im.ByTaskType = nil
 	}
-	im.Basis = strings.Join(basis, ", ")
 	return im
 }

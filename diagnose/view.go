@@ -53,7 +53,8 @@ func newView(ev *evidence.Evidence) *view {
 // phase as the producers wrote them, and the client's re-derived from the cold records
 // (stats reports client figures for the headline phase only), including the load
 // generator's own lateness in that phase.
-func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidence.Signal {
+func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
+	recs := t.All
 	out := map[string]evidence.Signal{}
 	for _, st := range ev.Stages {
 		for _, s := range st.Signals {
@@ -78,7 +79,7 @@ func coldSignals(ev *evidence.Evidence, recs []record.Record) map[string]evidenc
 			first = r
 		}
 	}
-	client := clientSignals(cold)
+	client := clientSignals(cold, t.join(joinCold))
 	if len(lag) > 0 {
 		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
 	}

@@ -89,7 +89,11 @@ func (t *TornLine) String() string {
 
 // Read decodes a JSONL record stream. A malformed line is an error naming its line number,
 // except a torn last line (see TornLine), which is skipped and returned.
-func Read(r io.Reader, f func(*Record) error) (*TornLine, error) {
+func Read(r io.Reader, f func(*Record) error) (*TornLine, error) { return ReadFiltered(r, nil, f) }
+
+// ReadFiltered is Read with a look at each complete line first: a line skip returns true
+// for is not decoded (a pass that needs a few records of a long file saves the decoding).
+func ReadFiltered(r io.Reader, skip func(line []byte) bool, f func(*Record) error) (*TornLine, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	line := 0
@@ -112,7 +116,7 @@ func Read(r io.Reader, f func(*Record) error) (*TornLine, error) {
 		if len(b) > 0 {
 			line++
 			complete := b[len(b)-1] == '\n'
-			if t := bytes.TrimSpace(b); len(t) > 0 {
+			if t := bytes.TrimSpace(b); len(t) > 0 && !(complete && skip != nil && skip(t)) {
 				var rec Record
 				if jerr := decodeLine(t, &rec); jerr != nil {
 					if !complete {
