@@ -32,19 +32,35 @@ type JoinSet struct {
 // Join holds one set's joined facts for the sampled records it was built over.
 type Join struct {
 	bit  uint8
-	hits map[*record.Record][]uint8 // per sampled stream, per gap (from 1): the sets whose first token ended it
+	hits map[joinKey][]uint8 // per sampled stream, per gap (from 1): the sets whose first token ended it
 	hol  *HOLIndex
 }
 
 // aligned reports whether gap i (between content events i-1 and i) of the sampled stream r
 // ended with another task's first token of the set.
 func (j *Join) aligned(r *record.Record, i int) bool {
-	h := j.hits[r]
+	h := j.hits[keyOf(r)]
 	return i < len(h) && h[i]&j.bit != 0
 }
 
 // HOL returns the set's head-of-line index (its long prompts' waits from every task).
 func (j *Join) HOL() *HOLIndex { return j.hol }
+
+// joinKey identifies a sampled request across copies of the sample (a filtered view of
+// it keeps the joins): its task's seq, its call index (-1: the task itself) and its
+// scheduled time.
+type joinKey struct {
+	seq, step int
+	at        int64
+}
+
+func keyOf(r *record.Record) joinKey {
+	k := joinKey{seq: r.Seq, step: -1, at: r.ScheduledAt.UnixNano()}
+	if r.Step != nil {
+		k.step = r.Step.Index
+	}
+	return k
+}
 
 // maxJoinSets: a set's membership is one bit of a byte per gap.
 const maxJoinSets = 8
@@ -58,9 +74,8 @@ type joinStream struct {
 	hits []uint8
 }
 
-// BuildJoins joins each set against every task: sample must be the very slice the
-// statistics will read (joins are keyed by its records' addresses), each streams every
-// task of the run once. At most maxJoinSets sets.
+// BuildJoins joins each set against every task of the run (each streams them once) for the
+// sampled records (sample). At most maxJoinSets sets.
 func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.Record) error) error) (map[string]*Join, error) {
 	sets = sets[:min(len(sets), maxJoinSets)]
 	joins := map[string]*Join{}
@@ -146,9 +161,9 @@ func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.R
 	if err != nil {
 		return nil, err
 	}
-	hits := map[*record.Record][]uint8{}
+	hits := map[joinKey][]uint8{}
 	for _, st := range streams {
-		hits[st.r] = st.hits
+		hits[keyOf(st.r)] = st.hits
 	}
 	for k, s := range sets {
 		holes[k].waits = spans[k].merged()

@@ -68,8 +68,6 @@ func (s *Stream) Add(r *record.Record) {
 func (s *Stream) Sample() *Sample { return s.sample }
 
 // Records returns the sampled records, in the order they came: every task while Complete.
-// The statistics, the joins and the diagnosis must all read this one slice (joins are
-// keyed by its records' addresses).
 func (s *Stream) Records() []record.Record {
 	if !s.took {
 		s.recs, s.took = s.sample.Records(), true
