@@ -365,12 +365,20 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		h.missing = append(h.missing, missDCGM, missTrace)
 		h.strength = 0.2
 	}
+	// Overlapping the host loop with the GPU step removes the idle time between steps that
+	// the loop causes: the device-side idle share is what must fall (by at least half), not
+	// a latency quantile, which also moves with the load's shape.
 	h.cond = "the host loop is the limit"
-	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActAsyncScheduling), Expect: []evidence.Expectation{
-		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
-	}, Note: "The GPU's idle share between steps falls by at least half with it; adding GPU capacity alone leaves goodput flat."}
-	if wait.present && wait.holds {
-		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigWaitingMean, "<=", -0.5, true))
+	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActAsyncScheduling),
+		Note: "Queues and TTFT fall with it at the same load; adding GPU capacity alone leaves goodput flat."}
+	if util.present {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigGPUUtil, ">=", 1-(1-util.item.Value)/2, false))
+	}
+	if idle.present {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTraceIdlePct, "<=", -0.5, true))
+	}
+	if len(h.predicted.Expect) == 0 {
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP99, "<=", -0.3, true))
 	}
 	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check the engine's tokens per step against its token budget."
 	return h
