@@ -759,8 +759,8 @@ func (lc *leadCounts) lead() string {
 		for _, k := range keys {
 			s := fmt.Sprintf("%s ×%d", k, m[k])
 			if withMsg {
-				if top, _ := topKey(msgs[k]); top != "" {
-					s += ": " + shorten(top, 120)
+				if top, _ := stats.MostFrequent(msgs[k]); top != "" {
+					s += ": " + stats.OneLine(top, 120)
 				}
 			}
 			out = append(out, s)
@@ -778,24 +778,6 @@ func (lc *leadCounts) lead() string {
 		return fmt.Sprintf("Most rejected tasks failed output checks (%d of %d: %s): the outputs, not a performance layer. ", checks, rejectedN, part(checkNames, false))
 	}
 	return ""
-}
-
-func topKey(m map[string]int) (string, int) {
-	top, n := "", 0
-	for k, v := range m {
-		if v > n || (v == n && k < top) {
-			top, n = k, v
-		}
-	}
-	return top, n
-}
-
-func shorten(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return s
 }
 
 // USD formats a cost with enough digits to show it: two significant digits past the zeros

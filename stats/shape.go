@@ -192,9 +192,9 @@ func (c *shapeCounts) add(r *record.Record) {
 	}
 	if ContextExhausted(r) {
 		c.ctx++
-		m := oneLine(r.Error, 160)
+		m := OneLine(r.Error, 160)
 		if m == "" && len(r.Reasons) > 0 {
-			m = oneLine(r.Reasons[len(r.Reasons)-1], 160)
+			m = OneLine(r.Reasons[len(r.Reasons)-1], 160)
 		}
 		if m == "" {
 			m = strings.Join(r.Flags, ", ")
@@ -210,7 +210,7 @@ func (c *shapeCounts) add(r *record.Record) {
 	if c.msgs[cl] == nil {
 		c.msgs[cl] = map[string]int{}
 	}
-	countMessage(c.msgs[cl], oneLine(r.Error, 160))
+	countMessage(c.msgs[cl], OneLine(r.Error, 160))
 }
 
 // merge adds o's counts (another part of the same set).
@@ -251,12 +251,12 @@ func (c *shapeCounts) put(s *Shape) {
 		return
 	}
 	for cl, k := range c.count {
-		top, topN := mostFrequent(c.msgs[cl])
+		top, topN := MostFrequent(c.msgs[cl])
 		s.put(evidence.SigErrorClassRate(cl), float64(k)/float64(c.n),
 			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", k, c.n, topN, top))
 	}
 	if c.ctx > 0 {
-		top, topN := mostFrequent(c.ctxMsgs)
+		top, topN := MostFrequent(c.ctxMsgs)
 		s.put(evidence.SigContextExhaustedRate, float64(c.ctx)/float64(c.n),
 			fmt.Sprintf("%d of %d tasks; most frequent (%d×): %s", c.ctx, c.n, topN, top))
 	}
@@ -265,7 +265,9 @@ func (c *shapeCounts) put(s *Shape) {
 	}
 }
 
-func mostFrequent(m map[string]int) (string, int) {
+// MostFrequent returns the most frequent key of a count map (ties: the smallest key) and its
+// count.
+func MostFrequent(m map[string]int) (string, int) {
 	top, topN := "", 0
 	for k, j := range m {
 		if j > topN || (j == topN && k < top) {
@@ -275,8 +277,8 @@ func mostFrequent(m map[string]int) (string, int) {
 	return top, topN
 }
 
-// oneLine shortens a message to one line of at most max runes.
-func oneLine(m string, max int) string {
+// OneLine shortens a message to one line of at most max runes.
+func OneLine(m string, max int) string {
 	m = strings.Join(strings.Fields(m), " ")
 	if r := []rune(m); len(r) > max {
 		m = string(r[:max]) + "…"
