@@ -40,6 +40,9 @@ type Contract struct {
 	// Prompts says how prompt text relates across runs (omitted from the hash when unset,
 	// so contracts written before it keep their sha256).
 	Prompts Prompts `json:"prompts,omitzero"`
+	// Canary scopes an interleaved canary run (canary.go). Not hashed: it splits the
+	// workload between two targets without changing it.
+	Canary Canary `json:"-"`
 
 	raw    []byte
 	file   string

@@ -204,6 +204,10 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 		pm.bool("reuse_across_runs", &c.Prompts.ReuseAcrossRuns)
 		pm.finish()
 	}
+	c.Canary = DefaultCanary()
+	if cn := m.get("canary"); cn != nil {
+		d.canary(cn, "canary", &c.Canary) // canary.go
+	}
 	m.checkPlanned(c)
 	m.finish()
 }

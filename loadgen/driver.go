@@ -64,6 +64,11 @@ type DriverConfig struct {
 	// TracePrefix, when set, is the first 8 bytes of every trace id sent (the rest stay
 	// random), so an OTLP receiver can keep this run's spans and count the rest (otlp).
 	TracePrefix *[8]byte
+	// Route, when set, sees every arrival once, in schedule order, after its phase is set
+	// and before its body is encoded; it may change req.Phase. An interleaved canary run
+	// marks the candidate's arrivals record.PhaseCanary here and Doer (a SplitDoer) sends
+	// each request by its phase.
+	Route func(req *workload.Request)
 }
 
 // Driver runs a schedule. Its counters may be read while it runs.
@@ -173,6 +178,9 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 					}
 					req.At = el
 					req.Phase = d.phase(req.Phase, el, true)
+					if d.cfg.Route != nil {
+						d.cfg.Route(&req)
+					}
 					body, berr := encode(&req)
 					launch(req, body, berr, now) // closed loop: due the moment a worker is free
 				}
@@ -190,6 +198,10 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 				break
 			}
 			at := start.Add(req.At)
+			if d.cfg.Route != nil {
+				req.Phase = d.phase(req.Phase, req.At, false)
+				d.cfg.Route(&req)
+			}
 			body, berr := encode(&req)
 			if wait(ctx, at) != nil {
 				stoppedEarly.Store(true)

@@ -36,4 +36,16 @@
 // task record run over its calls, so every consumer of task records sees per-token figures
 // and never a gap between two calls. Step records whose task record is missing (the run was
 // killed mid-task) stay in the file and are left out (Group counts them).
+//
+// # Phases and targets
+//
+// Phases (Record.Phase) are never mixed in one statistic: cold (the contract's warm-up),
+// warm, and canary. An interleaved canary run (pel run --canary URL) sends each arrival of
+// one seeded schedule either to the baseline target (phase cold or warm, as in any run) or
+// to the candidate (phase canary, whatever its time: the candidate's own warm-up is told
+// apart by its schedule offset, see package canary), and records on every task, and every
+// call of a multi-step task, the target it went to (Record.Target, the base URL without
+// credentials; omitted by every other run):
+//
+//	{"seq":12,"id":"…","task":"chat","phase":"canary","target":"http://10.0.0.7:8000",…}
 package record

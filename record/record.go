@@ -99,6 +99,10 @@ type Record struct {
 	TraceID string `json:"trace_id,omitempty"`
 	Task    string `json:"task"` // task type name from the contract
 	Phase   string `json:"phase"`
+	// Target is the base URL (without credentials) the task was sent to. Only an interleaved
+	// canary run (pel run --canary URL) sets it, on every record: that run has two targets,
+	// and its candidate's tasks are the ones with phase canary.
+	Target string `json:"target,omitempty"`
 	// InFlight is the number of tasks in flight (sent, not done) when this one was sent,
 	// itself excluded; concurrency bands are derived from it.
 	InFlight int `json:"in_flight"`

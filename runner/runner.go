@@ -73,6 +73,8 @@ type Config struct {
 	// embeddings server, as llama.cpp b4750 needs: its --embeddings mode refuses
 	// completions); empty: Target. Its model is its first /v1/models entry.
 	EmbeddingsTarget string
+	// Canary, when set, makes this an interleaved canary run (canary.go).
+	Canary *Canary
 }
 
 // File names inside a run directory.
@@ -150,6 +152,10 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		}
 	}
 
+	cr, err := newCanaryRun(ctx, hc, cfg, apiKey, model, hasChecks(c))
+	if err != nil {
+		return nil, err
+	}
 	engineConfig := probeEngine(ctx, hc, cfg.Target, apiKey)
 	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
 
@@ -182,6 +188,14 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			return nil, badInput("starting collector: %v", err)
 		}
 	}
+	if err := cr.start(ctx, cfg.OutDir); err != nil {
+		for _, prev := range cfg.Collectors {
+			prev.Stop(context.WithoutCancel(ctx))
+		}
+		w.Close()
+		cleanup()
+		return nil, badInput("starting collector: %v", err)
+	}
 
 	client := loadgen.NewClient(loadgen.ClientConfig{
 		BaseURL: cfg.Target, API: c.API, Model: model, APIKey: apiKey, Timeout: c.Timeout,
@@ -199,8 +213,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			break
 		}
 	}
+	doer, sink, route := cr.wire(client, flagContextShift(w.Write, slotContext))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
-		Doer: client,
+		Doer: doer,
 		Retry: loadgen.RetryPolicy{
 			MaxAttempts: c.Retry.MaxAttempts,
 			ShouldRetry: c.Retry.ShouldRetry,
@@ -214,12 +229,13 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		JudgeStep:   c.JudgeStep,
 		JudgeTask:   c.JudgeTask,
 		KeepText:    cfg.KeepText,
-		Sink:        flagContextShift(w.Write, slotContext),
+		Sink:        sink,
 		OnRecord:    prog.record,
 		TracePrefix: tracePrefix,
+		Route:       route,
 	})
 	prog.start(drv)
-	res := drv.Run(ctx, sched)
+	res := drv.Run(ctx, cr.schedule(sched))
 	prog.stop()
 
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -229,6 +245,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			notes = append(notes, fmt.Sprintf("collector stop: %v", err))
 		}
 	}
+	notes = append(notes, cr.stop(stopCtx)...)
 	cancel()
 	if err := w.Close(); err != nil && res.SinkErr == nil {
 		res.SinkErr = err
@@ -261,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if ready.Via == "/health" {
 		notes = append(notes, "readiness via /health (the target has no /v1/models)")
 	}
-	ev.Run.Notes = notes
+	ev.Run.Notes = append(notes, cr.finish(cfg.OutDir, c, recs, res.Start, res.End)...)
 	Stage1(ev, c, recs)
 	for _, col := range cfg.Collectors {
 		if err := col.Fill(ev, cfg.OutDir); err != nil {
@@ -287,6 +304,7 @@ func graceOf(g time.Duration) time.Duration {
 // Stage1 (re)computes the contract reference, the workload block and stage 1 of ev from
 // the records, using ev.Run.StartedAt as the time origin.
 func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
+	recs = BaselineSide(recs) // an interleaved canary's candidate has evidence of its own
 	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
 	if v, err := strconv.Atoi(strings.TrimSpace(c.Version)); err == nil {
 		ev.Contract.Version = v

@@ -32,6 +32,9 @@ type Config struct {
 	// MaxPromWait bounds how long Stop waits for Prometheus to scrape past the end of the
 	// load (default max(3×Interval, 5 s)).
 	MaxPromWait time.Duration
+	// File is the samples file's name in the run directory (default MetricsFile); an
+	// interleaved canary run samples its candidate into a file of its own.
+	File string
 }
 
 // Collector samples engine and DCGM endpoints during a run and writes DIR/metrics.jsonl.
@@ -73,6 +76,9 @@ func NewCollector(cfg Config) (*Collector, error) {
 		if _, err := AdapterFor(cfg.EngineOverride); err != nil {
 			return nil, fmt.Errorf("--engine: %w", err)
 		}
+	}
+	if cfg.File == "" {
+		cfg.File = MetricsFile
 	}
 	c := &Collector{cfg: cfg, client: cfg.Client}
 	if c.client == nil {
@@ -126,7 +132,7 @@ func (c *Collector) Start(ctx context.Context, dir string) error {
 		c.mu.Unlock()
 		return errors.New("scrape: Start called twice")
 	}
-	w, err := CreateWriter(filepath.Join(dir, MetricsFile))
+	w, err := CreateWriter(filepath.Join(dir, c.cfg.File))
 	if err != nil {
 		c.mu.Unlock()
 		return err
@@ -301,5 +307,5 @@ func (c *Collector) Fill(ev *evidence.Evidence, dir string) error {
 	if dir == "" {
 		dir = c.dir
 	}
-	return FillFromFile(ev, filepath.Join(dir, MetricsFile), c.cfg.EngineOverride)
+	return FillFromFile(ev, filepath.Join(dir, c.cfg.File), c.cfg.EngineOverride)
 }

@@ -17,7 +17,7 @@ func newCompareCmd(a *app) *cobra.Command {
 		asJSON bool
 	)
 	c := &cobra.Command{
-		Use:   "compare BASE_DIR CANDIDATE_DIR",
+		Use:   "compare BASE_DIR CANDIDATE_DIR | compare CANARY_RUN_DIR",
 		Short: "Judge a candidate run against a baseline run: accept, reject or inconclusive",
 		Long: `compare reads two run directories of the same workload contract (their contract.yaml
 must hash the same) and first says whether they are comparable at all: the engine, its
@@ -34,6 +34,12 @@ seeded: reruns print the same), plus a Mann-Whitney U test on latency rows. It t
 the baseline evidence.json's rollback triggers and the contract's percentile SLO bounds
 against the candidate.
 
+Given one directory, an interleaved canary run (pel run --canary URL), compare judges its
+candidate side against its baseline side the same way: the baseline's tasks in the
+candidate's window, goodput and cost scaled by each side's share of the arrivals, each side's
+engine metrics from its own file, and a rollback trigger the run's sequential test found
+breached (its early stop) rejects.
+
 Verdict: reject when a bound is breached with the whole interval past it, or acceptance
 rate or goodput fell significantly by more than --tolerance; inconclusive with fewer than
 --min-tasks tasks per side, or when an interval straddles a bound (it says how many tasks
@@ -43,7 +49,7 @@ Exit status: 0 accept; 1 reject ("pel: verdict: reject"), inconclusive ("pel: ve
 inconclusive", a distinct message: no change may ship on it) or not comparable ("pel:
 verdict: not comparable": rerun so that the mismatch goes away); 2 bad input (unreadable
 directory, different contracts without --allow-contract-change).`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case o.Level <= 0 || o.Level >= 1:
@@ -55,19 +61,34 @@ directory, different contracts without --allow-contract-change).`,
 			case o.Tolerance < 0 || o.Tolerance >= 1:
 				return usageErrorf("--tolerance %v: want a fraction in [0, 1)", o.Tolerance)
 			}
-			res, err := compare.Dirs(args[0], args[1], o)
+			var res *compare.Result
+			var err error
+			var write func() error
+			if len(args) == 1 {
+				if !compare.IsCanaryDir(args[0]) {
+					return usageErrorf("%s is not an interleaved canary run (no canary.json): give BASE_DIR CANDIDATE_DIR", args[0])
+				}
+				var cr *compare.CanaryResult
+				if cr, err = compare.CanaryDir(args[0], o); err == nil {
+					res = cr.Result
+					write = func() error { return compare.CanaryText(a.stdout, cr) }
+					if asJSON {
+						write = func() error { return compare.CanaryJSON(a.stdout, cr) }
+					}
+				}
+			} else if res, err = compare.Dirs(args[0], args[1], o); err == nil {
+				write = func() error { return compare.Text(a.stdout, res) }
+				if asJSON {
+					write = func() error { return compare.JSON(a.stdout, res) }
+				}
+			}
 			if err != nil {
 				if errors.Is(err, compare.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)
 			}
-			if asJSON {
-				err = compare.JSON(a.stdout, res)
-			} else {
-				err = compare.Text(a.stdout, res)
-			}
-			if err != nil {
+			if err = write(); err != nil {
 				return failError(err)
 			}
 			switch res.Verdict {

@@ -29,6 +29,7 @@ func newRunCmd(a *app) *cobra.Command {
 		keepText, asJSON                  bool
 		grace                             time.Duration
 		cf                                collectorFlags
+		kf                                canaryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run --target URL --contract FILE [-o DIR]",
@@ -56,11 +57,15 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return err
 			}
+			cc, err := kf.config(c, cf.interval, cf.engine)
+			if err != nil {
+				return err
+			}
 			out = outDir(a.stderr, "run", out)
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
-				EmbeddingsTarget: embTarget,
+				EmbeddingsTarget: embTarget, Canary: cc,
 			})
 			if errors.Is(err, runner.ErrBadInput) {
 				return usageError(err)
@@ -85,6 +90,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 					}
 				} else {
 					printRunSummary(a.stdout, ev, out)
+					if cc != nil {
+						printCanary(a.stdout, out)
+					}
 					if ev.Verdict != "" {
 						fmt.Fprintf(a.stdout, "\nVERDICT: %s\nFull report: pel report %s  (HTML: %s)\n", ev.Verdict, out, filepath.Join(out, ladder.ReportFile))
 					}
@@ -102,6 +110,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
 	cf.register(f)
+	kf.register(f)
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
 	return cmd
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pel-ladder/pel/canary"
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/runner"
+	"github.com/pel-ladder/pel/scrape"
+)
+
+// canaryFlags are pel run's interleaved-canary flags.
+type canaryFlags struct {
+	target       string
+	share        float64
+	metrics      []string
+	rollbackFrom string
+}
+
+func (kf *canaryFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&kf.target, "canary", "", "interleaved canary: base URL of the candidate server; each arrival goes to it with the canary share (seeded), the rest to --target, in the same window (judge with pel compare DIR)")
+	f.Float64Var(&kf.share, "canary-share", 0, "probability that an arrival goes to the candidate (default: the contract's canary.share, else 0.1)")
+	f.StringArrayVar(&kf.metrics, "canary-metrics", nil, "the candidate engine's /metrics URL to sample into DIR/canary-metrics.jsonl (repeatable; --metrics is the baseline's)")
+	f.StringVar(&kf.rollbackFrom, "rollback-from", "", "take the early stop's rollback triggers from this baseline run directory (same contract) instead of deriving them from the run's own baseline side")
+}
+
+// config builds the runner's canary configuration (nil without --canary).
+func (kf *canaryFlags) config(c *contract.Contract, interval time.Duration, engine string) (*runner.Canary, error) {
+	if kf.target == "" {
+		if kf.share != 0 || len(kf.metrics) > 0 || kf.rollbackFrom != "" {
+			return nil, usageErrorf("--canary-share, --canary-metrics and --rollback-from need --canary URL")
+		}
+		return nil, nil
+	}
+	if kf.share != 0 && !(kf.share > 0 && kf.share < 1) {
+		return nil, usageErrorf("--canary-share %v: want a probability strictly between 0 and 1", kf.share)
+	}
+	cc := &runner.Canary{Target: kf.target, Share: kf.share}
+	if len(kf.metrics) > 0 {
+		if interval <= 0 {
+			return nil, usageErrorf("--metrics-interval must be positive, got %v", interval)
+		}
+		col, err := scrape.NewCollector(scrape.Config{Engine: kf.metrics, Interval: interval, File: canary.MetricsFile, EngineOverride: engine})
+		if err != nil {
+			return nil, usageErrorf("--canary-metrics: %v", err)
+		}
+		cc.Collectors = []runner.Collector{col}
+	}
+	if kf.rollbackFrom != "" {
+		ts, err := triggersFrom(kf.rollbackFrom, c)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		cc.Triggers, cc.RollbackFrom = ts, kf.rollbackFrom
+	}
+	return cc, nil
+}
+
+// triggersFrom reads a baseline run's rollback triggers; the run must be of the same
+// contract, or its bounds describe another workload.
+func triggersFrom(dir string, c *contract.Contract) ([]evidence.Trigger, error) {
+	bc, err := contract.Load(filepath.Join(dir, runner.ContractFile))
+	if err != nil {
+		return nil, fmt.Errorf("--rollback-from: %v", err)
+	}
+	if bc.SHA256() != c.SHA256() {
+		return nil, fmt.Errorf("--rollback-from %s: its contract (sha256 %.12s) is not this run's (%.12s): its triggers bound another workload", dir, bc.SHA256(), c.SHA256())
+	}
+	ev, err := evidence.ReadFile(filepath.Join(dir, runner.EvidenceFile))
+	if err != nil {
+		return nil, fmt.Errorf("--rollback-from: %v", err)
+	}
+	if len(ev.Rollback.Triggers) == 0 {
+		return nil, fmt.Errorf("--rollback-from %s: evidence.json has no rollback triggers (run pel analyze %s; it needs at least 30 warm tasks)", dir, dir)
+	}
+	return ev.Rollback.Triggers, nil
+}
+
+// printCanary summarises canary.json after an interleaved run.
+func printCanary(w io.Writer, dir string) {
+	l, err := canary.ReadFile(filepath.Join(dir, canary.LogFile))
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(w, "\ncanary: %d of %d arrivals went to %s (share %g); the rest to %s\n", l.CanaryTasks, l.Arrivals, l.Candidate, l.Share, l.Baseline)
+	switch {
+	case l.Frozen && l.TriggerSource == canary.SourceRollbackFrom:
+		fmt.Fprintf(w, "  triggers from %s (fixed before the run)\n", l.RollbackFrom)
+	case l.Frozen:
+		fmt.Fprintf(w, "  triggers derived from the baseline side's first %d warm tasks at %.1f s\n", l.FrozenAfter, l.FrozenAtS)
+	default:
+		fmt.Fprintf(w, "  no triggers to test: %s\n", l.NotFrozen)
+	}
+	for _, t := range l.Tests {
+		if !t.Tested {
+			continue
+		}
+		state := "holds"
+		if t.Crossed {
+			state = fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
+		}
+		fmt.Fprintf(w, "  %s %s %.4g %s: %d of %d breached (%s), log-LR %.2f of %.2f: %s\n", t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.LogLR, t.Threshold, state)
+	}
+	if s := l.Stop; s != nil {
+		fmt.Fprintf(w, "  STOPPED at %.1f s (%s): %s\n", s.AtS, s.Kind, s.Reason)
+	}
+	fmt.Fprintf(w, "  judge it: pel compare %s\n", dir)
+}
