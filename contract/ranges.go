@@ -23,9 +23,10 @@ const (
 	// streams are ~1.6 GiB of client memory (16 KiB each, BENCHMARKS.md).
 	MaxConcurrency = 100_000
 	// MaxPlannedRequests bounds the requests a contract plans (requests, or rate × duration,
-	// or a ramp's integral): a run directory of a million tasks is ~1–2 GB of requests.jsonl,
-	// and its analysis holds every record in memory.
-	MaxPlannedRequests = 1_000_000
+	// or a ramp's integral): ten hours at 1,000/s, ~35 GB of requests.jsonl at ~1 KB a task.
+	// The analysis streams the records in bounded memory (package rundir), so disk, not
+	// memory, sets it.
+	MaxPlannedRequests = 36_000_000
 	// MaxTokens bounds every length (prompt and output tokens, shared prefixes, token
 	// checks): record.MaxTokens, beyond any served context. Longer draws used to be capped
 	// silently at plan time.
