@@ -122,6 +122,10 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 		p.f("\nBY TASK TYPE\n")
 		summaryTable(w, "task", sortedKeys(wl.ByTaskType), func(k string) evidence.Summary { return wl.ByTaskType[k] })
 	}
+	if len(wl.Steps) > 0 {
+		p.f("\nBY STEP (each call of a multi-step task; times in ms, TTFT from the call's due time)\n")
+		stepTable(w, wl.Steps)
+	}
 	if len(wl.ByBand) > 0 {
 		p.f("\nBY CONCURRENCY BAND (in flight at send)\n")
 		var keys []string
