@@ -28,7 +28,6 @@ type stepRun struct {
 	d     *Driver
 	ctx   context.Context
 	sd    StepDoer
-	trace [16]byte
 	task  *record.Record
 	steps []*record.Record
 	conv  []workload.Message // the conversation so far
@@ -61,7 +60,7 @@ func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Tim
 	}
 	task.InFlight = int(d.inFlight.Add(1) - 1)
 	d.sent.Add(1)
-	run := &stepRun{d: d, ctx: ctx, sd: sd, trace: trace, task: task, conv: slices.Clone(req.Messages)}
+	run := &stepRun{d: d, ctx: ctx, sd: sd, task: task, conv: slices.Clone(req.Messages)}
 	unfinished := run.all(req.Steps)
 	task.DoneAt = clk.Now()
 	d.inFlight.Add(-1)
@@ -167,7 +166,10 @@ func (r *stepRun) call(sc *StepCall, think, tool time.Duration, text string, ans
 		due = r.prev.DoneAt.Add(think + tool)
 	}
 	idx := len(r.steps)
-	rec := &record.Record{Seq: r.task.Seq, ID: fmt.Sprintf("%s-%d", r.task.ID, idx+1), TraceID: r.task.TraceID,
+	// A trace of its own per call: a call is one request to the engine, which exports one
+	// span per request, and pel joins spans to requests by trace id (package otlp).
+	trace := d.newTrace()
+	rec := &record.Record{Seq: r.task.Seq, ID: fmt.Sprintf("%s-%d", r.task.ID, idx+1), TraceID: hex.EncodeToString(trace[:]),
 		Task: r.task.Task, Phase: r.task.Phase, ScheduledAt: due,
 		Step: &record.StepRef{Task: r.task.Seq, Index: idx, Kind: sc.Kind, Turn: -1,
 			ThinkUS: think.Microseconds(), ToolUS: tool.Microseconds()}}
@@ -186,7 +188,7 @@ func (r *stepRun) call(sc *StepCall, think, tool time.Duration, text string, ans
 		rec.Status, rec.ErrorClass, rec.Error = record.StatusConnError, record.ErrConn, "cannot encode request: "+berr.Error()
 	} else {
 		rec.InFlight = int(d.requests.Add(1) - 1)
-		d.attempts(r.ctx, rec, r.trace, func(tp string) { out = r.sd.DoStep(r.ctx, sc, body, rec, tp) })
+		d.attempts(r.ctx, rec, trace, func(tp string) { out = r.sd.DoStep(r.ctx, sc, body, rec, tp) })
 		d.requests.Add(-1)
 	}
 	rec.DoneAt = clk.Now()

@@ -88,10 +88,15 @@ func TestStepTaskClosedWithinTask(t *testing.T) {
 		t.Fatalf("%d records, want 6 calls + the task", len(h.recs))
 	}
 	task := h.recs[len(h.recs)-1]
+	traces := map[string]bool{task.TraceID: true}
 	for i, r := range h.recs[:6] {
-		if r.Step == nil || r.Step.Index != i || r.Step.Task != 0 || r.TraceID != task.TraceID {
+		if r.Step == nil || r.Step.Index != i || r.Step.Task != 0 || !strings.HasPrefix(r.ID, task.ID+"-") {
 			t.Fatalf("record %d is not call %d of task 0: %+v", i, i, r.Step)
 		}
+		if traces[r.TraceID] || len(r.TraceID) != 32 {
+			t.Errorf("call %d trace id %q not its own", i, r.TraceID)
+		}
+		traces[r.TraceID] = true
 	}
 	wantDue := []int{0, 150, 250, 370, 490, 600}
 	wantKind := []string{"chat", "chat", "tools", "tools", "tools", "embeddings"}

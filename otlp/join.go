@@ -87,7 +87,7 @@ func FillFromDir(ev *evidence.Evidence, dir string) error {
 	if err != nil {
 		return fmt.Errorf("otlp: %v", err)
 	}
-	AddSignals(ev, Join(recs, spans), len(spans))
+	AddSignals(ev, Join(requests(recs), spans), len(spans))
 	return nil
 }
 

@@ -228,6 +228,7 @@ func (r *Receiver) linger(ctx context.Context, dir string) {
 	if err != nil {
 		return
 	}
+	recs = requests(recs)
 	var want []string
 	for i := range recs {
 		if recs[i].OK() {

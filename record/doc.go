@@ -16,11 +16,11 @@
 // in the conversation, the planned think and tool time before it, the prompt tokens it
 // carried over from the previous call, its tool calls or embeddings batch. Its ScheduledAt
 // is when the call was due (the previous call's end plus the planned waits: the calls of a
-// task are closed-loop), so its TTFT, E2E and ScheduleLag are the call's own. All calls of
-// a task share its trace id (one W3C trace, a span per call); each has its own request id
-// (the task's id and "-N").
+// task are closed-loop), so its TTFT, E2E and ScheduleLag are the call's own. Each call has
+// its own trace id (an engine exports one span per request, and pel joins spans to requests
+// by trace id) and its own request id, the task's id and "-N".
 //
-//	{"seq":7,"id":"9f…-2","trace_id":"9f…","task":"chat","scheduled_at":…,"first_token_at":…,
+//	{"seq":7,"id":"9f…-2","trace_id":"c4…","task":"chat","scheduled_at":…,"first_token_at":…,
 //	 "prompt_tokens":612,"accepted":false,"reasons":["slo ttft max 150ms"],
 //	 "step":{"task":7,"index":1,"kind":"chat","turn":1,"think_us":3000000,"carried_tokens":2031,"answer":true}}
 //	{"seq":7,"id":"9f…","trace_id":"9f…","task":"chat","steps":4,"scheduled_at":…,"done_at":…,
