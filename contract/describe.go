@@ -144,7 +144,9 @@ func (c *Contract) TaskSummary(i int) string {
 	} else if t.PromptTokens != nil {
 		fmt.Fprintf(&b, "prompt %s", t.PromptTokens)
 	}
-	fmt.Fprintf(&b, ", output %s", t.OutputTokens)
+	if t.stepsUseTaskOutput() {
+		fmt.Fprintf(&b, ", output %s", t.OutputTokens)
+	}
 	if t.SharedPrefixTokens > 0 {
 		fmt.Fprintf(&b, ", shared prefix %d", t.SharedPrefixTokens)
 	}

@@ -275,3 +275,17 @@ func describeSteps(t *Task) string {
 	}
 	return strings.Join(parts, " → ")
 }
+
+// stepsUseTaskOutput reports whether the task's own output_tokens is used: always for a
+// single request, and for a multi-step task when a model call's step gives none.
+func (t *Task) stepsUseTaskOutput() bool {
+	if !t.MultiStep() {
+		return true
+	}
+	for _, s := range t.Steps {
+		if s.Kind != StepEmbeddings && s.OutputTokens == nil {
+			return true
+		}
+	}
+	return false
+}
