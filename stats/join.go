@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -65,12 +67,15 @@ func keyOf(r *record.Record) joinKey {
 // maxJoinSets: a set's membership is one bit of a byte per gap.
 const maxJoinSets = 8
 
-// joinStream is a sampled stream whose gaps are judged.
+// joinStream is a sampled stream whose gaps are judged. Times are Unix nanoseconds (exact
+// for any date a run has), so the pass over every task compares integers.
 type joinStream struct {
 	r    *record.Record
 	mask uint8
-	tol  time.Duration
-	mono bool // chunk times never go back: windows can be searched
+	ev   []int64 // content events
+	tol  int64   // half the stream's median gap
+	own  int64   // its own first token
+	mono bool    // events never go back: windows can be searched
 	hits []uint8
 }
 
@@ -190,78 +195,79 @@ func newJoinStream(r *record.Record, mask uint8) (*joinStream, bool) {
 	if time.Duration(mg)*time.Microsecond < CoalescedGap {
 		return nil, false
 	}
-	return &joinStream{r: r, mask: mask, tol: time.Duration(mg/2) * time.Microsecond, mono: mono, hits: make([]uint8, len(r.ChunkUS))}, true
+	s := &joinStream{r: r, mask: mask, tol: int64(time.Duration(mg/2) * time.Microsecond), mono: mono, hits: make([]uint8, len(r.ChunkUS))}
+	sent := r.SentAt.UnixNano()
+	s.ev = make([]int64, len(r.ChunkUS))
+	for i, us := range r.ChunkUS {
+		s.ev[i] = sent + int64(time.Duration(us)*time.Microsecond)
+	}
+	s.own = r.FirstTokenAt.UnixNano()
+	if r.FirstTokenAt.IsZero() {
+		s.own = math.MinInt64
+	}
+	return s, true
 }
 
-// window is gap i's (a, b]: from event i-1 to event i plus the tolerance.
-func (s *joinStream) window(i int) (a, b time.Time) {
-	a = s.r.SentAt.Add(time.Duration(s.r.ChunkUS[i-1]) * time.Microsecond)
-	b = s.r.SentAt.Add(time.Duration(s.r.ChunkUS[i])*time.Microsecond + s.tol)
-	return a, b
-}
-
-func (s *joinStream) span() (a, b time.Time) {
-	a, _ = s.window(1)
-	_, b = s.window(len(s.r.ChunkUS) - 1)
+// span is the instants any of the stream's gap windows covers.
+func (s *joinStream) span() (a, b int64) {
+	a, b = s.ev[0], s.ev[len(s.ev)-1]+s.tol
 	if !s.mono {
-		for i := 1; i < len(s.r.ChunkUS); i++ {
-			x, y := s.window(i)
-			if x.Before(a) {
-				a = x
-			}
-			if y.After(b) {
-				b = y
-			}
+		for i := 1; i < len(s.ev); i++ {
+			a, b = min(a, s.ev[i-1]), max(b, s.ev[i]+s.tol)
 		}
 	}
 	return a, b
 }
 
-// mark records a first token at t from tasks of the sets in mask in every gap window that
-// holds it, except the stream's own first token (as rhythm's firstIn excludes it).
-func (s *joinStream) mark(t time.Time, mask uint8) {
+// mark records a first token at t from tasks of the sets in mask in every gap window
+// (a, b] = (event i-1, event i + tol] that holds it, except the stream's own first token
+// (as rhythm's firstIn excludes it).
+func (s *joinStream) mark(t int64, mask uint8) {
 	m := mask & s.mask
-	if m == 0 || t.Equal(s.r.FirstTokenAt) {
+	if m == 0 || t == s.own {
 		return
 	}
-	n := len(s.r.ChunkUS)
+	n := len(s.ev)
 	i := 1
 	if s.mono {
+		if t <= s.ev[0] || t > s.ev[n-1]+s.tol {
+			return
+		}
 		// First gap whose window ends at or after t.
-		i = 1 + sort.Search(n-1, func(k int) bool {
-			return !s.r.SentAt.Add(time.Duration(s.r.ChunkUS[k+1])*time.Microsecond + s.tol).Before(t)
-		})
+		i = 1 + sort.Search(n-1, func(k int) bool { return s.ev[k+1]+s.tol >= t })
 	}
 	for ; i < n; i++ {
-		a, b := s.window(i)
-		if s.mono && !t.After(a) {
+		a, b := s.ev[i-1], s.ev[i]+s.tol
+		if s.mono && t <= a {
 			return // later windows start later still
 		}
-		if t.After(a) && !t.After(b) {
+		if t > a && t <= b {
 			s.hits[i] |= m
 		}
 	}
 }
 
-// slotIndex finds the sampled streams whose span holds an instant: one list per second.
+// slotIndex finds the sampled streams whose span holds an instant: one list per slot, a
+// slot as long as a typical stream, so a lookup visits about the sampled streams in flight.
 type slotIndex struct {
-	origin time.Time
-	slots  [][]*joinStream
+	origin, width int64
+	slots         [][]*joinStream
 }
 
-const slotWidth = time.Second
-
 func newSlotIndex(streams []*joinStream) *slotIndex {
-	x := &slotIndex{}
+	x := &slotIndex{width: int64(time.Second)}
 	if len(streams) == 0 {
 		return x
 	}
+	spans := make([]int64, 0, len(streams))
 	x.origin, _ = streams[0].span()
 	for _, s := range streams {
-		if a, _ := s.span(); a.Before(x.origin) {
-			x.origin = a
-		}
+		a, b := s.span()
+		x.origin = min(x.origin, a)
+		spans = append(spans, b-a)
 	}
+	slices.Sort(spans)
+	x.width = min(max(spans[len(spans)/2], int64(time.Millisecond)), int64(time.Minute))
 	for _, s := range streams {
 		a, b := s.span()
 		for k := x.slot(a); k <= x.slot(b); k++ {
@@ -274,15 +280,19 @@ func newSlotIndex(streams []*joinStream) *slotIndex {
 	return x
 }
 
-func (x *slotIndex) slot(t time.Time) int { return int(t.Sub(x.origin) / slotWidth) }
+func (x *slotIndex) slot(t int64) int { return int((t - x.origin) / x.width) }
 
 func (x *slotIndex) mark(t time.Time, mask uint8) {
-	k := x.slot(t)
-	if t.Before(x.origin) || k >= len(x.slots) {
+	ns := t.UnixNano()
+	if ns < x.origin {
+		return
+	}
+	k := x.slot(ns)
+	if k >= len(x.slots) {
 		return
 	}
 	for _, s := range x.slots[k] {
-		s.mark(t, mask)
+		s.mark(ns, mask)
 	}
 }
 

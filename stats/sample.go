@@ -9,11 +9,11 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// DefaultSampleBytes bounds the task records a Sample keeps per phase: 48 MiB holds every
-// task of a run up to ~45,000 tasks of 16 tokens (~20,000 of 128), so every run a test or
-// a demo makes is analysed whole, while an hour at 1,000 tasks/s (3.6 M) is not held in
-// memory (~3 KB a task as decoded records).
-const DefaultSampleBytes = 48 << 20
+// DefaultSampleBytes bounds the task records a Sample keeps per phase: 32 MiB holds every
+// task of a phase up to ~35,000 tasks of 16 tokens (~15,000 of 128), so every run a test
+// or a demo makes is analysed whole, while an hour at 1,000 tasks/s (3.6 M) is not held
+// in memory.
+const DefaultSampleBytes = 32 << 20
 
 // Sample keeps the task records of a run while they fit a memory budget, and beyond it a
 // seeded uniform sample of them, stratified by phase (a short cold phase stays whole next
@@ -38,6 +38,7 @@ type stratum struct {
 	bytes        int64
 	tau          uint64 // keep priority <= tau
 	seen         int
+	kept         int // len(items) until Records hands them over
 	nonCancelled int // tasks seen that were not cancelled (the diagnosis's phase denominators)
 }
 
@@ -100,6 +101,7 @@ func (s *Sample) Add(r *record.Record) {
 	size := recordSize(&c)
 	st.items = append(st.items, sampled{rec: c, prio: p, order: s.next, size: size})
 	st.bytes += size
+	defer func() { st.kept = len(st.items) }()
 	for st.bytes > s.budget && len(st.items) > 1 && st.tau > 0 {
 		st.tau >>= 1
 		kept := st.items[:0]
@@ -154,9 +156,10 @@ func (s *Sample) str(x string) string {
 	return x
 }
 
-// recordSize estimates the memory a kept record holds: the struct and its slices.
+// recordSize estimates the memory a kept record holds: the struct in the sample's slice
+// (its capacity grows ahead), its slices and strings.
 func recordSize(r *record.Record) int64 {
-	n := int64(600 + 8*len(r.ChunkUS) + 8*len(r.ChunkTokens) + 16*len(r.Reasons) + 16*len(r.Flags) + len(r.Error))
+	n := int64(900 + 8*len(r.ChunkUS) + 8*len(r.ChunkTokens) + 16*len(r.Reasons) + 16*len(r.Flags) + len(r.Error))
 	if r.Server != nil {
 		n += 64
 	}
@@ -172,14 +175,15 @@ func recordSize(r *record.Record) int64 {
 // Complete reports whether every task offered is in the sample.
 func (s *Sample) Complete() bool {
 	for _, st := range s.strata {
-		if len(st.items) < st.seen {
+		if st.kept < st.seen {
 			return false
 		}
 	}
 	return true
 }
 
-// Records returns the kept records in the order they were offered.
+// Records hands over the kept records in the order they were offered; the sample keeps
+// only its counts after (the records are not held twice).
 func (s *Sample) Records() []record.Record {
 	n := 0
 	for _, st := range s.strata {
@@ -195,6 +199,10 @@ func (s *Sample) Records() []record.Record {
 	out := make([]record.Record, len(all))
 	for i, it := range all {
 		out[i] = it.rec
+		it.rec = record.Record{}
+	}
+	for _, st := range s.strata {
+		st.items = nil
 	}
 	return out
 }
@@ -223,7 +231,7 @@ func (s *Sample) Seen(phase string) int {
 // Kept is how many tasks of phase the sample holds.
 func (s *Sample) Kept(phase string) int {
 	if st := s.strata[phase]; st != nil {
-		return len(st.items)
+		return st.kept
 	}
 	return 0
 }

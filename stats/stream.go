@@ -735,9 +735,9 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	return []evidence.Series{p50, p99, i50, thr, gp}
 }
 
-// valueBudget bounds each value store: 2 M values, 16 MiB (an hour at 1,000 tasks/s of 16
+// valueBudget bounds each value store: 1 M values, 8 MiB (an hour at 1,000 tasks/s of 16
 // tokens is 58 M ITLs; each second keeps a uniform sample of its own).
-const valueBudget = 2 << 20
+const valueBudget = 1 << 20
 
 // valueStore keeps per-second latency values in bounded memory by the same threshold rule
 // as Sample: a value is kept when its priority (from its task's and its position) is at
