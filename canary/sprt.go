@@ -18,30 +18,33 @@ import "math"
 // that Λ_n ever reaches 1/α, at any n and however often it is looked at, by α: the test
 // may be checked after every task and stopped at the first crossing without inflating its
 // false-alarm rate. The grid costs log(J) nats of evidence against a test tuned to one
-// alternative, and buys power against any of them (a little regression or a collapse).
+// alternative and buys power against any of them. It stops at a breach probability of one
+// half (for P0 under a quarter): one slow task never stops a canary on its own, two
+// breaches in the first two tasks do.
 type Exceedance struct {
 	P0    float64 // breach probability the trigger allows
 	Alpha float64 // false-alarm rate of this test over the whole stream
 	N, K  int     // outcomes seen, breaches among them
-}
 
-// gridMax bounds the grid: 2^24 times P0's odds covers P0 down to 1e-7 up to p ≈ 1.
-const gridMax = 24
+	// up/down are each alternative's log factor for a breach and for none (cached).
+	up, down []float64
+}
 
 // grid returns the alternatives p_j for p0.
 func grid(p0 float64) []float64 {
+	top := max(0.5, min(0.99, 2*p0))
 	odds0 := p0 / (1 - p0)
 	var ps []float64
-	for j := 1; j <= gridMax; j++ {
+	for j := 1; j <= 30; j++ {
 		o := odds0 * math.Exp2(float64(j))
 		p := o / (1 + o)
-		if p > 0.9999 {
+		if p > top {
 			break
 		}
 		ps = append(ps, p)
 	}
 	if len(ps) == 0 {
-		ps = append(ps, (p0+1)/2)
+		ps = append(ps, (p0+top)/2)
 	}
 	return ps
 }
@@ -55,7 +58,39 @@ func (e *Exceedance) Add(breach bool) {
 }
 
 // LogLR is log Λ_n; 0 before any outcome.
-func (e *Exceedance) LogLR() float64 { return MixtureLogLR(e.N, e.K, e.P0) }
+func (e *Exceedance) LogLR() float64 {
+	if e.N == 0 || !(e.P0 > 0 && e.P0 < 1) {
+		return 0
+	}
+	if e.up == nil {
+		e.up, e.down = factors(e.P0)
+	}
+	return mixture(e.up, e.down, e.N, e.K)
+}
+
+// factors are the log factors of one breach and one non-breach under each alternative.
+func factors(p0 float64) (up, down []float64) {
+	for _, p := range grid(p0) {
+		up = append(up, math.Log(p/p0))
+		down = append(down, math.Log((1-p)/(1-p0)))
+	}
+	return up, down
+}
+
+func mixture(up, down []float64, n, k int) float64 {
+	lw := -math.Log(float64(len(up)))
+	best := math.Inf(-1)
+	var terms [32]float64
+	for j := range up {
+		terms[j] = lw + float64(k)*up[j] + float64(n-k)*down[j]
+		best = math.Max(best, terms[j])
+	}
+	s := 0.0
+	for _, t := range terms[:len(up)] {
+		s += math.Exp(t - best)
+	}
+	return best + math.Log(s)
+}
 
 // Threshold is log(1/Alpha): the test rejects H0 once LogLR reaches it.
 func (e *Exceedance) Threshold() float64 { return math.Log(1 / e.Alpha) }
@@ -67,20 +102,6 @@ func (e *Exceedance) Crossed() bool {
 
 // MixtureLogLR is log Λ_n for k breaches in n outcomes against P0 = p0 (see Exceedance).
 func MixtureLogLR(n, k int, p0 float64) float64 {
-	if n == 0 || !(p0 > 0 && p0 < 1) {
-		return 0
-	}
-	ps := grid(p0)
-	terms := make([]float64, len(ps))
-	lw := -math.Log(float64(len(ps)))
-	best := math.Inf(-1)
-	for j, p := range ps {
-		terms[j] = lw + float64(k)*math.Log(p/p0) + float64(n-k)*math.Log((1-p)/(1-p0))
-		best = math.Max(best, terms[j])
-	}
-	s := 0.0
-	for _, t := range terms {
-		s += math.Exp(t - best)
-	}
-	return best + math.Log(s)
+	e := Exceedance{P0: p0, N: n, K: k}
+	return e.LogLR()
 }

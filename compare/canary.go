@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,10 +25,11 @@ import (
 //   - same window: the baseline's warm tasks are those scheduled within the candidate's
 //     warm window (its first to its last warm task's arrival); cold (the contract's
 //     warm-up, for both sides at once) is compared apart, as always;
-//   - the candidate's share scaled: goodput and cost per accepted task are computed as if
-//     each side had served every arrival of the window (each side's window is multiplied
-//     by its share of the window's arrivals), so a 10% canary's goodput reads like its
-//     baseline's;
+//   - the candidate's share scaled: goodput and cost per accepted task are computed over the
+//     window both sides share (first arrival to last end of either), as if each side had
+//     served every arrival of it (the window is multiplied by the side's share of the
+//     arrivals), so a 10% canary's goodput reads like its baseline's and the two differ
+//     by acceptance alone;
 //   - the sequential early stop (canary.json): a trigger breached with confidence during
 //     the run rejects the candidate, whatever the fixed-sample checks at the end say (that
 //     test holds its false-alarm rate at any stopping time; the end-of-run checks on the
@@ -94,10 +96,20 @@ func CanaryDir(dir string, o Options) (*CanaryResult, error) {
 		return m
 	}
 	nb, nc := count(base), count(cand)
-	bShare, cShare := map[string]float64{}, map[string]float64{}
+	bShare, cShare, wins := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, p := range []string{record.PhaseCold, record.PhaseWarm} {
 		if n := nb[p] + nc[p]; n > 0 {
 			bShare[p], cShare[p] = float64(nb[p])/float64(n), float64(nc[p])/float64(n)
+			var both []*record.Record
+			for _, rs := range [][]record.Record{base, cand} {
+				for i := range rs {
+					if rs[i].Phase == p {
+						both = append(both, &rs[i])
+					}
+				}
+			}
+			a, b := window(both)
+			wins[p] = b.Sub(a).Seconds()
 		}
 	}
 
@@ -115,16 +127,21 @@ func CanaryDir(dir string, o Options) (*CanaryResult, error) {
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	b := &Run{Dir: dir + " [baseline " + log.Baseline + "]", Contract: run.Contract, Evidence: bEv, Records: base, engine: run.engine, shares: bShare}
-	c := &Run{Dir: dir + " [canary " + log.Candidate + "]", Contract: run.Contract, Evidence: cEv, Records: cand, engine: cFacts, shares: cShare}
+	b := &Run{Dir: dir + " [baseline " + log.Baseline + "]", Contract: run.Contract, Evidence: bEv, Records: base, engine: run.engine, shares: bShare, windows: wins}
+	c := &Run{Dir: dir + " [canary " + log.Candidate + "]", Contract: run.Contract, Evidence: cEv, Records: cand, engine: cFacts, shares: cShare, windows: wins}
 	res, err := Compare(b, c, o)
 	if err != nil {
 		return nil, err
 	}
-	res.Method += fmt.Sprintf("; interleaved canary: baseline tasks in the candidate's window, goodput and cost scaled by each side's share of the window's arrivals (candidate %.1f%%)", 100*cShare[record.PhaseWarm])
+	res.Method += fmt.Sprintf("; interleaved canary: baseline tasks in the candidate's window, goodput and cost over the shared window scaled by each side's share of its arrivals (candidate %.1f%%)", 100*cShare[record.PhaseWarm])
 	if log.TriggerSource == canary.SourceRollbackFrom {
+		const was = "rollback trigger (base evidence.json)"
+		now := "rollback trigger (--rollback-from " + log.RollbackFrom + ")"
 		for i := range res.Triggers {
-			res.Triggers[i].Source = "rollback trigger (--rollback-from " + log.RollbackFrom + ")"
+			res.Triggers[i].Source = now
+		}
+		for i := range res.Reasons {
+			res.Reasons[i] = strings.ReplaceAll(res.Reasons[i], was, now)
 		}
 	}
 	applyStop(res, log)
@@ -226,11 +243,13 @@ func CanaryText(w io.Writer, r *CanaryResult) error {
 	return Text(w, r.Result)
 }
 
-// scaleWindow reads goodput and cost as if the side had served every arrival of its window
-// (an interleaved canary's side got share of them); 0 leaves the window as it is.
-func (s *side) scaleWindow(share float64) {
-	if share > 0 && share < 1 {
-		s.windowS *= share
+// canaryWindow sets the side's goodput window to the window both sides of an interleaved
+// run share, times the side's share of its arrivals: goodput then reads as if the side
+// had served every arrival, and differs between the sides by acceptance alone. 0 leaves
+// the side's own window.
+func (s *side) canaryWindow(window, share float64) {
+	if window > 0 && share > 0 && share <= 1 {
+		s.windowS = window * share
 	}
 }
 

@@ -108,9 +108,10 @@ type Run struct {
 	Records  []record.Record
 	// engine is what metrics.jsonl says about the engine (nil: no engine /metrics sampled).
 	engine *engineFacts
-	// shares, per phase, is the side's share of the window's arrivals in an interleaved
-	// canary run (canary.go): goodput and cost are scaled by it. nil: the whole window.
-	shares map[string]float64
+	// shares and windows, per phase, are the side's share of the arrivals and the window
+	// both sides share in an interleaved canary run (canary.go): goodput and cost are
+	// computed over it, scaled by the share. nil: the side's own window, whole.
+	shares, windows map[string]float64
 }
 
 // Load reads a run directory: contract.yaml and requests.jsonl are required,
@@ -346,8 +347,8 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		brs, crs := filterPhase(base.Records, p.base), filterPhase(cand.Records, p.cand)
 		bs := newSide(brs, costPerHour(base.Contract))
 		cs := newSide(crs, costPerHour(cand.Contract))
-		bs.scaleWindow(base.shares[p.base])
-		cs.scaleWindow(cand.shares[p.cand])
+		bs.canaryWindow(base.windows[p.base], base.shares[p.base])
+		cs.canaryWindow(cand.windows[p.cand], cand.shares[p.cand])
 		stats := make([]stat, len(table))
 		for j, m := range table {
 			stats[j] = m.st

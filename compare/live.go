@@ -1,0 +1,640 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	mstats "github.com/aclements/go-moremath/stats"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/resample"
+	"github.com/pel-ladder/pel/scrape"
+)
+
+// Live judges a production canary from the engines' own metrics, with no load of pel's
+// (pel canary): the two sides are two label selectors on one Prometheus, read over the
+// same window. As automated canary analysis does (Netflix's Kayenta), the window is cut
+// into intervals, each side gives one value per interval and metric (server-side latency
+// quantiles from histogram deltas, preemptions per generated token, KV usage, queue,
+// throughput per replica: package scrape's signals, the same as pel run --prometheus
+// reads), and each metric's two samples are compared with the Mann-Whitney U test and a
+// seeded bootstrap interval of the difference of the means (intervals resampled). A metric
+// is worse when both say so in its bad direction, at a level Bonferroni-corrected over the
+// judged metrics, by more than Effect; groups of metrics are scored like Kayenta's
+// (passed / judged, weighted). The baseline side's rollback triggers (p99 bounds: the
+// upper end of its interval-mean's 95% interval plus Margin, as the diagnosis derives
+// them from tasks; or a run's triggers, --rollback-from) are checked on the candidate's
+// interval mean.
+//
+// Per-interval values are treated as independent draws, as Kayenta treats its time series;
+// a load that drifts within the window makes neighbouring intervals alike, so the window
+// should hold both sides under the same traffic (a canary behind one load balancer does).
+
+// LiveOptions tune Live. Zero values take the defaults.
+type LiveOptions struct {
+	Start, End time.Time
+	// Interval is each sample's length (default window/30, at least 5 s).
+	Interval time.Duration
+	// Level of every interval (default 0.95); Resamples and Seed drive the bootstrap
+	// (default 2000, 1).
+	Level     float64
+	Resamples int
+	Seed      uint64
+	// Effect is the relative change of the mean below which a significant difference is
+	// not a failure (default 0.10: a 10% regression); a baseline mean of 0 has no such
+	// floor (preemptions where there were none fail).
+	Effect float64
+	// Margin widens a derived trigger past its CI bound (default 0.10, the diagnosis').
+	Margin float64
+	// MinIntervals per side below which no verdict is given (default 6: a rank test of
+	// 5 against 5 cannot reach p < 0.05 after correction).
+	MinIntervals int
+	// Triggers, when set, replace the triggers derived from the baseline side (a baseline
+	// run's, mapped onto the server-side quantiles: see liveTriggerSignal).
+	Triggers       []evidence.Trigger
+	TriggersSource string
+	// Engine forces an adapter ("" detects it from the metric names).
+	Engine string
+}
+
+func (o *LiveOptions) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = max(o.End.Sub(o.Start)/30, 5*time.Second)
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = 0.95
+	}
+	if o.Resamples <= 0 {
+		o.Resamples = 2000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Effect <= 0 {
+		o.Effect = 0.10
+	}
+	if o.Margin <= 0 {
+		o.Margin = 0.10
+	}
+	if o.MinIntervals <= 0 {
+		o.MinIntervals = 6
+	}
+}
+
+// LiveSide is one side's selector and what its samples held.
+type LiveSide struct {
+	Selector string `json:"selector"`
+	// Endpoints are the targets (Prometheus instance labels) seen; Replicas the engine
+	// replicas (dist.engines over the window).
+	Endpoints []string `json:"endpoints"`
+	Replicas  int      `json:"replicas"`
+	Engine    string   `json:"engine,omitempty"`
+	// Intervals with a value of the first critical metric.
+	Intervals int `json:"intervals"`
+}
+
+// LiveMetric is one metric's two samples (one value per interval) and their comparison.
+type LiveMetric struct {
+	Name   string `json:"name"`
+	Signal string `json:"signal,omitempty"`
+	Unit   string `json:"unit"`
+	Group  string `json:"group"`
+	// Better is "lower" or "higher"; "info" metrics are reported and never judged.
+	Better   string    `json:"better"`
+	Critical bool      `json:"critical,omitempty"`
+	Base     []float64 `json:"base"`
+	Cand     []float64 `json:"candidate"`
+	BaseMean *float64  `json:"base_mean"`
+	CandMean *float64  `json:"candidate_mean"`
+	// DeltaPct is the change of the mean relative to the base's; CILo/CIHi bound the
+	// difference of the means (candidate − base) by bootstrap.
+	DeltaPct *float64 `json:"delta_pct"`
+	CILo     *float64 `json:"ci_lo"`
+	CIHi     *float64 `json:"ci_hi"`
+	P        *float64 `json:"p,omitempty"`
+	// Class is "pass", "high", "low" (significant, beyond the effect, either way), "nodata"
+	// or "info"; Worse when the class is the bad direction.
+	Class string `json:"class"`
+	Worse bool   `json:"worse"`
+	Note  string `json:"note,omitempty"`
+}
+
+// LiveGroup is a Kayenta-style metric group score.
+type LiveGroup struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+	Judged int     `json:"judged"`
+	Passed int     `json:"passed"`
+	Score  float64 `json:"score"`
+}
+
+// LiveResult is pel canary's judgement.
+type LiveResult struct {
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	IntervalS float64   `json:"interval_s"`
+	Method    string    `json:"method"`
+	Baseline  LiveSide  `json:"baseline"`
+	Candidate LiveSide  `json:"candidate"`
+	// Alpha is each metric's level after the Bonferroni correction.
+	Alpha    float64      `json:"alpha_per_metric"`
+	Metrics  []LiveMetric `json:"metrics"`
+	Groups   []LiveGroup  `json:"groups"`
+	Score    float64      `json:"score"`
+	Triggers []Check      `json:"triggers"`
+	Verdict  Verdict      `json:"verdict"`
+	Reasons  []string     `json:"reasons"`
+	Warnings []string     `json:"warnings,omitempty"`
+}
+
+// PassScore is the score under which the candidate is rejected even without a critical
+// metric failing: Kayenta's default "marginal" threshold.
+const PassScore = 75.0
+
+type liveDef struct {
+	name, signal, unit, group, better string
+	critical                          bool
+	// value computes the metric from one interval's signals (ok false: no value).
+	value func(v map[string]float64, replicas float64) (float64, bool)
+}
+
+func sigVal(name string) func(map[string]float64, float64) (float64, bool) {
+	return func(v map[string]float64, _ float64) (float64, bool) { x, ok := v[name]; return x, ok }
+}
+
+func perReplica(name string) func(map[string]float64, float64) (float64, bool) {
+	return func(v map[string]float64, n float64) (float64, bool) {
+		x, ok := v[name]
+		if !ok || n <= 0 {
+			return 0, false
+		}
+		return x / n, true
+	}
+}
+
+// liveTable: latency (weight 50), errors (25), saturation (25), throughput (reported).
+// Preemptions are per thousand generated tokens, so a side's share of the traffic does not
+// move them; throughput per replica is what each side's load balancer gave it, so it is
+// reported, not judged.
+var liveTable = []liveDef{
+	{"TTFT p50", evidence.SigServerTTFTP50, "ms", "latency", "lower", false, sigVal(evidence.SigServerTTFTP50)},
+	{"TTFT p99", evidence.SigServerTTFTP99, "ms", "latency", "lower", true, sigVal(evidence.SigServerTTFTP99)},
+	{"ITL p99", evidence.SigServerITLP99, "ms", "latency", "lower", false, sigVal(evidence.SigServerITLP99)},
+	{"E2E p99", evidence.SigServerE2EP99, "ms", "latency", "lower", true, sigVal(evidence.SigServerE2EP99)},
+	{"queue p99", evidence.SigServerQueueP99, "ms", "latency", "lower", false, sigVal(evidence.SigServerQueueP99)},
+	{"preemptions per 1k tokens", evidence.SigPreemptionRate, "1/ktok", "errors", "lower", true, func(v map[string]float64, _ float64) (float64, bool) {
+		p, ok1 := v[evidence.SigPreemptionRate]
+		g, ok2 := v[evidence.SigGenTokensRate]
+		if !ok1 || !ok2 || g <= 0 {
+			return 0, false
+		}
+		return 1000 * p / g, true
+	}},
+	{"KV usage mean", evidence.SigKVUsageMean, "ratio", "saturation", "lower", false, sigVal(evidence.SigKVUsageMean)},
+	{"waiting mean", evidence.SigWaitingMean, "count", "saturation", "lower", false, sigVal(evidence.SigWaitingMean)},
+	{"generation tokens/s per replica", evidence.SigGenTokensRate, "tokens/s", "throughput", "info", false, perReplica(evidence.SigGenTokensRate)},
+	{"prompt tokens/s per replica", evidence.SigPromptTokensRate, "tokens/s", "throughput", "info", false, perReplica(evidence.SigPromptTokensRate)},
+}
+
+var liveGroups = []struct {
+	name   string
+	weight float64
+}{{"latency", 50}, {"errors", 25}, {"saturation", 25}}
+
+// liveTriggerSignal maps a run's client-side trigger onto the server-side quantile that
+// Prometheus has: the server's figure leaves out the network and the client, so a
+// client-derived bound is a lenient one here.
+var liveTriggerSignal = map[string]string{
+	evidence.SigTTFTP50: evidence.SigServerTTFTP50, evidence.SigTTFTP99: evidence.SigServerTTFTP99,
+	evidence.SigITLP99: evidence.SigServerITLP99, evidence.SigE2EP99: evidence.SigServerE2EP99,
+	evidence.SigE2EP50: evidence.SigServerE2EP50,
+}
+
+// liveValues cuts the window into n intervals and reads one side's signals in each (an
+// evidence with one phase per interval, filled by package scrape).
+func liveValues(ss []scrape.Sample, o LiveOptions, n int) ([]map[string]float64, []float64, string, error) {
+	ev := evidence.New()
+	ev.Run.StartedAt = o.Start
+	for i := 0; i < n; i++ {
+		a := float64(i) * o.Interval.Seconds()
+		ev.Run.Phases = append(ev.Run.Phases, evidence.Phase{Name: fmt.Sprintf("i%03d", i), StartS: a, EndS: a + o.Interval.Seconds()})
+	}
+	if err := scrape.FillSamples(ev, ss, o.Engine); err != nil {
+		return nil, nil, "", err
+	}
+	vals := make([]map[string]float64, n)
+	reps := make([]float64, n)
+	for i := range vals {
+		vals[i] = map[string]float64{}
+	}
+	for _, st := range ev.Stages {
+		for _, s := range st.Signals {
+			var i int
+			if len(s.Labels) > 0 || len(s.Phase) < 2 || s.Phase[0] != 'i' {
+				continue
+			}
+			if _, err := fmt.Sscanf(s.Phase[1:], "%d", &i); err != nil || i < 0 || i >= n {
+				continue
+			}
+			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				continue
+			}
+			vals[i][s.Name] = s.Value
+			if s.Name == evidence.SigEngines {
+				reps[i] = s.Value
+			}
+		}
+	}
+	return vals, reps, ev.Run.Engine, nil
+}
+
+func endpoints(ss []scrape.Sample) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if s.Kind == scrape.KindEngine && !seen[s.Endpoint] {
+			seen[s.Endpoint] = true
+			out = append(out, strings.TrimPrefix(s.Endpoint, "prom:"))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Live compares the candidate side's samples with the baseline side's over
+// [o.Start, o.End].
+func Live(base, cand []scrape.Sample, baseSel, candSel string, o LiveOptions) (*LiveResult, error) {
+	if !o.End.After(o.Start) {
+		return nil, badInput("the window is empty (end %s is not after start %s)", o.End.Format(time.RFC3339), o.Start.Format(time.RFC3339))
+	}
+	o.defaults()
+	n := int(o.End.Sub(o.Start) / o.Interval)
+	if n < 1 {
+		return nil, badInput("--interval %v is longer than the window %v", o.Interval, o.End.Sub(o.Start))
+	}
+	res := &LiveResult{Start: o.Start, End: o.Start.Add(time.Duration(n) * o.Interval), IntervalS: o.Interval.Seconds(),
+		Baseline: LiveSide{Selector: baseSel, Endpoints: endpoints(base)}, Candidate: LiveSide{Selector: candSel, Endpoints: endpoints(cand)},
+		Triggers: []Check{}, Reasons: []string{}}
+	if len(res.Baseline.Endpoints) == 0 || len(res.Candidate.Endpoints) == 0 {
+		return nil, badInput("no engine series in the window for %s: check the selector (label matchers such as job=\"vllm\") and the window", map[bool]string{true: "the baseline " + baseSel, false: "the candidate " + candSel}[len(res.Baseline.Endpoints) == 0])
+	}
+	bv, brep, beng, err := liveValues(base, o, n)
+	if err != nil {
+		return nil, badInput("baseline: %v", err)
+	}
+	cv, crep, ceng, err := liveValues(cand, o, n)
+	if err != nil {
+		return nil, badInput("candidate: %v", err)
+	}
+	res.Baseline.Engine, res.Candidate.Engine = beng, ceng
+	res.Baseline.Replicas, res.Candidate.Replicas = int(maxOf(brep)), int(maxOf(crep))
+	if beng != ceng {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the sides run different engines (%s vs %s): only quantities both expose are compared", orDash(beng), orDash(ceng)))
+	}
+
+	judged := 0
+	for _, d := range liveTable {
+		m := LiveMetric{Name: d.name, Signal: d.signal, Unit: d.unit, Group: d.group, Better: d.better, Critical: d.critical, Base: []float64{}, Cand: []float64{}}
+		for i := 0; i < n; i++ {
+			if x, ok := d.value(bv[i], brep[i]); ok {
+				m.Base = append(m.Base, round6(x))
+			}
+			if x, ok := d.value(cv[i], crep[i]); ok {
+				m.Cand = append(m.Cand, round6(x))
+			}
+		}
+		if d.better != "info" && len(m.Base) > 0 && len(m.Cand) > 0 {
+			judged++
+		}
+		res.Metrics = append(res.Metrics, m)
+	}
+	res.Alpha = (1 - o.Level) / float64(max(judged, 1))
+	for i := range res.Metrics {
+		liveRow(&res.Metrics[i], res.Alpha, o, i)
+	}
+	for _, m := range res.Metrics {
+		if m.Critical {
+			res.Baseline.Intervals, res.Candidate.Intervals = len(m.Base), len(m.Cand)
+			break
+		}
+	}
+	res.Method = fmt.Sprintf("%d intervals of %v per side; per metric: two-sided Mann-Whitney U and a %.0f%% bootstrap interval of the difference of interval means (%d resamples, seed %d), worse when both agree at alpha %.4g (%.0f%% Bonferroni-corrected over %d metrics) and the mean moved by more than %.0f%%; groups scored Kayenta-style",
+		n, o.Interval, o.Level*100, o.Resamples, o.Seed, res.Alpha, (1-o.Level)*100, judged, o.Effect*100)
+
+	// Kayenta's score: each group's passed share, weighted.
+	var wsum, score float64
+	for _, g := range liveGroups {
+		lg := LiveGroup{Name: g.name, Weight: g.weight}
+		for _, m := range res.Metrics {
+			if m.Group != g.name || m.Class == "info" || m.Class == "nodata" {
+				continue
+			}
+			lg.Judged++
+			if !m.Worse {
+				lg.Passed++
+			}
+		}
+		if lg.Judged > 0 {
+			lg.Score = 100 * float64(lg.Passed) / float64(lg.Judged)
+			wsum += g.weight
+			score += g.weight * lg.Score
+		}
+		res.Groups = append(res.Groups, lg)
+	}
+	if wsum > 0 {
+		res.Score = round6(score / wsum)
+	}
+
+	liveTriggers(res, o)
+	liveDecide(res, o)
+	return res, nil
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+func round6(v float64) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// bootMean is the bootstrap distribution of a sample's mean (len(xs) resampled values).
+func bootMean(xs []float64, o LiveOptions, who string, row int) []float64 {
+	rng := rng(o.Seed, "live/"+who, fmt.Sprint(row))
+	out := make([]float64, o.Resamples)
+	for r := range out {
+		s := 0.0
+		for range xs {
+			s += xs[rng.IntN(len(xs))]
+		}
+		out[r] = s / float64(len(xs))
+	}
+	return out
+}
+
+func liveRow(m *LiveMetric, alpha float64, o LiveOptions, row int) {
+	if len(m.Base) == 0 || len(m.Cand) == 0 {
+		m.Class, m.Note = "nodata", "no value on a side in the window"
+		if m.Better == "info" {
+			m.Class = "info"
+		}
+		return
+	}
+	bm, cm := mean(m.Base), mean(m.Cand)
+	m.BaseMean, m.CandMean = num(round6(bm)), num(round6(cm))
+	if bm != 0 {
+		m.DeltaPct = num(round6((cm - bm) / math.Abs(bm) * 100))
+	}
+	u, err := mstats.MannWhitneyUTest(m.Cand, m.Base, mstats.LocationDiffers)
+	switch {
+	case err == nil:
+		m.P = num(u.P)
+	case errors.Is(err, mstats.ErrSamplesEqual):
+		m.P = num(1)
+	}
+	bb, cb := bootMean(m.Base, o, "base", row), bootMean(m.Cand, o, "candidate", row)
+	d := make([]float64, o.Resamples)
+	for i := range d {
+		d[i] = cb[i] - bb[i]
+	}
+	// The interval matches the corrected level, so "significant" means the same for both.
+	lo, hi, ok := resample.PercentileCI(d, 1-alpha)
+	if ok {
+		m.CILo, m.CIHi = num(round6(lo)), num(round6(hi))
+	}
+	if m.Better == "info" {
+		m.Class = "info"
+		return
+	}
+	m.Class = "pass"
+	sig := m.P != nil && *m.P < alpha && ok
+	beyond := func(up bool) bool {
+		if bm == 0 {
+			return true
+		}
+		if up {
+			return cm > bm*(1+o.Effect)
+		}
+		return cm < bm*(1-o.Effect)
+	}
+	switch {
+	case sig && lo > 0 && beyond(true):
+		m.Class = "high"
+	case sig && hi < 0 && beyond(false):
+		m.Class = "low"
+	}
+	m.Worse = (m.Class == "high" && m.Better == "lower") || (m.Class == "low" && m.Better == "higher")
+	if len(m.Base) < o.MinIntervals || len(m.Cand) < o.MinIntervals {
+		m.Note = fmt.Sprintf("%d and %d intervals: fewer than %d on a side", len(m.Base), len(m.Cand), o.MinIntervals)
+	}
+}
+
+// liveTriggers derives the baseline side's p99 triggers (or maps the given ones) and
+// checks the candidate's interval mean against each.
+func liveTriggers(res *LiveResult, o LiveOptions) {
+	byName := map[string]*LiveMetric{}
+	for i := range res.Metrics {
+		byName[res.Metrics[i].Signal] = &res.Metrics[i]
+	}
+	level := o.Level
+	interval := func(xs []float64, who string, row int) (float64, float64, bool) {
+		if len(xs) < 2 {
+			return 0, 0, false
+		}
+		return resample.PercentileCI(bootMean(xs, o, "trigger/"+who, row), level)
+	}
+	var trig []evidence.Trigger
+	source := "rollback trigger (baseline side, Prometheus)"
+	if o.Triggers != nil {
+		source = "rollback trigger (" + o.TriggersSource + ", mapped to the server-side quantile)"
+		for _, t := range o.Triggers {
+			s, ok := liveTriggerSignal[t.Signal]
+			if !ok {
+				res.Triggers = append(res.Triggers, Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas",
+					Status: StatusNotChecked, Note: "no server-side counterpart in the engines' metrics"})
+				continue
+			}
+			t.Basis = t.Signal + ": " + t.Basis
+			t.Signal = s
+			trig = append(trig, t)
+		}
+	} else {
+		for i, sigName := range []string{evidence.SigServerTTFTP99, evidence.SigServerITLP99, evidence.SigServerE2EP99} {
+			m := byName[sigName]
+			if m == nil || len(m.Base) < o.MinIntervals {
+				continue
+			}
+			_, hi, ok := interval(m.Base, "base", i)
+			if !ok {
+				continue
+			}
+			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: round6(hi * (1 + o.Margin)), Unit: "ms",
+				Basis: fmt.Sprintf("baseline interval mean %.4g ms, 95%% CI upper %.4g + %.0f%% (%d intervals)", mean(m.Base), hi, o.Margin*100, len(m.Base))})
+		}
+	}
+	for i, t := range trig {
+		ch := Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas"}
+		m := byName[t.Signal]
+		if m == nil || len(m.Cand) == 0 {
+			ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the window"
+			res.Triggers = append(res.Triggers, ch)
+			continue
+		}
+		ch.Base, ch.Candidate, ch.Values = m.BaseMean, m.CandMean, len(m.Cand)
+		lo, hi, ok := interval(m.Cand, "candidate", i)
+		if !ok {
+			ch.Status, ch.Note = StatusUncertain, "too few intervals for an interval"
+			res.Triggers = append(res.Triggers, ch)
+			continue
+		}
+		ch.CILo, ch.CIHi = num(round6(lo)), num(round6(hi))
+		bLo, valid := breach(t.Op, lo, t.Bound)
+		bHi, _ := breach(t.Op, hi, t.Bound)
+		switch {
+		case !valid:
+			ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", t.Op)
+		case bLo && bHi:
+			ch.Status = StatusFail
+		case !bLo && !bHi:
+			ch.Status = StatusPass
+		default:
+			ch.Status = StatusUncertain
+			ch.NeededTasks = needed(len(m.Cand), *m.CandMean, lo, hi, t.Bound)
+		}
+		res.Triggers = append(res.Triggers, ch)
+	}
+}
+
+func liveDecide(res *LiveResult, o LiveOptions) {
+	if res.Baseline.Intervals < o.MinIntervals || res.Candidate.Intervals < o.MinIntervals {
+		res.Verdict = Inconclusive
+		res.Reasons = append(res.Reasons, fmt.Sprintf("too few intervals with data: %d (baseline) and %d (candidate); need at least %d per side (a longer --window or a shorter --interval)",
+			res.Baseline.Intervals, res.Candidate.Intervals, o.MinIntervals))
+		return
+	}
+	var reject, uncertain []string
+	for _, ch := range res.Triggers {
+		desc := fmt.Sprintf("%s %s %.4g %s (%s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source)
+		switch ch.Status {
+		case StatusFail:
+			reject = append(reject, fmt.Sprintf("%s: candidate interval mean %s, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
+		case StatusUncertain:
+			uncertain = append(uncertain, fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi)))
+		}
+	}
+	for _, m := range res.Metrics {
+		if m.Worse && m.Critical {
+			reject = append(reject, fmt.Sprintf("%s (critical) is worse: mean %s → %s %s (%s), rank test p %.3g < %.3g", m.Name, fmtNum(m.BaseMean), fmtNum(m.CandMean), m.Unit, fmtPct(m.DeltaPct), deref(m.P), res.Alpha))
+		}
+	}
+	if res.Score < PassScore {
+		reject = append(reject, fmt.Sprintf("score %.0f below %.0f (Kayenta's default marginal threshold): %s", res.Score, PassScore, failedNames(res)))
+	}
+	switch {
+	case len(reject) > 0:
+		res.Verdict = Reject
+		res.Reasons = append(res.Reasons, reject...)
+	case len(uncertain) > 0:
+		res.Verdict = Inconclusive
+		res.Reasons = append(res.Reasons, uncertain...)
+	default:
+		res.Verdict = Accept
+		res.Reasons = append(res.Reasons, fmt.Sprintf("no critical metric worse, score %.0f, no trigger breached (%d checked)", res.Score, len(res.Triggers)))
+	}
+}
+
+func failedNames(res *LiveResult) string {
+	var out []string
+	for _, m := range res.Metrics {
+		if m.Worse {
+			out = append(out, m.Name)
+		}
+	}
+	if len(out) == 0 {
+		return "none worse"
+	}
+	return strings.Join(out, ", ") + " worse"
+}
+
+// LiveText writes the judgement: sides, metric table, groups, triggers, verdict.
+func LiveText(w io.Writer, r *LiveResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "pel canary: %s to %s (%d intervals of %gs)\n", r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339),
+		int(r.End.Sub(r.Start).Seconds()/r.IntervalS+0.5), r.IntervalS)
+	for _, s := range []struct {
+		role string
+		side LiveSide
+	}{{"baseline", r.Baseline}, {"candidate", r.Candidate}} {
+		fmt.Fprintf(w, "  %-9s  %s: %s (%d replica(s), %s)\n", s.role, s.side.Selector, strings.Join(s.side.Endpoints, ", "), s.side.Replicas, orDash(s.side.Engine))
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "  WARNING: %s\n", wn)
+	}
+	fmt.Fprintf(w, "\n  method: %s\n\n", r.Method)
+	fmt.Fprintf(tw, "  metric\tgroup\tbase mean\tcandidate mean\tchange\tCI of difference\tU-test p\tclass\n")
+	for _, m := range r.Metrics {
+		p := "-"
+		if m.P != nil {
+			p = fmt.Sprintf("%.3g", *m.P)
+		}
+		class := m.Class
+		if m.Worse {
+			class = strings.ToUpper(class) + " (worse)"
+		}
+		if m.Critical {
+			class += ", critical"
+		}
+		fmt.Fprintf(tw, "  %s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, m.Group, fmtNum(m.BaseMean), fmtNum(m.CandMean), fmtPct(m.DeltaPct), fmtCI(m.CILo, m.CIHi), p, class)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n  groups:")
+	for _, g := range r.Groups {
+		if g.Judged > 0 {
+			fmt.Fprintf(w, "  %s %d/%d (weight %g)", g.Name, g.Passed, g.Judged, g.Weight)
+		}
+	}
+	fmt.Fprintf(w, "\n  score: %.0f (reject under %.0f)\n", r.Score, PassScore)
+	if len(r.Triggers) > 0 {
+		fmt.Fprintf(w, "\nrollback triggers (breach when value op bound), on the candidate's interval mean:\n")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, c := range r.Triggers {
+			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\tcandidate %s\tCI %s\t%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, fmtNum(c.Candidate), fmtCI(c.CILo, c.CIHi), c.Basis+c.Note)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nverdict: %s\n", VerdictText(r.Verdict))
+	for _, why := range r.Reasons {
+		fmt.Fprintf(w, "  - %s\n", why)
+	}
+	return nil
+}
+
+// LiveJSON writes the judgement as indented JSON.
+func LiveJSON(w io.Writer, r *LiveResult) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
