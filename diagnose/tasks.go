@@ -29,30 +29,6 @@ type Tasks struct {
 	EachRejected func(func(*record.Record) error) error
 }
 
-// Filter returns the tasks keep selects (a canary run's baseline side); counts and joins
-// follow the sample (a set of whole phases keeps exact counts).
-func (t Tasks) Filter(keep func(*record.Record) bool) Tasks {
-	out := t
-	out.All = nil
-	for i := range t.All {
-		if keep(&t.All[i]) {
-			out.All = append(out.All, t.All[i])
-		}
-	}
-	if t.EachRejected != nil {
-		each := t.EachRejected
-		out.EachRejected = func(f func(*record.Record) error) error {
-			return each(func(r *record.Record) error {
-				if keep(r) {
-					return f(r)
-				}
-				return nil
-			})
-		}
-	}
-	return out
-}
-
 // present reports whether any record was given (nil degrades impact, reproduction and
 // rollback to not met).
 func (t Tasks) present() bool { return t.All != nil || t.Sampled }

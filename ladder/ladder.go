@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/trace"
@@ -34,6 +34,8 @@ type Options struct {
 	NsysOnly map[string]bool
 	// Seed for the rollback bootstrap (default 1).
 	Seed uint64
+	// SampleBytes bounds the task records held per phase (rundir.Options; 0: the default).
+	SampleBytes int64
 }
 
 // Analyze rebuilds dir's evidence and diagnoses it. Stage 1 always comes from
@@ -41,18 +43,28 @@ type Options struct {
 // evidence.json); the OTLP span signals from spans.jsonl when present; each trace in
 // o.Traces replaces the signals of an earlier analysis of the same file, and traces analysed
 // before are kept. Nothing is written: see WriteRun.
+//
+// The directory's files are read once each, requests.jsonl as a stream (package rundir):
+// the records returned are every task, or for a run longer than memory holds the seeded
+// sample the diagnosis read (with passes over every task for what a sample cannot say).
 func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error) {
-	ev, err := runner.Rebuild(dir)
+	d, err := rundir.Open(dir)
 	if err != nil {
 		return nil, nil, tagBad(err)
 	}
-	c, err := contract.Load(filepath.Join(dir, runner.ContractFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	c := d.Contract
+	ev := d.Evidence
+	if ev == nil {
+		ev = evidence.New()
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, runner.RequestsFile))
+	rs, err := d.Stage1(ev, rundir.Options{SampleBytes: o.SampleBytes, JoinSets: diagnose.JoinSets})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return nil, nil, tagBad(err)
+	}
+	recs := rs.Tasks
+	tasks := diagnose.Tasks{All: recs}
+	if !rs.Complete {
+		tasks = diagnose.Tasks{All: recs, Sampled: true, Total: rs.Total, NonCancelled: rs.NonCancelled, Joins: rs.Joins, EachRejected: d.EachRejected}
 	}
 	var results []*trace.Result
 	replaced := map[string]bool{}
@@ -132,7 +144,7 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	for _, r := range results {
 		trace.FillEvidence(ev, r)
 	}
-	diagnose.Diagnose(ev, recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed"})
+	diagnose.DiagnoseTasks(ev, tasks, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed"})
 	return ev, recs, nil
 }
 
@@ -141,7 +153,7 @@ func isTraceSource(s string) bool {
 }
 
 func tagBad(err error) error {
-	if errors.Is(err, runner.ErrBadInput) || errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, rundir.ErrBadInput) || errors.Is(err, runner.ErrBadInput) || errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	return err
@@ -149,7 +161,7 @@ func tagBad(err error) error {
 
 // WriteRun writes evidence.json and report.html into dir (0600, each atomically).
 func WriteRun(dir string, ev *evidence.Evidence) error {
-	if err := ev.WriteFile(filepath.Join(dir, runner.EvidenceFile)); err != nil {
+	if err := ev.WriteFile(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
 		return err
 	}
 	return evidence.WriteAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.HTML(w, ev) })

@@ -192,7 +192,13 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 	opt := StatsOptions(d.Contract, start)
 	st := stats.NewStream(opt, o.SampleBytes)
 	err := d.Each(func(r *record.Record) error {
-		st.Add(r)
+		if r.Phase == record.PhaseCanary {
+			// An interleaved canary's candidate tasks have evidence of their own
+			// (runner.BaselineSide): the diagnosis sees them, stage 1 does not.
+			st.AddOutside(r)
+		} else {
+			st.Add(r)
+		}
 		if o.Observe != nil {
 			o.Observe(r)
 		}

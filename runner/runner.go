@@ -19,6 +19,7 @@ import (
 	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/stats"
 	"github.com/pel-ladder/pel/workload"
 )
@@ -77,11 +78,11 @@ type Config struct {
 	Canary *Canary
 }
 
-// File names inside a run directory.
+// File names inside a run directory (package rundir owns it).
 const (
-	ContractFile = "contract.yaml"
-	RequestsFile = "requests.jsonl"
-	EvidenceFile = "evidence.json"
+	ContractFile = rundir.ContractFile
+	RequestsFile = rundir.RequestsFile
+	EvidenceFile = rundir.EvidenceFile
 )
 
 // Run drives the contract's workload against the target and writes the run directory.
@@ -254,32 +255,37 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		return nil, fmt.Errorf("writing %s: %w", RequestsFile, res.SinkErr)
 	}
 
-	recs, torn, err := record.ReadFileTorn(filepath.Join(cfg.OutDir, RequestsFile))
-	if err != nil {
-		return nil, err
-	}
-	if torn != nil {
-		notes = append(notes, tornNote(torn))
-	}
 	ev := evidence.New()
 	ev.Run = evidence.Run{
 		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
 		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(), EngineConfig: engineConfig,
 	}
-	if res.Interrupted {
-		cancelled := 0
-		for i := range recs {
-			if recs[i].Status == record.StatusCancelled {
-				cancelled++
-			}
+	// Stage 1 streams requests.jsonl, so a run of any length ends in bounded memory; why
+	// tasks failed, and a canary's candidate tasks, are gathered on the way.
+	var fails failures
+	var cand []record.Record
+	rd := &rundir.Dir{Path: cfg.OutDir, Contract: c}
+	if _, err := rd.Stage1(ev, rundir.Options{Observe: func(r *record.Record) {
+		fails.add(r)
+		if cr != nil && r.Phase == record.PhaseCanary {
+			cand = append(cand, *r)
 		}
-		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", cancelled, graceOf(cfg.Grace)))
+	}}); err != nil {
+		return nil, err
+	}
+	stage1Notes := ev.Run.Notes
+	if rd.Torn != nil {
+		notes = append(notes, tornNote(rd.Torn))
+		stage1Notes = slices.DeleteFunc(stage1Notes, func(n string) bool { return n == tornNote(rd.Torn) })
+	}
+	if res.Interrupted {
+		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", fails.cancelled, graceOf(cfg.Grace)))
 	}
 	if ready.Via == "/health" {
 		notes = append(notes, "readiness via /health (the target has no /v1/models)")
 	}
-	ev.Run.Notes = append(notes, cr.finish(cfg.OutDir, c, recs, res.Start, res.End)...)
-	Stage1(ev, c, recs)
+	notes = append(notes, cr.finish(cfg.OutDir, c, cand, res.Start, res.End)...)
+	ev.Run.Notes = append(notes, stage1Notes...)
 	for _, col := range cfg.Collectors {
 		if err := col.Fill(ev, cfg.OutDir); err != nil {
 			ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("collector: %v", err))
@@ -288,7 +294,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if err := ev.WriteFile(filepath.Join(cfg.OutDir, EvidenceFile)); err != nil {
 		return ev, fmt.Errorf("writing %s: %w", EvidenceFile, err)
 	}
-	if err := allFailed(recs, cfg.OutDir); err != nil {
+	if err := fails.err(cfg.OutDir); err != nil {
 		return ev, err
 	}
 	return ev, nil
@@ -331,70 +337,75 @@ func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
 	}
 }
 
-// Rebuild recomputes a run directory's evidence from contract.yaml and requests.jsonl.
-// Run information and the other stages are kept from an existing evidence.json; stage 1,
-// the workload block and the contract reference are always recomputed. Nothing is written.
+// Rebuild recomputes a run directory's evidence from contract.yaml and requests.jsonl
+// (rundir.Rebuild, streamed). Run information and the other stages are kept from an
+// existing evidence.json; stage 1, the workload block and the contract reference are always
+// recomputed. Nothing is written.
 func Rebuild(dir string) (*evidence.Evidence, error) {
-	c, err := contract.Load(filepath.Join(dir, ContractFile))
-	if err != nil {
+	ev, err := rundir.Rebuild(dir)
+	if errors.Is(err, rundir.ErrBadInput) {
 		return nil, &kindError{ErrBadInput, err}
 	}
-	recs, torn, err := record.ReadFileTorn(filepath.Join(dir, RequestsFile))
-	if err != nil {
-		return nil, &kindError{ErrBadInput, err}
-	}
-	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return nil, &kindError{ErrBadInput, err}
-		}
-		ev = evidence.New()
-	}
-	if torn != nil {
-		// A crash or a full disk during the last write: the complete lines are the run.
-		if n := tornNote(torn); !slices.Contains(ev.Run.Notes, n) {
-			ev.Run.Notes = append(ev.Run.Notes, n)
-		}
-	}
-	Stage1(ev, c, recs)
-	return ev, nil
+	return ev, err
 }
 
-func tornNote(t *record.TornLine) string {
-	return fmt.Sprintf("warning: %s %s", RequestsFile, t)
-}
+func tornNote(t *record.TornLine) string { return rundir.TornNote(t) }
 
 // allFailed returns an ErrRunFailed error, in plain words, when tasks ran and none of them
 // completed.
 func allFailed(recs []record.Record, dir string) error {
-	if len(recs) == 0 {
+	var f failures
+	for i := range recs {
+		f.add(&recs[i])
+	}
+	return f.err(dir)
+}
+
+// failures counts, task by task, what allFailed needs: whether any task completed, and why
+// the others did not.
+type failures struct {
+	n, cancelled int
+	ok           bool
+	causes       map[string]int
+	example      string
+}
+
+func (f *failures) add(r *record.Record) {
+	f.n++
+	if r.OK() {
+		f.ok = true
+		return
+	}
+	if r.Status == record.StatusCancelled {
+		f.cancelled++
+	}
+	why := r.Status
+	if r.HTTPStatus != 0 && r.Status == record.StatusHTTPError {
+		why = fmt.Sprintf("HTTP %d", r.HTTPStatus)
+	}
+	if f.causes == nil {
+		f.causes = map[string]int{}
+	}
+	f.causes[why]++
+	if f.example == "" && r.Error != "" {
+		f.example = "; first error: " + r.Error
+	}
+}
+
+func (f *failures) err(dir string) error {
+	if f.n == 0 || f.ok {
 		return nil
 	}
-	causes := map[string]int{}
-	cancelled := 0
-	for _, r := range recs {
-		if r.OK() {
-			return nil
-		}
-		if r.Status == record.StatusCancelled {
-			cancelled++
-		}
-		why := r.Status
-		if r.HTTPStatus != 0 && r.Status == record.StatusHTTPError {
-			why = fmt.Sprintf("HTTP %d", r.HTTPStatus)
-		}
-		causes[why]++
-	}
-	if cancelled == len(recs) {
+	if f.cancelled == f.n {
 		return &kindError{ErrRunFailed, fmt.Errorf("the run was stopped before any request completed: all %d tasks were cancelled; records are in %s",
-			len(recs), filepath.Join(dir, RequestsFile))}
+			f.n, filepath.Join(dir, RequestsFile))}
 	}
 	type kv struct {
 		k string
 		n int
 	}
 	var list []kv
-	for k, n := range causes {
+	for k, n := range f.causes {
 		list = append(list, kv{k, n})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || list[i].n == list[j].n && list[i].k < list[j].k })
@@ -402,15 +413,8 @@ func allFailed(recs []record.Record, dir string) error {
 	for _, x := range list {
 		parts = append(parts, fmt.Sprintf("%s ×%d", x.k, x.n))
 	}
-	example := ""
-	for _, r := range recs {
-		if r.Error != "" {
-			example = "; first error: " + r.Error
-			break
-		}
-	}
 	return &kindError{ErrRunFailed, fmt.Errorf("every request failed: %d of %d tasks ended in error (%s)%s; records are in %s",
-		len(recs), len(recs), strings.Join(parts, ", "), example, filepath.Join(dir, RequestsFile))}
+		f.n, f.n, strings.Join(parts, ", "), f.example, filepath.Join(dir, RequestsFile))}
 }
 
 func hasChecks(c *contract.Contract) bool {

@@ -31,6 +31,8 @@ type Sample struct {
 	strata map[string]*stratum
 	next   int64
 	intern map[string]string
+	// outside marks, after Records, which records were offered with AddOutside.
+	outside []bool
 }
 
 type stratum struct {
@@ -43,10 +45,11 @@ type stratum struct {
 }
 
 type sampled struct {
-	rec   record.Record
-	prio  uint64
-	order int64
-	size  int64
+	rec     record.Record
+	outside bool // for the diagnosis only (Stream.AddOutside)
+	prio    uint64
+	order   int64
+	size    int64
 }
 
 // NewSample returns a sample with a per-phase budget in bytes (<= 0: DefaultSampleBytes).
@@ -82,7 +85,9 @@ func mix64(x uint64) uint64 {
 }
 
 // Add offers one task record (steps attached); the sample copies what it keeps.
-func (s *Sample) Add(r *record.Record) {
+func (s *Sample) Add(r *record.Record) { s.add(r, false) }
+
+func (s *Sample) add(r *record.Record, outside bool) {
 	st := s.strata[r.Phase]
 	if st == nil {
 		st = &stratum{tau: math.MaxUint64}
@@ -99,7 +104,7 @@ func (s *Sample) Add(r *record.Record) {
 	}
 	c := s.compact(r)
 	size := recordSize(&c)
-	st.items = append(st.items, sampled{rec: c, prio: p, order: s.next, size: size})
+	st.items = append(st.items, sampled{rec: c, outside: outside, prio: p, order: s.next, size: size})
 	st.bytes += size
 	defer func() { st.kept = len(st.items) }()
 	for st.bytes > s.budget && len(st.items) > 1 && st.tau > 0 {
@@ -197,8 +202,9 @@ func (s *Sample) Records() []record.Record {
 	}
 	sortByOrder(all)
 	out := make([]record.Record, len(all))
+	s.outside = make([]bool, len(all))
 	for i, it := range all {
-		out[i] = it.rec
+		out[i], s.outside[i] = it.rec, it.outside
 		it.rec = record.Record{}
 	}
 	for _, st := range s.strata {

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,6 +65,25 @@ func (s *Stream) Add(r *record.Record) {
 	s.sample.Add(r)
 }
 
+// AddOutside offers a record to the sample only: the diagnosis sees it, stage 1 does not
+// (an interleaved canary's candidate tasks, whose evidence is their own).
+func (s *Stream) AddOutside(r *record.Record) { s.sample.add(r, true) }
+
+// stageOne is the sampled records stage 1 covers.
+func (s *Stream) stageOne() []record.Record {
+	recs := s.Records()
+	if !slices.Contains(s.sample.outside, true) {
+		return recs
+	}
+	out := make([]record.Record, 0, len(recs))
+	for i := range recs {
+		if !s.sample.outside[i] {
+			out = append(out, recs[i])
+		}
+	}
+	return out
+}
+
 // Sample is the stream's sample.
 func (s *Stream) Sample() *Sample { return s.sample }
 
@@ -93,7 +113,7 @@ func (s *Stream) Phases() []evidence.Phase { return s.exact(false).phases }
 // Records); it is needed only when the sample is not Complete, and nil reads the joined
 // signals from the sample alone.
 func (s *Stream) Result(join *Join) *Result {
-	recs := s.Records()
+	recs := s.stageOne()
 	if s.Complete() {
 		return Compute(recs, s.opt)
 	}
