@@ -94,6 +94,9 @@ func clientSignals(recs []*record.Record, j *stats.Join) map[string]float64 {
 	for n, x := range sh.Values {
 		out[n] = x
 	}
+	for n, x := range stats.StepSignals(recs).Values {
+		out[n] = x // multi-step tasks: re-prefill, wait and later-turn figures
+	}
 	// Long prompts in the other half are in recs' phase too; stats.HOL sees only this half's,
 	// so a long prefill straddling the boundary counts on one side only.
 	if h, ok := stats.HOLWith(recs, minHOLSamples, j); ok {
@@ -111,7 +114,8 @@ var clientNames = []string{
 	evidence.SigAcceptanceRate, evidence.SigHOLTTFTRatio,
 }
 
-// isShape reports whether a stage-1 signal comes from stats.ShapeOf (re-derived per half).
+// isShape reports whether a stage-1 signal comes from stats.ShapeOf or stats.StepSignals
+// (re-derived per half).
 func isShape(n string) bool {
 	switch n {
 	case evidence.SigQueueShare, evidence.SigServiceTTFT, evidence.SigCoalescedShare, evidence.SigTTFTShareE2E,
@@ -119,7 +123,7 @@ func isShape(n string) bool {
 		evidence.SigPrefillMsPerToken, evidence.SigPrefillFitR2, evidence.SigTPOTLoadRatio, evidence.SigContextExhaustedRate:
 		return true
 	}
-	return strings.HasPrefix(n, "client.error_rate.") || strings.HasPrefix(n, "client.flag_rate.")
+	return strings.HasPrefix(n, "client.error_rate.") || strings.HasPrefix(n, "client.flag_rate.") || strings.HasPrefix(n, "client.steps.")
 }
 
 // sloRejected reports whether a completed task was rejected for an SLO.

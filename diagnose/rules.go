@@ -166,9 +166,9 @@ var rules = []rule{
 	// Launch-bound steps also leave the GPU idle between kernels; tiny kernels name why.
 	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, []string{"launch-bound"}},
 	// A queue is what every more specific cause of slow admission looks like from outside.
-	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted"}},
+	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted", "multiturn-reprefill"}},
 	// Exposed communication makes every step longer, the prefill steps most.
-	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, []string{"exposed-communication"}},
+	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, []string{"exposed-communication", "multiturn-reprefill"}},
 	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
 	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash", "client-server-gap"}},
 	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
