@@ -338,7 +338,7 @@ func TestOpenAIShapedErrors(t *testing.T) {
 		{"missing prompt", "/v1/completions", `{"max_tokens":3}`, 400, "prompt", "BadRequestError"},
 		{"image content", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content", "BadRequestError"},
 		{"body too large", "/v1/completions", big, 413, "", "RequestEntityTooLarge"},
-		{"unknown route", "/v1/embeddings", `{}`, 404, "", "NotFoundError"},
+		{"unknown route", "/v1/audio/speech", `{}`, 404, "", "NotFoundError"},
 	}
 	for _, tc := range tests {
 		resp, err := http.Post(srv.URL()+tc.path, "application/json", strings.NewReader(tc.body))
