@@ -28,6 +28,7 @@ type GPU struct {
 //     Tensor Core GPU Datasheet" (nvidia.com/en-us/data-center/h200).
 //   - A100 SXM4 80GB: 2,039 GB/s HBM2e, 312 TFLOPS dense BF16, 108 SMs, NVLink 3 600 GB/s
 //     bidirectional. "NVIDIA A100 Tensor Core GPU Datasheet" and the Ampere whitepaper.
+//   - A100 SXM4 40GB: 1,555 GB/s HBM2, otherwise as the 80GB SXM4 part. Same datasheet.
 //   - L4 24GB: 300 GB/s GDDR6, 121 TFLOPS dense BF16 (242 with sparsity), 58 SMs, PCIe Gen4
 //     x16 (64 GB/s bidirectional), no NVLink. "NVIDIA L4 Tensor Core GPU Datasheet".
 var gpus = map[string]GPU{
@@ -36,6 +37,8 @@ var gpus = map[string]GPU{
 	"h200": {Name: "h200", ModelName: "NVIDIA H200", MemBytes: 141e9, MemBW: 4.8e12,
 		PeakFLOPS: 989e12, SMs: 132, LinkBW: 450e9, LinkNVLink: true, ComputeCap: [2]int{9, 0}},
 	"a100-80gb": {Name: "a100-80gb", ModelName: "NVIDIA A100-SXM4-80GB", MemBytes: 80e9, MemBW: 2.039e12,
+		PeakFLOPS: 312e12, SMs: 108, LinkBW: 300e9, LinkNVLink: true, ComputeCap: [2]int{8, 0}},
+	"a100-40gb": {Name: "a100-40gb", ModelName: "NVIDIA A100-SXM4-40GB", MemBytes: 40e9, MemBW: 1.555e12,
 		PeakFLOPS: 312e12, SMs: 108, LinkBW: 300e9, LinkNVLink: true, ComputeCap: [2]int{8, 0}},
 	"l4": {Name: "l4", ModelName: "NVIDIA L4", MemBytes: 24e9, MemBW: 300e9,
 		PeakFLOPS: 121e12, SMs: 58, LinkBW: 32e9, LinkNVLink: false, ComputeCap: [2]int{8, 9}},
@@ -66,6 +69,8 @@ type Model struct {
 //     vocab 128256, 70.6B parameters.
 //   - Qwen/Qwen2.5-7B: 28 layers, hidden 3584, 28 heads, 4 KV heads, FFN 18944, vocab 152064,
 //     7.62B parameters, context 32768.
+//   - Qwen/Qwen3-8B: 36 layers, hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 12288,
+//     vocab 151936, untied embeddings, 8.19B parameters (6.95B non-embedding), context 40960.
 //   - Qwen/Qwen2.5-0.5B: 24 layers, hidden 896, 14 heads, 2 KV heads, head dim 64, FFN 4864,
 //     vocab 151936, tied embeddings, 0.49B parameters.
 //   - tiny: a made-up 4-layer model for fast tests (parameters computed from its shape).
@@ -79,6 +84,9 @@ var models = map[string]Model{
 	"qwen2.5-7b": {Name: "qwen2.5-7b", HFName: "Qwen/Qwen2.5-7B", Params: 7.62e9, Layers: 28,
 		Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064,
 		DTypeBytes: 2, MaxModelLen: 32768},
+	"qwen3-8b": {Name: "qwen3-8b", HFName: "Qwen/Qwen3-8B", Params: 8.19e9, Layers: 36,
+		Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936,
+		DTypeBytes: 2, MaxModelLen: 40960},
 	"qwen2.5-0.5b": {Name: "qwen2.5-0.5b", HFName: "Qwen/Qwen2.5-0.5B", Params: 0.49e9, Layers: 24,
 		Hidden: 896, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936, TiedEmbed: true,
 		DTypeBytes: 2, MaxModelLen: 32768},

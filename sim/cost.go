@@ -14,23 +14,72 @@ type CostParams struct {
 	GraphLaunchUS  float64 // host cost of one cudaGraphLaunch
 	GraphNodeUS    float64 // device-side gap between consecutive graph nodes
 	MinKernelUS    float64 // shortest possible kernel (launch latency on the device, tail effects)
-	SchedStepUS    float64 // scheduler CPU per step (Python scheduler, input preparation)
-	SchedSeqUS     float64 // scheduler CPU per scheduled sequence
-	// Overlap runs the scheduler for step n+1 while step n is on the GPU (vLLM's async
-	// scheduling); otherwise scheduler CPU and GPU work are serial.
-	Overlap     bool
-	MemEff      float64 // achievable fraction of HBM bandwidth (1 = datasheet roofline)
-	FLOPSEff    float64 // achievable fraction of peak tensor FLOP/s
-	AllReduceUS float64 // fixed latency of one all-reduce (NCCL ring setup, sync)
+	// The engine core's host loop: scheduling, input preparation and applying the sampled
+	// tokens to request state (vLLM V1 EngineCore.step).
+	SchedStepUS float64 // host CPU per step
+	SchedSeqUS  float64 // host CPU per scheduled sequence
+	// Overlap runs the host loop for step n+1 while step n is on the GPU (vLLM's async
+	// scheduling, the default since v0.14); otherwise host and GPU work are serial.
+	Overlap bool
+	// Achieved fractions of the datasheet roofline: real kernels stream weights and
+	// activations below peak HBM bandwidth and run GEMMs below peak tensor FLOP/s.
+	MemEff   float64
+	FLOPSEff float64
+	// AttnSeqUS is decode attention's fixed device time per sequence per layer (paged-KV
+	// block-table walk, split-KV partial softmax and its reduction), paid whatever the
+	// context length: it is why attention over many short contexts is slower than its bytes.
+	AttnSeqUS float64
+	// StepOverheadUS is device time per step outside the layers' kernels: sampling and
+	// logits post-processing, input and output copies, and the boundaries between the pieces
+	// of vLLM V1's piecewise CUDA graphs (attention runs between them).
+	StepOverheadUS float64
+	AllReduceUS    float64 // fixed latency of one all-reduce (NCCL ring setup, sync)
+	// The frontend (vLLM's API-server process): detokenizes each new token and streams it to
+	// its client, in parallel with the engine core. FrontendTokenUS is its CPU per output
+	// token, FrontendStepUS per engine step (receiving and decoding the step's outputs). When
+	// it cannot keep up, clients see tokens late and the engine core, one step ahead at most,
+	// waits for it.
+	FrontendTokenUS float64
+	FrontendStepUS  float64
 }
 
-// DefaultCostParams are typical figures for vLLM on Hopper: PyTorch eager dispatch plus
-// cudaLaunchKernel costs several microseconds per op; a graph launch about ten; an NCCL
-// all-reduce on NVLink has a latency floor around ten microseconds.
+// Calibrated defaults (sim/calibration_test.go checks them against published vLLM
+// measurements; BENCHMARKS.md lists the sources and residuals). Hardware figures come from
+// the catalog's datasheets; these are the software's share.
+const (
+	// defaultMemEff: decode streams the weights at ~80% of datasheet HBM bandwidth. A
+	// single-stream sweep of vLLM on A100 40GB reports decode at "roughly 77% of the GPU's
+	// memory-bandwidth ceiling"; with defaultStepOverheadUS this fits single-stream TPOT of
+	// vLLM 0.20.1 on A100 80GB (AccelMark) within 2%.
+	defaultMemEff = 0.80
+	// defaultFLOPSEff: cuBLAS BF16 GEMMs at prefill and large-batch shapes reach ~75% of peak
+	// tensor FLOP/s; it sets where a growing decode batch turns compute-bound.
+	defaultFLOPSEff = 0.75
+	// defaultAttnSeqUS: fitted to the TPOT rise from 1 to ~128 concurrent requests of the
+	// AccelMark A100 runs (vLLM 0.20.1, ~420-token contexts).
+	defaultAttnSeqUS = 1.5
+	// defaultStepOverheadUS: the rest of single-stream TPOT beyond the weight stream on A100
+	// (10.77 ms measured, 9.2 ms weights at defaultMemEff).
+	defaultStepOverheadUS = 1000
+	// defaultSchedSeqUS: vLLM V1's engine-core loop spent 5-6 ms between two decode steps of
+	// 256 sequences (vllm-project/vllm#10634, Llama-2-7B, before async scheduling):
+	// ~21 us per sequence.
+	defaultSchedSeqUS = 21
+	// defaultFrontendTokenUS: vLLM V1's single API-server process capped a 1B model on A100
+	// at 12,850 output tokens/s with 400 streams (vllm-project/vllm#12287, "Before"):
+	// ~78 us per streamed token, an upper bound since the engine core shared that run.
+	defaultFrontendTokenUS = 78
+)
+
+// DefaultCostParams are typical figures for vLLM V1 on Hopper/Ampere: PyTorch eager dispatch
+// plus cudaLaunchKernel costs several microseconds per op; a graph launch about ten; an NCCL
+// all-reduce on NVLink has a latency floor around ten microseconds; async scheduling on, as
+// vLLM has shipped it by default since v0.14.
 func DefaultCostParams() CostParams {
 	return CostParams{TP: 1, CUDAGraphs: true, GraphMaxTokens: 512, LaunchUS: 6, GraphLaunchUS: 12,
-		GraphNodeUS: 0.4, MinKernelUS: 1.5, SchedStepUS: 300, SchedSeqUS: 2, MemEff: 1, FLOPSEff: 1,
-		AllReduceUS: 10}
+		GraphNodeUS: 0.4, MinKernelUS: 1.5, SchedStepUS: 300, SchedSeqUS: defaultSchedSeqUS, Overlap: true,
+		MemEff: defaultMemEff, FLOPSEff: defaultFLOPSEff, AttnSeqUS: defaultAttnSeqUS,
+		StepOverheadUS: defaultStepOverheadUS, AllReduceUS: 10, FrontendTokenUS: defaultFrontendTokenUS}
 }
 
 // kernelKind classifies kernels for the DCGM and trace views.
@@ -52,8 +101,8 @@ type Kernel struct {
 	FLOPs     float64 // tensor-core FLOPs
 	Bytes     float64 // DRAM bytes
 	CommBytes float64 // bytes each rank sends (all-reduce)
-	Ideal     float64 // roofline seconds: max(FLOPs/peak, bytes/bandwidth)
-	Dur       float64 // actual seconds: Ideal, floored at the minimum kernel time
+	Ideal     float64 // datasheet roofline seconds: max(FLOPs/peak, bytes/bandwidth)
+	Dur       float64 // actual seconds: at achieved efficiency, plus fixed work, floored
 }
 
 // SeqWork is one sequence's share of a step: New tokens computed on top of Context cached
@@ -107,9 +156,14 @@ func NewCostModel(g GPU, m Model, p CostParams) *CostModel {
 	return &CostModel{GPU: g, Model: m, P: p}
 }
 
-// Roofline is the lower bound on a kernel's time: max(FLOPs / peak, bytes / bandwidth), at
-// the configured efficiencies (1 by default, i.e. the datasheet figures).
+// Roofline is the lower bound on a kernel's time at the datasheet figures:
+// max(FLOPs / peak, bytes / bandwidth).
 func (c *CostModel) Roofline(flops, bytes float64) float64 {
+	return math.Max(flops/c.GPU.PeakFLOPS, bytes/c.GPU.MemBW)
+}
+
+// Achieved is a kernel's time at the achieved fractions of peak (MemEff, FLOPSEff).
+func (c *CostModel) Achieved(flops, bytes float64) float64 {
 	return math.Max(flops/(c.GPU.PeakFLOPS*c.P.FLOPSEff), bytes/(c.GPU.MemBW*c.P.MemEff))
 }
 
@@ -125,10 +179,11 @@ func (c *CostModel) DecodeRoofline(batch, ctx int) float64 {
 	return c.Roofline(flops, bytes)
 }
 
-func (c *CostModel) kernel(name string, kind kernelKind, flops, bytes float64) Kernel {
-	ideal := c.Roofline(flops, bytes)
-	return Kernel{Name: name, Kind: kind, FLOPs: flops, Bytes: bytes, Ideal: ideal,
-		Dur: math.Max(ideal, c.P.MinKernelUS*1e-6)}
+// kernel plans one kernel: its datasheet roofline (Ideal) and its achieved time (Dur), plus
+// fixed seconds of work the roofline does not see, floored at the shortest kernel.
+func (c *CostModel) kernel(name string, kind kernelKind, flops, bytes, fixed float64) Kernel {
+	return Kernel{Name: name, Kind: kind, FLOPs: flops, Bytes: bytes, Ideal: c.Roofline(flops, bytes),
+		Dur: math.Max(c.Achieved(flops, bytes)+fixed, c.P.MinKernelUS*1e-6)}
 }
 
 // Kernel names follow what vLLM's kernels are called in real Kineto traces so that trace
@@ -145,6 +200,7 @@ const (
 	nameSoftmax   = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"
 	nameArgmax    = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4> >(at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4>)"
 	nameDraft     = "void vllm::eagle_draft_forward_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, int)"
+	nameStepTail  = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<long>, std::array<char*, 1ul> >(int, at::native::FillFunctor<long>, std::array<char*, 1ul>)"
 )
 
 // Plan lists the kernels of one forward pass over the batch on one tensor-parallel rank, in
@@ -174,11 +230,12 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 		attnBytes += kvLayer * (ctx + n)
 	}
 	attnBytes += 2 * T * float64(m.Heads*m.HeadDim) * B / tp // Q in, O out
+	attnFixed := float64(len(b.Seqs)) * c.P.AttnSeqUS * 1e-6
 	gemm := func(params float64, outDim float64) Kernel {
 		p := params / tp
-		return c.kernel(nameGEMM, kGEMM, 2*p*T, p*B+T*(d+outDim/tp)*B)
+		return c.kernel(nameGEMM, kGEMM, 2*p*T, p*B+T*(d+outDim/tp)*B, 0)
 	}
-	elem := func(name string, bytes float64) Kernel { return c.kernel(name, kElem, 0, bytes) }
+	elem := func(name string, bytes float64) Kernel { return c.kernel(name, kElem, 0, bytes, 0) }
 	comm := func() Kernel {
 		if c.P.TP <= 1 {
 			return Kernel{}
@@ -192,7 +249,7 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 	if c.P.TP > 1 {
 		nl = 12
 	}
-	ks := make([]Kernel, 0, m.Layers*nl+5+4*b.SpecK)
+	ks := make([]Kernel, 0, m.Layers*nl+13+4*b.SpecK)
 	if b.SpecK > 0 && b.SpecDraftFrac > 0 {
 		// Each draft pass costs SpecDraftFrac of a target decode pass over the decoding
 		// sequences (EAGLE-style heads or a small draft model), split into a few kernels.
@@ -205,7 +262,7 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 		p := m.StreamedParams() / tp * b.SpecDraftFrac
 		for i := 0; i < b.SpecK; i++ {
 			for j := 0; j < 4; j++ {
-				ks = append(ks, c.kernel(nameDraft, kDraft, 2*p*dec/4, p*B/4))
+				ks = append(ks, c.kernel(nameDraft, kDraft, 2*p*dec/4, p*B/4, 0))
 			}
 		}
 	}
@@ -215,7 +272,7 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 			gemm(m.qkvParams(), float64((m.Heads+2*m.KVHeads)*m.HeadDim)),
 			elem(nameRotary, 2*T*float64((m.Heads+m.KVHeads)*m.HeadDim)*B/tp),
 			elem(nameCache, 2*T*kvLayer),
-			c.kernel(nameAttn, kAttn, attnFLOPs, attnBytes),
+			c.kernel(nameAttn, kAttn, attnFLOPs, attnBytes, attnFixed),
 			gemm(m.oParams(), d*tp),
 		)
 		if c.P.TP > 1 {
@@ -235,10 +292,18 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 	lm := m.lmHeadParams() / tp
 	ks = append(ks,
 		elem(nameRMSNorm, 2*T*d*B),
-		c.kernel(nameGEMM, kGEMM, 2*lm*S, lm*B+S*float64(m.Vocab)/tp*4),
-		c.kernel(nameSoftmax, kSample, 0, 2*S*float64(m.Vocab)*4),
-		c.kernel(nameArgmax, kSample, 0, S*float64(m.Vocab)*4),
+		c.kernel(nameGEMM, kGEMM, 2*lm*S, lm*B+S*float64(m.Vocab)/tp*4, 0),
+		c.kernel(nameSoftmax, kSample, 0, 2*S*float64(m.Vocab)*4, 0),
+		c.kernel(nameArgmax, kSample, 0, S*float64(m.Vocab)*4, 0),
 	)
+	if c.P.StepOverheadUS > 0 {
+		// Device time the layers do not account for, as the copy and bookkeeping kernels it
+		// is made of in a real trace (small, SM-light).
+		const pieces = 8
+		for i := 0; i < pieces; i++ {
+			ks = append(ks, c.kernel(nameStepTail, kElem, 0, 0, c.P.StepOverheadUS*1e-6/pieces))
+		}
+	}
 	return ks
 }
 
@@ -255,7 +320,7 @@ type StepTiming struct {
 	SMBusy        float64 // Σ duration × fraction of SMs active
 	OccBusy       float64 // Σ duration × SM fraction × achieved occupancy
 	TensorBusy    float64 // Σ tensor FLOPs / peak
-	DRAMBusy      float64 // Σ bytes / bandwidth
+	DRAMBusy      float64 // Σ bytes / achieved bandwidth
 	CommBusy      float64 // Σ all-reduce durations
 	NVLinkBytes   float64 // bytes sent by this rank
 	LaunchCPUBusy float64 // host time spent launching
@@ -318,7 +383,10 @@ func (c *CostModel) Lay(ks []Kernel, tokens int, start, sched, compile float64, 
 			st.NVLinkBytes += k.CommBytes
 		} else {
 			st.TensorBusy += k.FLOPs / c.GPU.PeakFLOPS
-			st.DRAMBusy += k.Bytes / c.GPU.MemBW
+			// The memory interface is active for the whole transfer: the shortfall from peak
+			// bandwidth is protocol overhead (refresh, turnarounds) on a busy bus, so a streaming
+			// kernel reads DRAM_ACTIVE near 1 in DCGM.
+			st.DRAMBusy += math.Min(k.Dur, k.Bytes/(c.GPU.MemBW*c.P.MemEff))
 		}
 	}
 	st.GPUEnd = gpuFree

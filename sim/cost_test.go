@@ -62,18 +62,21 @@ func TestKVBytesPerToken(t *testing.T) {
 	}
 }
 
-// The full step model adds kernel floors, launches and scheduler time on top of the roofline,
-// but with CUDA graphs a batch-1 decode of an 8B model stays within 25% of it.
+// A batch-1 decode with CUDA graphs is the weight stream at the achieved bandwidth plus the
+// per-step overhead (the calibrated single-stream TPOT), with kernel floors and graph-node
+// gaps adding under 10%: 4.48 ms / 0.8 + 1 ms = 6.6 ms on an H100.
 func TestStepCostNearRooflineWithGraphs(t *testing.T) {
 	c := mustCost(t, "h100-sxm", "llama-3-8b", DefaultCostParams())
 	st := c.StepCost(Batch{Seqs: []SeqWork{{New: 1, Context: 0, Sampled: true}}}, 0)
 	roof := c.DecodeRoofline(1, 0)
+	want := roof/c.P.MemEff + c.P.StepOverheadUS*1e-6
 	gpu := st.GPUEnd - st.GPUStart
 	if !st.Graph {
 		t.Fatal("batch-1 decode should replay a CUDA graph")
 	}
-	if gpu < roof || gpu > 1.25*roof {
-		t.Errorf("GPU span %.3f ms, roofline %.3f ms: want within [1, 1.25]×", gpu*1e3, roof*1e3)
+	if gpu < want || gpu > 1.1*want {
+		t.Errorf("GPU span %.3f ms, roofline %.3f ms at %.0f%% plus %.0f us: want within [1, 1.1]× of %.3f ms",
+			gpu*1e3, roof*1e3, c.P.MemEff*100, c.P.StepOverheadUS, want*1e3)
 	}
 	if !near(st.End-st.Start, gpu+(st.GPUStart-st.Start), 1e-9) {
 		t.Errorf("step end %.6f should be the last kernel's end", st.End)
@@ -81,11 +84,12 @@ func TestStepCostNearRooflineWithGraphs(t *testing.T) {
 }
 
 // Prefill is compute-bound: 4096 tokens × 2 × 7.505e9 FLOPs = 61.48 TFLOP / 989 TFLOP/s =
-// 62.2 ms of GEMM, plus causal attention 32 layers × 4·4096·4096·2048.5 = 4.40 TFLOP (4.4 ms).
+// 62.2 ms of GEMM, plus causal attention 32 layers × 4·4096·4096·2048.5 = 4.40 TFLOP (4.4 ms),
+// at the achieved 75% of peak: 88.8 ms.
 func TestPrefillComputeBound(t *testing.T) {
 	c := mustCost(t, "h100-sxm", "llama-3-8b", DefaultCostParams())
 	st := c.StepCost(Batch{Seqs: []SeqWork{{New: 4096, Sampled: true}}}, 0)
-	want := (2*7.5047e9*4096 + 32*4*4096*4096*2048.5) / 989e12
+	want := (2*7.5047e9*4096 + 32*4*4096*4096*2048.5) / (989e12 * c.P.FLOPSEff)
 	gpu := st.GPUEnd - st.GPUStart
 	if gpu < want || gpu > 1.1*want {
 		t.Errorf("4096-token prefill GPU time %.2f ms, hand figure %.2f ms", gpu*1e3, want*1e3)
@@ -93,15 +97,17 @@ func TestPrefillComputeBound(t *testing.T) {
 	if st.Graph {
 		t.Error("a 4096-token batch is above the graph capture size and must run eagerly")
 	}
-	if st.TensorBusy/gpu < 0.8 {
-		t.Errorf("tensor-active share %.2f, want compute-bound (>0.8)", st.TensorBusy/gpu)
+	// Tensor pipes active at the achieved fraction of peak for most of the step.
+	if st.TensorBusy/gpu < 0.9*c.P.FLOPSEff {
+		t.Errorf("tensor-active share %.2f, want compute-bound (>%.2f)", st.TensorBusy/gpu, 0.9*c.P.FLOPSEff)
 	}
 }
 
-// Eager launches of a small model's ~244 kernels dominate its microsecond kernels.
+// Eager launches of a small model's ~250 kernels (20 us each: Python, the dispatcher and
+// cudaLaunchKernel, as in the launch-bound scenario) dominate its microsecond kernels.
 func TestLaunchBoundEagerVsGraphs(t *testing.T) {
 	p := DefaultCostParams()
-	p.LaunchUS = 10
+	p.LaunchUS = 20
 	p.CUDAGraphs = false
 	eager := mustCost(t, "h100-sxm", "qwen2.5-0.5b", p)
 	p.CUDAGraphs = true
@@ -111,9 +117,9 @@ func TestLaunchBoundEagerVsGraphs(t *testing.T) {
 		b.Seqs[i] = SeqWork{New: 1, Context: 300, Sampled: true}
 	}
 	se, sg := eager.StepCost(b, 0), graph.StepCost(b, 0)
-	launches := float64(se.Kernels) * 10e-6
+	launches := float64(se.Kernels) * 20e-6
 	if ge := se.GPUEnd - se.SchedEnd; ge < launches {
-		t.Errorf("eager device span %.3f ms below %d launches × 10 us", ge*1e3, se.Kernels)
+		t.Errorf("eager device span %.3f ms below %d launches × 20 us", ge*1e3, se.Kernels)
 	}
 	if se.End-se.Start < 2.5*(sg.End-sg.Start) {
 		t.Errorf("eager step %.3f ms not ≥2.5× graph step %.3f ms", (se.End-se.Start)*1e3, (sg.End-sg.Start)*1e3)
@@ -152,6 +158,7 @@ func TestTensorParallelAllReduces(t *testing.T) {
 func TestOverlapHidesSchedulerCPU(t *testing.T) {
 	p := DefaultCostParams()
 	p.SchedStepUS, p.SchedSeqUS = 2000, 0
+	p.Overlap = false
 	serial := mustCost(t, "h100-sxm", "llama-3-8b", p)
 	p.Overlap = true
 	overlap := mustCost(t, "h100-sxm", "llama-3-8b", p)

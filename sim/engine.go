@@ -91,6 +91,10 @@ type StepResult struct {
 	TTFTs        []float64
 	ITLs         []float64
 	Finished     []Finished
+	// DeliverAt is when the frontend has handled this step's tokens and its clients see them
+	// (>= Timing.End): the engine's metrics are stamped at the step's end, as vLLM V1's engine
+	// core stamps its outputs, while the client sees frontend time.
+	DeliverAt float64
 }
 
 // maxKVBlocks bounds the simulated block pool (see NewEngine).
@@ -110,9 +114,13 @@ type Engine struct {
 	shapes  map[int]bool
 	started bool
 	res     StepResult
-	sched   []SeqWork
-	schedOf []*Seq
-	specOf  []bool
+	// feDone and fePrev: when the frontend finishes the last step's outputs and the one
+	// before's. The engine core runs at most one step ahead of its frontend.
+	feDone, fePrev float64
+	emits          []stepOutput
+	sched          []SeqWork
+	schedOf        []*Seq
+	specOf         []bool
 }
 
 // NewEngine sizes the KV cache (from memory if cfg.KVBlocks is 0) and returns an idle engine.
@@ -273,6 +281,9 @@ func (e *Engine) Step() *StepResult {
 		}
 		return nil
 	}
+	if e.fePrev > e.now {
+		e.now = e.fePrev // the frontend is a step behind: the engine core waits for it
+	}
 	budget := e.Cfg.MaxBatchedTokens
 	specK := e.Cfg.SpecK
 	// Running sequences first, in arrival order; preempt from the back when blocks run out
@@ -369,6 +380,7 @@ func (e *Engine) Step() *StepResult {
 	r.Timing = e.Cost.StepCost(b, e.now)
 	e.now = r.Timing.End
 	e.complete()
+	e.deliver()
 	r.Running, r.Waiting = len(e.running), len(e.waiting)
 	r.KVUsage = e.kv.usage()
 	return r
@@ -482,7 +494,7 @@ func (e *Engine) complete() {
 			}
 		}
 		if s.Sink != nil {
-			s.Sink.Emit(s, tokens, now, finish)
+			e.emits = append(e.emits, stepOutput{s: s, tokens: tokens, finish: finish})
 		}
 		if finish != "" {
 			s.running = false
@@ -497,6 +509,33 @@ func (e *Engine) complete() {
 	}
 	clear(e.running[len(keep):])
 	e.running = keep
+}
+
+// stepOutput is one sequence's output of a step, handed to its Sink once the frontend is done.
+type stepOutput struct {
+	s      *Seq
+	tokens int
+	finish string
+}
+
+// deliver runs the step's outputs through the frontend, a single server working in parallel
+// with the engine core (FIFO over steps): it starts on a step's outputs when both the step
+// and the previous step's outputs are done.
+func (e *Engine) deliver() {
+	r := &e.res
+	tokens := 0
+	for _, em := range e.emits {
+		tokens += em.tokens
+	}
+	p := &e.Cost.P
+	at := math.Max(e.now, e.feDone) + (p.FrontendStepUS+p.FrontendTokenUS*float64(tokens))*1e-6
+	e.fePrev, e.feDone = e.feDone, at
+	r.DeliverAt = at
+	for i, em := range e.emits {
+		em.s.Sink.Emit(em.s, em.tokens, at, em.finish)
+		e.emits[i] = stepOutput{}
+	}
+	e.emits = e.emits[:0]
 }
 
 // commitBlocks publishes the hashes of newly completed full prompt blocks.

@@ -81,8 +81,16 @@ type EngineSpec struct {
 	Scheduler struct {
 		StepUS *float64 `yaml:"step_us"`
 		SeqUS  *float64 `yaml:"seq_us"`
-		Async  bool     `yaml:"async"`
+		// Async overlaps the host loop with the GPU (vLLM's --async-scheduling, on by default
+		// since v0.14). Scenarios run without it unless they say so: the host loop's cost is
+		// then visible, as it is for engines that schedule synchronously.
+		Async bool `yaml:"async"`
 	} `yaml:"scheduler"`
+	// Frontend is the API-server process's CPU per streamed token and per engine step.
+	Frontend struct {
+		TokenUS *float64 `yaml:"token_us"`
+		StepUS  *float64 `yaml:"step_us"`
+	} `yaml:"frontend"`
 	Speculative struct {
 		NumTokens  int     `yaml:"num_tokens"`
 		Acceptance float64 `yaml:"acceptance"`
@@ -309,7 +317,7 @@ func (s *Scenario) validate() error {
 	}
 	for name, v := range map[string]*float64{"launch_us": e.LaunchUS, "graph_launch_us": e.GraphLaunchUS,
 		"min_kernel_us": e.MinKernelUS, "all_reduce_us": e.AllReduceUS, "scheduler.step_us": e.Scheduler.StepUS,
-		"scheduler.seq_us": e.Scheduler.SeqUS} {
+		"scheduler.seq_us": e.Scheduler.SeqUS, "frontend.token_us": e.Frontend.TokenUS, "frontend.step_us": e.Frontend.StepUS} {
 		if v != nil && !(*v >= 0 && *v <= 1e6) {
 			return fmt.Errorf("engine.%s: must be in [0, 1e6] microseconds", name)
 		}
@@ -363,6 +371,8 @@ func (s *Scenario) costParams() CostParams {
 	setF(&p.SchedStepUS, e.Scheduler.StepUS)
 	setF(&p.SchedSeqUS, e.Scheduler.SeqUS)
 	p.Overlap = e.Scheduler.Async
+	setF(&p.FrontendTokenUS, e.Frontend.TokenUS)
+	setF(&p.FrontendStepUS, e.Frontend.StepUS)
 	if e.MemEfficiency > 0 {
 		p.MemEff = e.MemEfficiency
 	}

@@ -310,8 +310,9 @@ func TestTPCommTraceAndReplicas(t *testing.T) {
 		}
 	}
 	t.Logf("all-reduce share of kernel time %.2f", comm/total)
-	if total == 0 || comm/total < 0.25 {
-		t.Errorf("all-reduce share of kernel time %.2f, want ≥ 0.25 over PCIe", comm/total)
+	// The trace rule flags communication above 10% of kernel time; over PCIe it is ~a quarter.
+	if total == 0 || comm/total < 0.2 {
+		t.Errorf("all-reduce share of kernel time %.2f, want ≥ 0.2 over PCIe", comm/total)
 	}
 	if len(tr.DeviceProperties) != 4 || tr.DistributedInfo["world_size"] != float64(4) {
 		t.Errorf("deviceProperties %d, distributedInfo %v", len(tr.DeviceProperties), tr.DistributedInfo)

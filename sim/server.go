@@ -253,7 +253,8 @@ func (s *Server) drive(r *replica) {
 				c.add(res)
 			}
 		}
-		target := s.wallAt(eng.Now())
+		// Clients see the step's tokens once the frontend has handled them.
+		target := s.wallAt(max(eng.Now(), res.DeliverAt))
 		if d := time.Until(target); d > 200*time.Microsecond {
 			timer.Reset(d)
 			select {
