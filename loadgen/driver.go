@@ -45,6 +45,10 @@ type DriverConfig struct {
 	// Warmup labels tasks sent before it as phase cold (closed loop, and open-loop requests
 	// that carry no phase).
 	Warmup time.Duration
+	// Start is the instant the schedule's offsets count from (zero: when Run is called).
+	// The shards of a sharded run share one, so that their parts interleave as the single
+	// schedule would; Run waits for it.
+	Start time.Time
 	// Duration stops arrivals at start+Duration (0: the schedule alone decides). Closed loop
 	// needs it, since its schedule ignores time.
 	Duration time.Duration
@@ -134,6 +138,12 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	defer cancelTasks()
 	clk := d.cfg.Clock
 	start := clk.Now()
+	if !d.cfg.Start.IsZero() {
+		start = d.cfg.Start
+		if clk.SleepUntil(ctx, start) != nil { // stopped before the start: nothing was due
+			return Result{Start: start, End: start, Interrupted: true}
+		}
+	}
 	var wg sync.WaitGroup
 	var records atomic.Int64
 	var stoppedEarly atomic.Bool // arrivals ended because ctx was cancelled
