@@ -103,6 +103,10 @@ type Record struct {
 	// canary run (pel run --canary URL) sets it, on every record: that run has two targets,
 	// and its candidate's tasks are the ones with phase canary.
 	Target string `json:"target,omitempty"`
+	// Shard is "i/n" on every record of shard i of a sharded run (pel run --shard i/n),
+	// whose Seq is then the task's position in the one schedule all shards share; empty for
+	// a run of one process.
+	Shard string `json:"shard,omitempty"`
 	// InFlight is the number of tasks in flight (sent, not done) when this one was sent,
 	// itself excluded; concurrency bands are derived from it.
 	InFlight int `json:"in_flight"`
