@@ -109,6 +109,37 @@ type Run struct {
 	// metrics in metrics.jsonl.
 	EngineConfig map[string]string `json:"engine_config,omitempty"`
 	Notes        []string          `json:"notes,omitempty"`
+	// Shard is set on one shard of a sharded run (pel run --shard i/n); Shards on a run
+	// merged from shards (pel merge), one entry per shard.
+	Shard  *Shard  `json:"shard,omitempty"`
+	Shards []Shard `json:"shards,omitempty"`
+}
+
+// Shard describes one shard of a sharded run: which part of the one schedule it ran, from
+// when, and how its clock compared with the target's.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// StartAt is the wall-clock instant every shard's schedule counts from.
+	StartAt time.Time `json:"start_at"`
+	// Clock is the target's clock against the shard machine's, measured before the start
+	// (nil: the target sends no Date header).
+	Clock *ClockOffset `json:"clock,omitempty"`
+	// Set on a merged run's entries: the shard's directory, tasks and schedule lag (a late
+	// shard, a starved or distant machine, shows here).
+	Dir              string  `json:"dir,omitempty"`
+	Tasks            int     `json:"tasks,omitempty"`
+	ScheduleLagP50Ms float64 `json:"schedule_lag_p50_ms,omitempty"`
+	ScheduleLagP99Ms float64 `json:"schedule_lag_p99_ms,omitempty"`
+	Note             string  `json:"note,omitempty"`
+}
+
+// ClockOffset is a clock comparison stated as a bound: the target's clock minus this
+// machine's is within OffsetMs ± BoundMs.
+type ClockOffset struct {
+	OffsetMs float64 `json:"offset_ms"`
+	BoundMs  float64 `json:"bound_ms"`
+	Via      string  `json:"via"`
 }
 
 // Phase is a time range of a run with one phase label (cold, warm, canary).

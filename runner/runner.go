@@ -76,6 +76,12 @@ type Config struct {
 	EmbeddingsTarget string
 	// Canary, when set, makes this an interleaved canary run (canary.go).
 	Canary *Canary
+	// Shard makes this run one shard of a sharded run (pel run --shard i/n): its part of the
+	// one schedule (workload.Sharded), from StartAt (shard.go). Zero: the whole schedule.
+	Shard workload.Shard
+	// StartAt, when set, is the wall-clock instant the schedule counts from (the shards'
+	// shared start); the target's clock is compared with this machine's before it.
+	StartAt time.Time
 }
 
 // File names inside a run directory (package rundir owns it).
@@ -102,6 +108,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if err := checkOutDir(cfg.OutDir); err != nil {
 		return nil, err
 	}
+	if err := checkStart(&cfg, time.Now()); err != nil {
+		return nil, err
+	}
 	keyEnv := cfg.APIKeyEnv
 	if keyEnv == "" {
 		keyEnv = "OPENAI_API_KEY"
@@ -110,10 +119,15 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if cfg.APIKeyEnv != "" && apiKey == "" {
 		return nil, badInput("--api-key-env %s: that environment variable is empty or unset", cfg.APIKeyEnv)
 	}
-	sched, err := workload.New(c, workload.Options{Nonce: workload.NewNonce(c)}) // per-run prompt nonce unless prompts.reuse_across_runs
+	nonce := workload.NewNonce(c) // per-run prompt nonce unless prompts.reuse_across_runs
+	if cfg.Shard.Count > 1 {
+		nonce = workload.SharedNonce(c, cfg.StartAt.UnixNano()) // one run's shards share theirs
+	}
+	sched, err := workload.New(c, workload.Options{Nonce: nonce})
 	if err != nil {
 		return nil, badInput("contract %s: %v", c.File(), err)
 	}
+	sched = workload.Sharded(sched, cfg.Shard)
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = loadgen.DefaultHTTPClient()
@@ -214,7 +228,12 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			break
 		}
 	}
-	doer, sink, route := cr.wire(client, flagContextShift(w.Write, slotContext))
+	var clock *evidence.ClockOffset
+	clockWhy := ""
+	if !cfg.StartAt.IsZero() {
+		clock, clockWhy = probeClock(ctx, hc, cfg.Target, apiKey)
+	}
+	doer, sink, route := cr.wire(client, stampShard(flagContextShift(w.Write, slotContext), cfg.Shard))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
 		Doer: doer,
 		Retry: loadgen.RetryPolicy{
@@ -226,6 +245,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		Grace:       cfg.Grace,
 		Warmup:      c.Warmup,
 		Duration:    c.Duration,
+		Start:       cfg.StartAt,
 		Judge:       c.Judge,
 		JudgeStep:   c.JudgeStep,
 		JudgeTask:   c.JudgeTask,
@@ -259,6 +279,12 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	ev.Run = evidence.Run{
 		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
 		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(), EngineConfig: engineConfig,
+	}
+	if !cfg.StartAt.IsZero() {
+		ev.Run.Shard = &evidence.Shard{Index: cfg.Shard.Index, Count: cfg.Shard.Count, StartAt: cfg.StartAt, Clock: clock}
+		if clock == nil {
+			notes = append(notes, "this machine's clock was not compared with the target's: "+clockWhy)
+		}
 	}
 	// Stage 1 streams requests.jsonl, so a run of any length ends in bounded memory; why
 	// tasks failed, and a canary's candidate tasks, are gathered on the way.
