@@ -30,6 +30,7 @@ func newRunCmd(a *app) *cobra.Command {
 		grace                             time.Duration
 		cf                                collectorFlags
 		kf                                canaryFlags
+		sf                                shardFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run --target URL --contract FILE [-o DIR]",
@@ -61,11 +62,15 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return err
 			}
+			shard, startAt, err := sf.config(time.Now())
+			if err != nil {
+				return err
+			}
 			out = outDir(a.stderr, "run", out)
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
-				EmbeddingsTarget: embTarget, Canary: cc,
+				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
 			})
 			if errors.Is(err, runner.ErrBadInput) {
 				return usageError(err)
@@ -110,6 +115,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
 	cf.register(f)
+	sf.register(f)
 	kf.register(f)
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
 	return cmd
@@ -126,6 +132,7 @@ func printRunSummary(w io.Writer, ev *evidence.Evidence, dir string) {
 	wl := ev.Workload
 	fmt.Fprintf(w, "pel run: %s (contract %s v%d, sha256 %.12s) against %s, %.1f s\n",
 		dir, ev.Contract.Name, ev.Contract.Version, ev.Contract.SHA256, ev.Run.Target, ev.Run.DurationS)
+	printShard(w, ev)
 	phase := "warm phase"
 	if _, ok := wl.ByPhase["warm"]; !ok {
 		phase = "all tasks (no warm phase)"

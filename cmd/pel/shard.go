@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/workload"
+)
+
+// shardFlags are pel run's --shard and --start-at.
+type shardFlags struct{ shard, startAt string }
+
+func (s *shardFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&s.shard, "shard", "", "run shard `I/N` of the contract's one schedule: every N-th arrival from the I-th (0 ≤ I < N); needs --start-at")
+	f.StringVar(&s.startAt, "start-at", "", "wall-clock `TIME` the schedule starts (RFC 3339, e.g. 2026-03-01T12:00:00Z, or +DURATION from now); every shard of a run gets the same")
+}
+
+// config parses the flags; zero values without them.
+func (s *shardFlags) config(now time.Time) (workload.Shard, time.Time, error) {
+	var sh workload.Shard
+	if s.shard != "" {
+		var err error
+		if sh, err = workload.ParseShard(s.shard); err != nil {
+			return sh, time.Time{}, usageErrorf("--shard: %v", err)
+		}
+	}
+	var at time.Time
+	if s.startAt != "" {
+		var err error
+		if at, err = parseStartAt(s.startAt, now); err != nil {
+			return sh, time.Time{}, usageErrorf("--start-at: %v", err)
+		}
+	}
+	return sh, at, nil
+}
+
+// parseStartAt reads an RFC 3339 time or +DURATION from now.
+func parseStartAt(v string, now time.Time) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if rest, ok := strings.CutPrefix(v, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("%q: want +DURATION such as +30s", v)
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time such as 2026-03-01T12:00:00Z, or +DURATION", v)
+	}
+	return t, nil
+}
+
+// printShard says which shard a run was and how its clock compared with the target's.
+func printShard(w io.Writer, ev *evidence.Evidence) {
+	s := ev.Run.Shard
+	if s == nil {
+		return
+	}
+	clock := "not compared (see notes)"
+	if c := s.Clock; c != nil {
+		clock = fmt.Sprintf("target's clock %+.1f ms ± %.1f ms from this machine's", c.OffsetMs, c.BoundMs)
+	}
+	fmt.Fprintf(w, "shard %d/%d, schedule from %s; %s\n", s.Index, s.Count, s.StartAt.UTC().Format(time.RFC3339Nano), clock)
+}
