@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/rundir"
+)
+
+func init() { subcommands = append(subcommands, newMergeCmd) }
+
+func newMergeCmd(a *app) *cobra.Command {
+	var (
+		out    string
+		wait   time.Duration
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "merge DIR... [-o DIR]",
+		Short: "Merge the run directories of a sharded run into one and diagnose it",
+		Long: `merge joins the directories written by the shards of one sharded run
+(pel run --shard I/N --start-at T, one per shard) into one run directory, analyses it as
+pel analyze does, and writes its evidence.json and report.html: the records are the union
+of the shards', so every statistic is computed over the union (the HDR histograms of the
+shards' tasks, not an average of their percentiles) and the evidence is what one process
+running the whole schedule would have produced. It prints each shard's tasks, schedule lag
+and clock against the target first, so a late shard is visible.
+
+Refused (exit 2, nothing written): shards of different contracts (sha256), of different
+runs (start time or shard count), a shard given twice, a missing shard, a task in two
+shards. --wait DURATION waits that long for every DIR to hold evidence.json (a collecting
+job that starts with the shards).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			if wait > 0 {
+				if err := waitForShards(a.ctx, dirs, wait); err != nil {
+					return failError(err)
+				}
+			}
+			out = outDir(a.stderr, "merge", out)
+			if _, err := rundir.Merge(out, dirs); err != nil {
+				if errors.Is(err, rundir.ErrBadInput) {
+					return usageError(err)
+				}
+				return failError(err)
+			}
+			ev, _, err := ladder.Analyze(out, ladder.Options{})
+			if err != nil {
+				return failError(fmt.Errorf("merged into %s; the analysis failed: %w (rerun: pel analyze %s)", out, err, out))
+			}
+			if err := ladder.WriteRun(out, ev); err != nil {
+				return failError(err)
+			}
+			if asJSON {
+				return report.JSON(a.stdout, ev)
+			}
+			printShards(a.stdout, ev, out)
+			return report.Text(a.stdout, ev)
+		},
+	}
+	c.Flags().StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "merge"))
+	c.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for every DIR to hold evidence.json (its shard finished)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
+	return c
+}
+
+// printShards prints one line per shard: tasks, schedule lag, clock.
+func printShards(w io.Writer, ev *evidence.Evidence, dir string) {
+	fmt.Fprintf(w, "pel merge: %s, %d shards, contract %s sha256 %.12s\n", dir, len(ev.Run.Shards), ev.Contract.Name, ev.Contract.SHA256)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "shard\ttasks\tlag p50 ms\tlag p99 ms\ttarget clock − shard's, ms\tdirectory\t")
+	for _, s := range ev.Run.Shards {
+		clock := "not measured"
+		if c := s.Clock; c != nil {
+			clock = fmt.Sprintf("%+.1f ± %.1f", c.OffsetMs, c.BoundMs)
+		}
+		late := ""
+		if s.Note != "" {
+			late = "  LATE"
+		}
+		fmt.Fprintf(tw, "%d/%d\t%d\t%.1f\t%.1f%s\t%s\t%s\t\n", s.Index, s.Count, s.Tasks, s.ScheduleLagP50Ms, s.ScheduleLagP99Ms, late, clock, s.Dir)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// waitForShards polls until every dir holds evidence.json, or d passes.
+func waitForShards(ctx context.Context, dirs []string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		var missing []string
+		for _, dir := range dirs {
+			if _, err := os.Stat(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
+				missing = append(missing, dir)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("after %v, %d shard(s) have not finished: %v", d, len(missing), missing)
+		}
+		t := time.NewTimer(min(2*time.Second, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
