@@ -9,11 +9,15 @@
 // The pieces, from the bottom up:
 //   - catalog.go: GPUs and models with published figures (bandwidth, FLOP/s, shapes).
 //   - cost.go: the per-step cost model, a roofline per kernel (time = max(FLOPs/peak,
-//     bytes/bandwidth)) laid on a launch timeline (per kernel eager, per graph with CUDA
-//     graphs), plus tensor-parallel all-reduces, scheduler CPU time and cold-start compiles.
+//     bytes/bandwidth) at achieved fractions of the datasheet, plus per-sequence attention and
+//     per-step device overhead) laid on a launch timeline (per kernel eager, per graph with
+//     CUDA graphs), plus tensor-parallel all-reduces, the host loop's CPU time (serial or
+//     overlapped) and cold-start compiles. Its software constants are calibrated against
+//     published vLLM measurements (calibration.go replays them; BENCHMARKS.md has the table).
 //   - engine.go, kv.go: the step-driven scheduler on a virtual clock: waiting queue, token
 //     budget, chunked prefill, paged KV blocks with a prefix cache, preemption by recompute,
-//     speculative decoding. Unit tests drive Step directly, so no test depends on wall time.
+//     speculative decoding, and the frontend that streams each step's tokens (clients see them
+//     when it is done). Unit tests drive Step directly, so no test depends on wall time.
 //   - server.go, openai.go, tokens.go, metrics.go, dcgm.go, trace.go, otlp.go: the real-time
 //     driver, the OpenAI-compatible HTTP API (with an approximate word tokenizer), vLLM-named
 //     Prometheus metrics, a DCGM-exporter-shaped page, a Kineto (PyTorch profiler) trace of a
