@@ -21,11 +21,11 @@ var update = flag.Bool("update", false, "rewrite the golden manifests")
 func testJob() *Job {
 	return &Job{
 		Image: "registry.example/pel:v1", Target: "http://vllm.serving.svc:8000", Shards: 4,
-		Contract: []byte("name: soak\nversion: 1\narrival: {process: poisson, rate: 1000}\nduration: 1h\ntasks:\n  - {name: chat, prompt_tokens: 200}\n"),
+		Contract:     []byte("name: soak\nversion: 1\narrival: {process: poisson, rate: 1000}\nduration: 1h\ntasks:\n  - {name: chat, prompt_tokens: 200}\n"),
 		ContractName: "Soak (1 h)", Duration: time.Hour, Namespace: "bench",
-		StartAt:      time.Date(2026, 3, 1, 12, 5, 0, 0, time.UTC),
-		Now:          time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-		Metrics:      []string{"http://vllm.serving.svc:8000/metrics"}, APIKeySecret: "llm-key", StorageClass: "nfs",
+		StartAt: time.Date(2026, 3, 1, 12, 5, 0, 0, time.UTC),
+		Now:     time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		Metrics: []string{"http://vllm.serving.svc:8000/metrics"}, APIKeySecret: "llm-key", StorageClass: "nfs",
 	}
 }
 
