@@ -32,12 +32,24 @@ func msOf(d time.Duration, ok bool) string {
 // defines (record's own accessors: TTFT and E2E from the scheduled time, TPOT, schedule
 // lag) — spreadsheet-ready, nothing aggregated.
 func TasksCSV(w io.Writer, recs []record.Record) error {
+	return TasksCSVEach(w, func(f func(*record.Record) error) error {
+		for i := range recs {
+			if err := f(&recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// TasksCSVEach is TasksCSV over records given one at a time (a run of any length is
+// written in bounded memory).
+func TasksCSVEach(w io.Writer, each func(func(*record.Record) error) error) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"seq", "id", "task", "phase", "status", "error_class", "accepted", "reasons", "in_flight", "attempts",
 		"scheduled_at", "ttft_ms", "ttft_from_sent_ms", "tpot_ms", "e2e_ms", "schedule_lag_ms", "client_queue_ms",
 		"prompt_tokens", "output_tokens", "token_source", "cached_prompt_tokens", "finish_reason", "http_status", "error"})
-	for i := range recs {
-		r := &recs[i]
+	err := each(func(r *record.Record) error {
 		ttft, ok1 := r.TTFT()
 		ttfs, ok2 := r.TTFTFromSent()
 		tpot, ok3 := r.TPOT()
@@ -52,6 +64,10 @@ func TasksCSV(w io.Writer, recs []record.Record) error {
 			msOf(ttft, ok1), msOf(ttfs, ok2), msOf(tpot, ok3), msOf(e2e, ok4), msOf(lag, ok5), ff(float64(r.ClientQueueUS) / 1000),
 			strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), r.TokenSource, strconv.Itoa(r.CachedPromptTokens),
 			r.FinishReason, http, r.Error})
+		return cw.Error()
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()

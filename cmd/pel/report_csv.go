@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
 
@@ -22,14 +22,19 @@ func writeCSV(dir, outDir string, ev *evidence.Evidence) ([]string, error) {
 	}
 	var paths []string
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+		_, err := os.Stat(filepath.Join(dir, rundir.RequestsFile))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return nil, usageError(err)
 		default:
+			// Streamed: a run of any length writes its rows in bounded memory.
+			d := &rundir.Dir{Path: dir}
 			p := filepath.Join(outDir, report.TasksCSVFile)
-			if err := evidence.WriteAtomic(p, func(w io.Writer) error { return report.TasksCSV(w, recs) }); err != nil {
+			if err := evidence.WriteAtomic(p, func(w io.Writer) error { return report.TasksCSVEach(w, d.Each) }); err != nil {
+				if errors.Is(err, rundir.ErrBadInput) {
+					return nil, usageError(err)
+				}
 				return nil, failError(err)
 			}
 			paths = append(paths, p)
