@@ -27,7 +27,7 @@ const (
 )
 
 // Method states the sequential test, for the log and the reports.
-const Method = "mixture SPRT per trigger on per-task breaches in schedule order (H0: breach probability ≤ the trigger's allowance; alternatives at 2^j × its odds, equal weights); Ville's inequality bounds each test's false alarms at any number of looks by its alpha, and the run's alpha is split evenly over the tested triggers"
+const Method = "per trigger, two mixture SPRTs on per-task breaches in schedule order, both of which must reject: the candidate's breach probability is over the trigger's allowance, and the breaches of both sides fall on the candidate more often than its share (no worse than the baseline beside it is the null); Ville's inequality bounds each test's false alarms at any number of looks by the trigger's alpha, and the run's alpha is split evenly over the tested triggers"
 
 // Log is canary.json.
 type Log struct {

@@ -38,19 +38,29 @@ type Test struct {
 	P0    float64 `json:"p0,omitempty"`
 	Alpha float64 `json:"alpha,omitempty"`
 	// Tasks are the candidate's tasks the test saw (in its scope: completed tasks for a
-	// latency), Breaches those that breached; LogLR its statistic, Threshold log(1/Alpha).
+	// latency), Breaches those that breached; LogLR its statistic against the trigger's
+	// allowance, Threshold log(1/Alpha).
 	Tasks     int     `json:"tasks"`
 	Breaches  int     `json:"breaches"`
 	LogLR     float64 `json:"log_lr"`
 	Threshold float64 `json:"threshold,omitempty"`
-	// Crossed: the trigger was breached with confidence; at which candidate task (its
-	// position among the tested ones) and when.
+	// BaseTasks and BaseBreaches are the baseline side's, over the same arrivals;
+	// VsBaselineLogLR the statistic of "the breaches fall on the candidate more often than
+	// its share": each breach, on either side, is the candidate's with probability Share
+	// at most when the candidate breaches no more often than the baseline at that moment.
+	BaseTasks       int     `json:"base_tasks"`
+	BaseBreaches    int     `json:"base_breaches"`
+	Share           float64 `json:"share,omitempty"`
+	VsBaselineLogLR float64 `json:"vs_baseline_log_lr"`
+	// Crossed: both statistics reached the threshold (the trigger breached, and by the
+	// candidate more than by the baseline beside it); at which candidate task (its position
+	// among the tested ones) and when.
 	Crossed     bool      `json:"crossed"`
 	CrossedTask int       `json:"crossed_task,omitempty"`
 	CrossedAt   time.Time `json:"crossed_at,omitzero"`
 	CrossedAtS  float64   `json:"crossed_at_s,omitempty"`
 
-	x Exceedance
+	x, vs Exceedance
 	// outcome maps a task to (in scope, breached).
 	outcome func(o *outcome) (bool, bool)
 }
@@ -132,12 +142,14 @@ func newTest(t evidence.Trigger) *Test {
 // MonitorConfig configures a Monitor.
 type MonitorConfig struct {
 	Router *Router
+	// Share is the probability that a live arrival goes to the candidate (the router's).
+	Share float64
 	// EarlyStop stops the router at the first crossing; Alpha is the false-alarm rate over
 	// the whole run and every tested trigger.
 	EarlyStop bool
 	Alpha     float64
-	// Warmup: candidate tasks scheduled before it warm the candidate up (as the baseline's
-	// cold tasks do) and are left out of the tests.
+	// Warmup: tasks scheduled before it warm either side up (the baseline's cold phase,
+	// the candidate's) and are left out of the tests.
 	Warmup time.Duration
 	// Triggers, when set, are fixed from the start (pel run --rollback-from DIR, Source
 	// names it); nil: they are derived from this run's baseline side once it has
@@ -151,9 +163,17 @@ type MonitorConfig struct {
 }
 
 // Monitor watches an interleaved run's records as they finish: it derives the rollback
-// triggers from the baseline side (or holds fixed ones), runs each trigger's sequential
-// test on the candidate's tasks in schedule order, and stops the router at the first
-// crossing when early stop is on. Observe is safe for concurrent use (it is the sink's).
+// triggers from the baseline side (or holds fixed ones), tests each trigger on the tasks of
+// both sides in schedule order, and stops the router at the first crossing when early stop
+// is on. A trigger is crossed when two tests, each at the trigger's alpha, have both
+// rejected: the candidate breaches the trigger (its breach probability is over the
+// allowance), and it breaches more than the baseline beside it (the breaches, of either
+// side, fall on the candidate more often than its share). A false stop needs the first to
+// err when the candidate keeps the trigger, or the second to err when the candidate is no
+// worse than the baseline, so its probability is at most alpha under either; and a change
+// of conditions during the run (the client machine slowing down, the traffic mix moving)
+// that hits both sides alike stops nothing, even when it breaches a trigger fixed before
+// it. Observe is safe for concurrent use (it is the sink's).
 type Monitor struct {
 	cfg MonitorConfig
 
@@ -166,23 +186,32 @@ type Monitor struct {
 	frozenAfter int
 	deriveWhy   string
 	base        []record.Record // warm baseline tasks until the triggers are frozen
-	// queue holds the candidate's arrivals in schedule order; head is the next to feed.
+	// queue holds every arrival in schedule order; head is the next to feed.
 	queue   []queued
 	head    int
-	done    map[int]*outcome // finished candidate tasks not yet fed
-	backlog []*outcome       // fed in order before the triggers were frozen
+	done    map[int]*outcome // finished tasks not yet fed
+	backlog []fed            // fed in order before the triggers were frozen
 	tested  int              // candidate tasks past warm-up fed to the tests
 }
 
 type queued struct {
-	seq int
-	at  time.Duration
+	seq          int
+	at           time.Duration
+	canary, live bool
 }
 
-// NewMonitor makes a monitor and hooks it to the router's candidate arrivals.
+type fed struct {
+	o      *outcome
+	canary bool
+}
+
+// NewMonitor makes a monitor and hooks it to the router's arrivals.
 func NewMonitor(cfg MonitorConfig) *Monitor {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Share <= 0 {
+		cfg.Share = cfg.Router.scope.Share
 	}
 	m := &Monitor{cfg: cfg, done: map[int]*outcome{}}
 	if cfg.Triggers != nil {
@@ -194,10 +223,10 @@ func NewMonitor(cfg MonitorConfig) *Monitor {
 	return m
 }
 
-// routed is called by the router (under its lock) for each candidate arrival, in order.
-func (m *Monitor) routed(seq int, at time.Duration) {
+// routed is called by the router (under its lock) for each arrival, in order.
+func (m *Monitor) routed(seq int, at time.Duration, canary, live bool) {
 	m.mu.Lock()
-	m.queue = append(m.queue, queued{seq, at})
+	m.queue = append(m.queue, queued{seq, at, canary, live})
 	m.mu.Unlock()
 }
 
@@ -214,8 +243,9 @@ func (m *Monitor) freeze(ts []evidence.Trigger, after int) {
 		}
 	}
 	for _, x := range tested {
-		x.Alpha = m.cfg.Alpha / float64(len(tested))
+		x.Alpha, x.Share = m.cfg.Alpha/float64(len(tested)), m.cfg.Share
 		x.x = Exceedance{P0: x.P0, Alpha: x.Alpha}
+		x.vs = Exceedance{P0: m.cfg.Share, Alpha: x.Alpha}
 		x.Threshold = x.x.Threshold()
 	}
 }
@@ -227,21 +257,18 @@ func (m *Monitor) Observe(r *record.Record) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r.Phase != record.PhaseCanary {
-		if !m.frozen && r.Phase == record.PhaseWarm && r.Status != record.StatusCancelled {
-			m.base = append(m.base, *r)
-			if len(m.base) >= FreezeTasks {
-				ts, why := diagnose.RollbackTriggers(m.base, m.cfg.Derive)
-				m.deriveWhy = why
-				m.freeze(ts, len(m.base))
-				m.base = nil
-				for _, o := range m.backlog {
-					m.feed(o)
-				}
-				m.backlog = nil
+	if !m.frozen && r.Phase == record.PhaseWarm && r.Status != record.StatusCancelled {
+		m.base = append(m.base, *r)
+		if len(m.base) >= FreezeTasks {
+			ts, why := diagnose.RollbackTriggers(m.base, m.cfg.Derive)
+			m.deriveWhy = why
+			m.freeze(ts, len(m.base))
+			m.base = nil
+			for _, f := range m.backlog {
+				m.feed(f.o, f.canary)
 			}
+			m.backlog = nil
 		}
-		return
 	}
 	m.done[r.Seq] = outcomeOf(r)
 	// Feed in schedule order: a task that finishes early is no likelier to be fast than
@@ -255,14 +282,14 @@ func (m *Monitor) Observe(r *record.Record) {
 		}
 		delete(m.done, q.seq)
 		m.head++
-		if o.cancelled || q.at < m.cfg.Warmup {
-			continue // cancelled: no outcome; warm-up: the candidate's cold phase
+		if o.cancelled || q.at < m.cfg.Warmup || !q.live {
+			continue // cancelled: no outcome; warm-up: a cold phase; not live: no draw
 		}
 		if !m.frozen {
-			m.backlog = append(m.backlog, o)
+			m.backlog = append(m.backlog, fed{o, q.canary})
 			continue
 		}
-		m.feed(o)
+		m.feed(o, q.canary)
 	}
 	if m.head > 4096 && m.head*2 > len(m.queue) {
 		m.queue = append([]queued(nil), m.queue[m.head:]...)
@@ -270,9 +297,11 @@ func (m *Monitor) Observe(r *record.Record) {
 	}
 }
 
-// feed adds one candidate outcome to every test and stops the router at a crossing.
-func (m *Monitor) feed(o *outcome) {
-	m.tested++
+// feed adds one task's outcome to every test and stops the router at a crossing.
+func (m *Monitor) feed(o *outcome, canary bool) {
+	if canary {
+		m.tested++
+	}
 	for _, t := range m.tests {
 		if !t.Tested {
 			continue
@@ -281,16 +310,27 @@ func (m *Monitor) feed(o *outcome) {
 		if !in {
 			continue
 		}
-		t.x.Add(breach)
-		t.Tasks, t.Breaches, t.LogLR = t.x.N, t.x.K, t.x.LogLR()
-		if t.Crossed || !t.x.Crossed() {
+		if canary {
+			t.x.Add(breach)
+			t.Tasks, t.Breaches, t.LogLR = t.x.N, t.x.K, t.x.LogLR()
+		} else {
+			t.BaseTasks++
+			if breach {
+				t.BaseBreaches++
+			}
+		}
+		if breach {
+			t.vs.Add(canary)
+			t.VsBaselineLogLR = t.vs.LogLR()
+		}
+		if t.Crossed || !canary || !t.x.Crossed() || !t.vs.Crossed() {
 			continue
 		}
 		t.Crossed, t.CrossedTask, t.CrossedAt = true, t.Tasks, m.cfg.Now()
 		if m.cfg.EarlyStop {
 			m.cfg.Router.StopNow(Stop{Kind: StopTrigger, Signal: t.Signal, At: t.CrossedAt, CanaryTasks: m.tested,
-				Reason: fmt.Sprintf("rollback trigger %s %s %.4g %s breached with confidence: %d of %d candidate tasks had %s (the trigger allows %.3g%%); mixture SPRT log-LR %.2f ≥ log(1/%.3g) = %.2f",
-					t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.P0*100, t.LogLR, t.Alpha, t.Threshold)})
+				Reason: fmt.Sprintf("rollback trigger %s %s %.4g %s breached with confidence: %d of %d candidate tasks had %s (the trigger allows %.3g%%; log-LR %.2f) against %d of %d baseline tasks beside them (breaches on the candidate beyond its %.3g share: log-LR %.2f); each ≥ log(1/%.3g) = %.2f",
+					t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.P0*100, t.LogLR, t.BaseBreaches, t.BaseTasks, t.Share, t.VsBaselineLogLR, t.Alpha, t.Threshold)})
 		}
 	}
 }

@@ -66,7 +66,7 @@ type Router struct {
 	routed   int
 	nextSeq  int
 	stop     *Stop
-	onRoute  func(seq int, at time.Duration) // the monitor's queue of candidate arrivals
+	onRoute  func(seq int, at time.Duration, canary, live bool) // the monitor's queue of arrivals
 	baseline int
 }
 
@@ -94,14 +94,18 @@ func (r *Router) Route(req *workload.Request) {
 			r.stopLocked(Stop{Kind: StopMaxTasks, Reason: fmt.Sprintf("the canary's max_tasks (%d) were sent", r.scope.MaxTasks), CanaryTasks: r.routed}, req.Seq)
 		}
 	}
-	if r.stop != nil || Draw(r.seed, req.Seq) >= r.scope.Share {
+	// live: this arrival's side was drawn (the canary runs), so both sides had their share
+	// of it; after a stop every arrival goes to the baseline.
+	live := r.stop == nil
+	canary := live && Draw(r.seed, req.Seq) < r.scope.Share
+	if canary {
+		req.Phase = record.PhaseCanary
+		r.routed++
+	} else {
 		r.baseline++
-		return
 	}
-	req.Phase = record.PhaseCanary
-	r.routed++
 	if r.onRoute != nil {
-		r.onRoute(req.Seq, req.At)
+		r.onRoute(req.Seq, req.At, canary, live)
 	}
 }
 

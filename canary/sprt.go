@@ -33,6 +33,9 @@ type Exceedance struct {
 // grid returns the alternatives p_j for p0.
 func grid(p0 float64) []float64 {
 	top := max(0.5, min(0.99, 2*p0))
+	if top <= p0 {
+		top = (1 + p0) / 2
+	}
 	odds0 := p0 / (1 - p0)
 	var ps []float64
 	for j := 1; j <= 30; j++ {

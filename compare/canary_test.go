@@ -96,8 +96,9 @@ func TestCanaryDir(t *testing.T) {
 		// Identical sides, 1200 arrivals: enough candidate tasks to bound a p99 both ways.
 		name: "identical", n: 1600, want: Accept,
 		log: func(l *canary.Log) {
-			l.Tests = []canary.Test{{Trigger: ttft, Tested: true, Breach: "TTFT > 230 ms", P0: 0.01, Alpha: 0.025, Tasks: 740, Breaches: 1, LogLR: -6.1, Threshold: 3.69},
-				{Trigger: acc, Tested: true, Breach: "task not accepted", P0: 0.02, Alpha: 0.025, Tasks: 740, LogLR: -11.5, Threshold: 3.69}}
+			l.Tests = []canary.Test{{Trigger: ttft, Tested: true, Breach: "TTFT > 230 ms", P0: 0.01, Alpha: 0.025, Tasks: 740, Breaches: 1, LogLR: -6.1, Threshold: 3.69,
+				BaseTasks: 760, BaseBreaches: 2, Share: 0.5, VsBaselineLogLR: -1.1},
+				{Trigger: acc, Tested: true, Breach: "task not accepted", P0: 0.02, Alpha: 0.025, Tasks: 740, LogLR: -11.5, Threshold: 3.69, BaseTasks: 760, Share: 0.5}}
 		},
 		check: func(t *testing.T, r *CanaryResult) {
 			p := r.Phases[0]
@@ -112,15 +113,15 @@ func TestCanaryDir(t *testing.T) {
 			}
 		},
 	}, {
-		// A third of the candidate's tasks 3× slower; the run stopped at its 5th task.
+		// A third of the candidate's tasks 3× slower; the run stopped at its 9th task.
 		name: "stopped early", n: 400, slow: 3, slowShare: 1.0 / 3, want: Reject,
 		log: func(l *canary.Log) {
 			l.TriggerSource, l.RollbackFrom, l.Frozen, l.FrozenAfter, l.FrozenAtS = canary.SourceRollbackFrom, "base-run", true, 0, 0
 			l.Tests = []canary.Test{{Trigger: ttft, Tested: true, Breach: "TTFT > 230 ms", P0: 0.01, Alpha: 0.025, Tasks: 60, Breaches: 19, LogLR: 48.2, Threshold: 3.69,
-				Crossed: true, CrossedTask: 5, CrossedAtS: 3.1},
-				{Trigger: acc, Tested: true, Breach: "task not accepted", P0: 0.02, Alpha: 0.025, Tasks: 60, LogLR: -1.2, Threshold: 3.69}}
-			l.Stop = &canary.Stop{Kind: canary.StopTrigger, Signal: ttft.Signal, AtS: 3.1, CanaryTasks: 5, AfterSeq: 63,
-				Reason: "rollback trigger client.ttft_p99_ms > 230 ms breached with confidence: 3 of 5 candidate tasks had TTFT > 230 ms"}
+				BaseTasks: 64, Share: 0.5, VsBaselineLogLR: 11.2, Crossed: true, CrossedTask: 9, CrossedAtS: 3.1},
+				{Trigger: acc, Tested: true, Breach: "task not accepted", P0: 0.02, Alpha: 0.025, Tasks: 60, LogLR: -1.2, Threshold: 3.69, BaseTasks: 64, Share: 0.5}}
+			l.Stop = &canary.Stop{Kind: canary.StopTrigger, Signal: ttft.Signal, AtS: 3.1, CanaryTasks: 9, AfterSeq: 63,
+				Reason: "rollback trigger client.ttft_p99_ms > 230 ms breached with confidence: 4 of 9 candidate tasks had TTFT > 230 ms against 0 of 8 baseline tasks beside them"}
 		},
 		check: func(t *testing.T, r *CanaryResult) {
 			if !strings.HasPrefix(r.Reasons[0], "early stop: rollback trigger client.ttft_p99_ms > 230 ms breached with confidence") {

@@ -414,6 +414,9 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 	res.SLO = append(res.SLO, taskSLOChecks(base, cand, pairs[0], o)...)
 
 	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.brs, primary.crs, res.Phases[0].Metrics, o)
+	if cand.windows != nil {
+		interleavedPreconditions(res.Preconditions) // canary.go
+	}
 	decide(res, primary.b, primary.c, o)
 	res.Predictions, res.Explanation = predictions(base, cand, res)
 	return res, nil

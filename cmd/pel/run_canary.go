@@ -105,7 +105,8 @@ func printCanary(w io.Writer, dir string) {
 		if t.Crossed {
 			state = fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
 		}
-		fmt.Fprintf(w, "  %s %s %.4g %s: %d of %d breached (%s), log-LR %.2f of %.2f: %s\n", t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.LogLR, t.Threshold, state)
+		fmt.Fprintf(w, "  %s %s %.4g %s: candidate %d of %d (%s), baseline %d of %d; log-LR %.2f vs the allowance, %.2f vs the baseline, threshold %.2f: %s\n",
+			t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.BaseBreaches, t.BaseTasks, t.LogLR, t.VsBaselineLogLR, t.Threshold, state)
 	}
 	if s := l.Stop; s != nil {
 		fmt.Fprintf(w, "  STOPPED at %.1f s (%s): %s\n", s.AtS, s.Kind, s.Reason)
