@@ -92,7 +92,7 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 	defer file.Close()
 	pending := map[int][]record.Record{}
 	var stop error
-	torn, err := record.Read(file, func(r *record.Record) error {
+	torn, err := record.ReadParallel(file, 0, nil, func(r *record.Record) error {
 		if r.Step != nil {
 			pending[r.Step.Task] = append(pending[r.Step.Task], *r)
 			return nil
@@ -131,7 +131,7 @@ func (d *Dir) EachRejected(f func(*record.Record) error) error {
 	defer file.Close()
 	accepted, step := []byte(`"accepted":true`), []byte(`"step":{`)
 	var stop error
-	_, err = record.ReadFiltered(file, func(line []byte) bool {
+	_, err = record.ReadParallel(file, 0, func(line []byte) bool {
 		return bytes.Contains(line, accepted) || bytes.Contains(line, step)
 	}, func(r *record.Record) error {
 		if r.Step != nil || r.Accepted {
