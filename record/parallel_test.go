@@ -57,7 +57,7 @@ func TestReadParallelIsRead(t *testing.T) {
 		}
 		cases = append(cases, []byte(b.String()))
 		cases = append(cases, []byte(b.String()+`{"seq":9,"ta`))       // torn
-		cases = append(cases, []byte(b.String()+line(n)))               // last line complete JSON, no newline
+		cases = append(cases, []byte(b.String()+line(n)))              // last line complete JSON, no newline
 		cases = append(cases, []byte(b.String()+"not json\n"+line(n))) // bad line
 	}
 	big := strings.Repeat(line(1)+"\n", 3000) + line(2)[:10] + "\n" + line(3) + "\n" // bad line mid-batch
