@@ -7,5 +7,11 @@
 // kind (ErrBadInput: exit 2; ErrRunFailed: exit 1) for the command line to map.
 //
 // Rebuild recomputes stage 1 of a run directory from contract.yaml and requests.jsonl
-// alone: evidence is always derivable from the raw records.
+// alone: evidence is always derivable from the raw records. Both Run's stage 1 and Rebuild
+// stream requests.jsonl through package rundir, so a run of any length ends in bounded
+// memory.
+//
+// Sharding (shard.go): Config.Shard and StartAt run one shard's part of the contract's
+// schedule (workload.Sharded) from a start all shards share, stamp every record with the
+// shard, and compare this machine's clock with the target's before the start.
 package runner
