@@ -40,9 +40,10 @@ The baseline side's rollback triggers (p99 bounds from its own intervals, +10%, 
 diagnosis derives them; or a baseline run's, --rollback-from DIR) are checked on the
 candidate.
 
-Verdict: reject when a trigger is breached, a critical metric (TTFT p99, E2E p99,
-preemptions) is worse, or the score is under 75; inconclusive with fewer than 6 intervals
-with data per side or a trigger whose interval straddles its bound; accept otherwise.
+Verdict: reject when a trigger is breached (the candidate's whole interval past it), a
+critical metric (TTFT p99, E2E p99, preemptions) is worse, or the score is under 75;
+inconclusive with fewer than 6 intervals with data per side, or a candidate mean past a
+trigger's bound whose interval still straddles it; accept otherwise.
 
 Exit status: 0 accept; 1 reject or inconclusive; 2 bad input (URL, selector, window).`,
 		Args: cobra.NoArgs,
