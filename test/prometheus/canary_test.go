@@ -183,7 +183,7 @@ func TestCanaryThroughPrometheus(t *testing.T) {
 type textBuf struct{ b []byte }
 
 func (w *textBuf) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-func (w textBuf) String() string             { return string(w.b) }
+func (w textBuf) String() string               { return string(w.b) }
 
 // promLatest is the newest sample time Prometheus holds for the test job.
 func promLatest(t *testing.T, promURL string) time.Time {
