@@ -6,6 +6,10 @@
 // is created, so a typo never leaves a half-written directory behind. Errors carry their
 // kind (ErrBadInput: exit 2; ErrRunFailed: exit 1) for the command line to map.
 //
+// With Config.Canary the run is an interleaved canary run (canary.go, package canary): one
+// schedule split between the target and a candidate, the candidate's tasks in phase canary
+// and kept out of the run's own evidence (the baseline's), with evidence of their own.
+//
 // Rebuild recomputes stage 1 of a run directory from contract.yaml and requests.jsonl
 // alone: evidence is always derivable from the raw records. Both Run's stage 1 and Rebuild
 // stream requests.jsonl through package rundir, so a run of any length ends in bounded

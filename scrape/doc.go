@@ -25,7 +25,9 @@
 // one scrape interval, and a quantile by as much as the latency distribution changes
 // within one scrape interval (none when it is steady: same bucket, same value).
 // test/prometheus checks this against a real Prometheus scraping a stand-in engine and
-// pel sim.
+// pel sim. QueryRange makes the same read for any selector and window without a run: pel
+// canary reads a production canary's two sides with it. Config.File names the samples file
+// (an interleaved canary run samples its candidate into canary-metrics.jsonl).
 //
 // # metrics.jsonl
 //
