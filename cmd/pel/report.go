@@ -67,7 +67,11 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 			if asJSON {
 				return report.JSON(a.stdout, ev)
 			}
-			return report.Text(a.stdout, ev)
+			if err := report.Text(a.stdout, ev); err != nil {
+				return err
+			}
+			printCanary(a.stdout, args[0]) // an interleaved canary run: the candidate's scope and stop
+			return nil
 		},
 	}
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
