@@ -21,7 +21,10 @@
 // arrivals in every run, and a larger share routes a superset. The candidate's arrivals get
 // phase canary (loadgen.SplitDoer sends by phase). The scope (contract canary block:
 // max_duration, max_tasks) and a stop end the routing; pel run then ends its arrivals,
-// since the comparison window is over, and lets tasks in flight finish.
+// since the comparison window is over, and lets tasks in flight finish. The split is of
+// arrivals: in an open loop the sides are independent; a closed loop or max_in_flight
+// shares its slots between them, so a slow candidate holds slots the baseline would have
+// had (use an open-loop contract to judge a candidate that may be slow).
 //
 // Cold and warm on the candidate side: the candidate gets its share of the warm-up's
 // arrivals too (its engine has caches to fill and graphs to compile like the baseline's).

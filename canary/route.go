@@ -83,7 +83,6 @@ func NewRouter(seed uint64, scope contract.Canary, now func() time.Time) *Router
 // arrivals and leaves the others' phase as it is.
 func (r *Router) Route(req *workload.Request) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.arrivals++
 	r.nextSeq = req.Seq + 1
 	if r.stop == nil {
@@ -104,8 +103,12 @@ func (r *Router) Route(req *workload.Request) {
 	} else {
 		r.baseline++
 	}
-	if r.onRoute != nil {
-		r.onRoute(req.Seq, req.At, canary, live)
+	on := r.onRoute
+	r.mu.Unlock()
+	// Outside the lock: the monitor takes its own lock here, and holds it when it stops the
+	// router. The pacer routes one arrival at a time, so the monitor still sees them in order.
+	if on != nil {
+		on(req.Seq, req.At, canary, live)
 	}
 }
 
