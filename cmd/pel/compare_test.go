@@ -36,7 +36,7 @@ func TestCompareCommand(t *testing.T) {
 		{"inconclusive", []string{base, few}, 1, "verdict: INCONCLUSIVE", "pel: verdict: inconclusive"},
 		{"contract differs", []string{base, other}, 2, "", "different contracts"},
 		{"contract change allowed", []string{"--allow-contract-change", base, other}, 0, "WARNING: CONTRACTS DIFFER", ""},
-		{"one arg", []string{base}, 2, "", "accepts 2 arg"},
+		{"one plain run", []string{base}, 2, "", "not an interleaved canary run"},
 		{"bad level", []string{"--level", "95", base, same}, 2, "", "--level 95"},
 		{"missing dir", []string{base, filepath.Join(tmp, "nope")}, 2, "", "nope"},
 	} {
