@@ -104,7 +104,7 @@ func interleavedRun(t *testing.T, dir, src string, base, cand *sim.Server) (stri
 // twins. pel canary (scrape.QueryRange per selector, compare.Live) reads each pair from
 // Prometheus alone and rejects kv-thrash and accepts the twin, as pel compare of the
 // interleaved runs does (healthy vs kv-thrash here; both pairs, early stop included, in
-// cmd/pel's TestInterleavedCanaryAgainstSim).
+// test/canary's TestInterleavedCanaryAgainstSim).
 func TestCanaryThroughPrometheus(t *testing.T) {
 	t.Parallel()
 	bin := prometheusBinary(t)
