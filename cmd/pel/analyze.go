@@ -28,6 +28,7 @@ again replaces its evidence.`,
 			for _, n := range nsys {
 				o.NsysOnly[n] = true
 			}
+			boundAnalysisMemory()
 			ev, _, err := ladder.Analyze(dir, o)
 			if err != nil {
 				if errors.Is(err, ladder.ErrBadInput) {

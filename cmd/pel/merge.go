@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
@@ -49,6 +50,7 @@ job that starts with the shards).`,
 				}
 			}
 			out = outDir(a.stderr, "merge", out)
+			boundAnalysisMemory()
 			if _, err := rundir.Merge(out, dirs); err != nil {
 				if errors.Is(err, rundir.ErrBadInput) {
 					return usageError(err)
@@ -73,6 +75,19 @@ job that starts with the shards).`,
 	c.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for every DIR to hold evidence.json (its shard finished)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
 	return c
+}
+
+// analysisMemory is the soft memory limit of an analysis (unless GOMEMLIMIT sets one): the
+// analysis of a run of any length holds ~150 MB (rundir, stats.Stream), and the collector
+// otherwise lets the heap double before it runs (3.6 M tasks: 396 MB peak RSS without it,
+// 295 MB with 300 MiB).
+const analysisMemory = 320 << 20
+
+// boundAnalysisMemory sets analysisMemory as the process's soft memory limit.
+func boundAnalysisMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(analysisMemory)
+	}
 }
 
 // printShards prints one line per shard: tasks, schedule lag, clock.

@@ -78,6 +78,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if ev != nil {
 				// Climb the rest of the ladder on what was written: exactly `pel analyze DIR`.
 				// A failure here keeps the stage-1 evidence already on disk and says why.
+				boundAnalysisMemory()
 				if dev, _, aerr := ladder.Analyze(out, ladder.Options{}); aerr != nil {
 					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
 				} else if werr := ladder.WriteRun(out, dev); werr != nil {
