@@ -36,6 +36,18 @@ type Join struct {
 	bit  uint8
 	hits map[joinKey][]uint8 // per sampled stream, per gap (from 1): the sets whose first token ended it
 	hol  *HOLIndex
+	// idle are the set's completed requests sent with nothing else in flight, from every
+	// task: the service-time baseline of the queue share and the prefill fit rests on them,
+	// and under load they are too rare for a sample to hold enough.
+	idle *idleSet
+}
+
+// idleRequests returns the join's idle-sent requests as records (nil without a join).
+func (j *Join) idleRequests() []*record.Record {
+	if j == nil || j.idle == nil {
+		return nil
+	}
+	return j.idle.records()
 }
 
 // aligned reports whether gap i (between content events i-1 and i) of the sampled stream r
@@ -126,6 +138,10 @@ func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.R
 	}
 	holes := make([]*HOLIndex, len(sets))
 	spans := make([]spanSet, len(sets))
+	idles := make([]*idleSet, len(sets))
+	for k := range idles {
+		idles[k] = &idleSet{tau: math.MaxUint64}
+	}
 	for k := range sets {
 		holes[k] = holShort(typed[k])
 	}
@@ -140,6 +156,11 @@ func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.R
 			for _, x := range reqs {
 				if !x.FirstTokenAt.IsZero() {
 					idx.mark(x.FirstTokenAt, in)
+				}
+			}
+			for k := range sets {
+				if in&(1<<k) != 0 {
+					idles[k].add(q, reqs)
 				}
 			}
 		}
@@ -172,7 +193,7 @@ func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.R
 	}
 	for k, s := range sets {
 		holes[k].waits = spans[k].merged()
-		joins[s.Name] = &Join{bit: 1 << k, hits: hits, hol: holes[k]}
+		joins[s.Name] = &Join{bit: 1 << k, hits: hits, hol: holes[k], idle: idles[k]}
 	}
 	return joins, nil
 }
@@ -294,6 +315,55 @@ func (x *slotIndex) mark(t time.Time, mask uint8) {
 	for _, s := range x.slots[k] {
 		s.mark(ns, mask)
 	}
+}
+
+// idleSet keeps a set's idle-sent requests compactly, at most maxIdle of them (past that a
+// seeded uniform sample, by the threshold rule of Sample: the same whatever the order).
+type idleSet struct {
+	xs  []idleReq
+	tau uint64
+}
+
+type idleReq struct {
+	task   string
+	prompt int
+	ttft   time.Duration // from send
+	prio   uint64
+}
+
+// maxIdle bounds an idleSet: 65,536 requests, 2.5 MiB.
+const maxIdle = 1 << 16
+
+func (s *idleSet) add(task *record.Record, reqs []*record.Record) {
+	p := Priority(task)
+	for i, x := range reqs {
+		if !x.OK() || x.InFlight != 0 {
+			continue
+		}
+		t, has := x.TTFTFromSent()
+		if !has {
+			continue
+		}
+		prio := mix64(p + uint64(i))
+		if prio > s.tau {
+			continue
+		}
+		s.xs = append(s.xs, idleReq{task: x.Task, prompt: x.PromptTokens, ttft: t, prio: prio})
+		for len(s.xs) > maxIdle && s.tau > 0 {
+			s.tau >>= 1
+			s.xs = slices.DeleteFunc(s.xs, func(r idleReq) bool { return r.prio > s.tau })
+		}
+	}
+}
+
+// records rebuilds the requests as records carrying what queue and prefill read.
+func (s *idleSet) records() []*record.Record {
+	out := make([]*record.Record, len(s.xs))
+	t0 := time.Unix(0, 0) // any instant that is not zero: TTFTFromSent needs a send
+	for i, x := range s.xs {
+		out[i] = &record.Record{Task: x.task, PromptTokens: x.prompt, Status: record.StatusOK, SentAt: t0, FirstTokenAt: t0.Add(x.ttft)}
+	}
+	return out
 }
 
 // spanSet collects waiting intervals in bounded memory: every spanCompact additions it

@@ -74,9 +74,10 @@ func ShapeWith(rs []*record.Record, j *Join) Shape {
 			}
 		}
 	}
-	s.queue(okReqs)
+	idle := j.idleRequests() // nil without a join: queue and prefill take them from okReqs
+	s.queue(okReqs, idle)
 	s.rhythm(okReqs, reqs, j)
-	s.prefill(okReqs)
+	s.prefill(okReqs, idle)
 	s.tpotLoad(okReqs)
 	return s
 }
@@ -287,7 +288,7 @@ func OneLine(m string, max int) string {
 }
 
 // queue estimates the share of TTFT (from send) spent before service.
-func (s *Shape) queue(ok []*record.Record) {
+func (s *Shape) queue(ok, idleReqs []*record.Record) {
 	// Best: the engine's own prefill time per request.
 	var shares, service []float64
 	withTTFT := 0
@@ -325,7 +326,12 @@ func (s *Shape) queue(ok []*record.Record) {
 				continue
 			}
 			all = append(all, t.Seconds()*1000)
-			if r.InFlight == 0 {
+			if r.InFlight == 0 && idleReqs == nil {
+				idle = append(idle, t.Seconds()*1000)
+			}
+		}
+		for _, r := range idleReqs { // a join's: every idle-sent task, not the sample's few
+			if t, has := r.TTFTFromSent(); has && t > 0 && r.Task == name {
 				idle = append(idle, t.Seconds()*1000)
 			}
 		}
@@ -446,7 +452,7 @@ func (s *Shape) rhythm(ok, all []*record.Record, j *Join) {
 // prefill fits the service part of TTFT against prompt tokens: with the engine's own
 // prefill time when the response carried it, else over tasks sent to an idle server (no
 // queue inside their TTFT).
-func (s *Shape) prefill(ok []*record.Record) {
+func (s *Shape) prefill(ok, idleReqs []*record.Record) {
 	var xs, ys []float64
 	basis := "engine prefill time"
 	for _, r := range ok {
@@ -461,7 +467,11 @@ func (s *Shape) prefill(ok []*record.Record) {
 	}
 	if len(xs) < minShapeTasks {
 		xs, ys, basis = nil, nil, "TTFT from send of tasks sent to an idle server"
-		for _, r := range ok {
+		from := ok
+		if idleReqs != nil {
+			from = idleReqs
+		}
+		for _, r := range from {
 			if t, has := r.TTFTFromSent(); has && r.InFlight == 0 && r.PromptTokens > 0 {
 				xs = append(xs, float64(r.PromptTokens))
 				ys = append(ys, t.Seconds()*1000)

@@ -345,6 +345,25 @@ func TestJoinOverSampleSeesEveryTask(t *testing.T) {
 	if alone.Values[evidence.SigStallAligned] >= want.Values[evidence.SigStallAligned] {
 		t.Fatalf("the sample alone should see fewer aligned stalls: %v vs %v", alone.Values, want.Values)
 	}
+	// The idle baseline: the sample's tasks, every idle-sent task of the run.
+	var idleAll []*record.Record
+	for _, r := range okReqs(all) {
+		if r.InFlight == 0 {
+			idleAll = append(idleAll, r)
+		}
+	}
+	if len(j.idleRequests()) != len(idleAll) || len(idleAll) < 20 {
+		t.Fatalf("join holds %d idle-sent requests, the run %d", len(j.idleRequests()), len(idleAll))
+	}
+	wq := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
+	wq.queue(okReqs(sampled), idleAll)
+	wq.prefill(okReqs(sampled), idleAll)
+	gq := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
+	gq.queue(okReqs(sampled), j.idleRequests())
+	gq.prefill(okReqs(sampled), j.idleRequests())
+	if !reflect.DeepEqual(gq, wq) || len(wq.Values) == 0 {
+		t.Fatalf("queue and prefill with the join's idle tasks:\n got %+v\nwant %+v", gq, wq)
+	}
 	// Head-of-line: the short type from the sample, the long waits from every task.
 	ref := holShort(Requests(sampled))
 	full := NewHOLIndex(Requests(sampled), Requests(all))
