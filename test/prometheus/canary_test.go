@@ -1,24 +1,22 @@
 package prometheus_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pel-ladder/pel/canary"
-	"github.com/pel-ladder/pel/compare"
-	"github.com/pel-ladder/pel/contract"
-	"github.com/pel-ladder/pel/ladder"
-	"github.com/pel-ladder/pel/runner"
-	"github.com/pel-ladder/pel/scrape"
-	"github.com/pel-ladder/pel/sim"
 )
 
 // canaryThrash: long answers that kv-thrash's 24k-token cache cannot hold at half the
@@ -53,86 +51,120 @@ tasks:
 canary: {share: 0.5}
 `
 
-func simAt(t *testing.T, scenario string, speed float64) *sim.Server {
+var (
+	pelOnce sync.Once
+	pelBin  string
+	pelErr  error
+)
+
+// buildPel builds the pel binary once, without -race whatever this test binary is: the two
+// sides of an A/A canary must be alike, and the race detector slows processes several times
+// over and unevenly.
+func buildPel(t *testing.T) string {
 	t.Helper()
-	sc, err := sim.LoadScenario(scenario)
-	if err != nil {
-		t.Fatal(err)
+	pelOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pel-prom-canary-")
+		if err != nil {
+			pelErr = err
+			return
+		}
+		pelBin = filepath.Join(dir, "pel")
+		out, err := exec.Command("go", "build", "-o", pelBin, "github.com/pel-ladder/pel/cmd/pel").CombinedOutput()
+		if err != nil {
+			pelErr = fmt.Errorf("building pel: %v: %s", err, out)
+		}
+	})
+	if pelErr != nil {
+		t.Fatal(pelErr)
 	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: speed, Seed: 1, Hostname: scenario})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return pelBin
 }
 
-// interleavedRun drives an interleaved canary run (pel run --canary) and diagnoses it as
-// pel run does; it returns the run directory and the compared window.
-func interleavedRun(t *testing.T, dir, src string, base, cand *sim.Server) (string, time.Time, time.Time) {
-	t.Helper()
-	c, err := contract.Parse([]byte(src), filepath.Join(dir, "c.yaml"))
+// pelCmd runs the pel binary; it returns the exit code and the output.
+func pelCmd(ctx context.Context, t *testing.T, args ...string) (int, string) {
+	cmd := exec.CommandContext(ctx, buildPel(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String()
+	}
 	if err != nil {
-		t.Error(err)
-		return "", time.Time{}, time.Time{}
+		t.Errorf("pel %v: %v", args, err)
 	}
-	out := filepath.Join(dir, "run")
-	if _, err := runner.Run(context.Background(), runner.Config{Target: base.URL(), Contract: c, OutDir: out,
-		Canary: &runner.Canary{Target: cand.URL()}}); err != nil {
-		t.Error(err)
-		return "", time.Time{}, time.Time{}
-	}
-	if ev, _, err := ladder.Analyze(out, ladder.Options{}); err != nil {
-		t.Error(err)
-	} else if err := ladder.WriteRun(out, ev); err != nil {
-		t.Error(err)
-	}
-	l, err := canary.ReadFile(filepath.Join(out, canary.LogFile))
-	if err != nil {
-		t.Error(err)
-		return "", time.Time{}, time.Time{}
-	}
-	// The window pel canary reads: past the warm-up, up to the last arrival.
-	return out, l.StartedAt.Add(c.Warmup + time.Second), l.StartedAt.Add(c.Duration)
+	return 0, out.String()
 }
 
-// TestCanaryThroughPrometheus: a real Prometheus scrapes four pel sim instances, two
-// pairs driven by interleaved canary runs at once: healthy vs kv-thrash, and two healthy
-// twins. pel canary (scrape.QueryRange per selector, compare.Live) reads each pair from
-// Prometheus alone and rejects kv-thrash and accepts the twin, as pel compare of the
-// interleaved runs does (healthy vs kv-thrash here; both pairs, early stop included, in
+// simProc runs pel sim on loopback until the test ends and returns its address.
+func simProc(t *testing.T, scenario string, speed int) string {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, buildPel(t), "sim", "--scenario", scenario, "--addr", addr, "--speed", fmt.Sprint(speed))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	poll(t, 200, 50*time.Millisecond, "pel sim "+scenario, func() bool {
+		resp, err := http.Get("http://" + addr + "/v1/models")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	return addr
+}
+
+// TestCanaryThroughPrometheus: a real Prometheus scrapes four pel sim processes, two pairs
+// driven at once by interleaved canary runs (pel run --canary, early stop off so both sides
+// serve the whole window): healthy vs kv-thrash, and two healthy twins. pel canary reads each
+// pair from Prometheus alone and rejects kv-thrash and accepts the twin, as pel compare of
+// the interleaved runs does (healthy vs kv-thrash here; both pairs, early stop included, in
 // test/canary's TestInterleavedCanaryAgainstSim).
 func TestCanaryThroughPrometheus(t *testing.T) {
 	t.Parallel()
 	bin := prometheusBinary(t)
 	if testing.Short() {
-		t.Skip("starts a Prometheus server and four pel sim instances (about 30 s)")
+		t.Skip("starts a Prometheus server and four pel sim processes (about 40 s)")
 	}
-	h1, k := simAt(t, "healthy", 2), simAt(t, "kv-thrash", 2)
-	h2, h3 := simAt(t, "healthy", 1), simAt(t, "healthy", 1)
-	promURL := startPrometheus(t, bin, t.TempDir(), hostPort(h1.URL()), hostPort(k.URL()), hostPort(h2.URL()), hostPort(h3.URL()))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	h1, k := simProc(t, "healthy", 2), simProc(t, "kv-thrash", 2)
+	h2, h3 := simProc(t, "healthy", 1), simProc(t, "healthy", 1)
+	promURL := startPrometheus(t, bin, t.TempDir(), h1, k, h2, h3)
 
 	type pair struct {
-		name         string
-		src          string
-		base, cand   *sim.Server
-		dir          string
-		start, end   time.Time
-		want, wantPC compare.Verdict // pel canary's, pel compare's ("" not checked here)
+		name, src, base, cand string
+		dir                   string
+		start, end            time.Time
+		want                  string // pel canary's verdict line
+		wantCompare           string // pel compare's ("" not checked here)
 	}
 	pairs := []*pair{
-		{name: "healthy vs kv-thrash", src: canaryThrash, base: h1, cand: k, want: compare.Reject, wantPC: compare.Reject},
-		{name: "healthy twins", src: canaryTwins, base: h2, cand: h3, want: compare.Accept},
+		{name: "healthy vs kv-thrash", src: canaryThrash, base: h1, cand: k, want: "verdict: REJECT", wantCompare: "verdict: REJECT"},
+		{name: "healthy twins", src: canaryTwins, base: h2, cand: h3, want: "verdict: ACCEPT"},
 	}
 	var wg sync.WaitGroup
-	for _, p := range pairs {
+	for i, p := range pairs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.dir, p.start, p.end = interleavedRun(t, t.TempDir(), p.src, p.base, p.cand)
+			tmp := t.TempDir()
+			cf := filepath.Join(tmp, "c.yaml")
+			os.WriteFile(cf, []byte(p.src), 0o600)
+			p.dir = filepath.Join(tmp, fmt.Sprint("run", i))
+			if code, out := pelCmd(ctx, t, "run", "--target", "http://"+p.base, "--canary", "http://"+p.cand, "--contract", cf, "-o", p.dir); code != 0 {
+				t.Errorf("%s: pel run: exit %d: %s", p.name, code, out)
+				return
+			}
+			l, err := canary.ReadFile(filepath.Join(p.dir, canary.LogFile))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			// The window pel canary reads: past the warm-up, up to the last arrival.
+			p.start, p.end = l.StartedAt.Add(time.Duration(l.WarmupS*float64(time.Second))+time.Second), l.StartedAt.Add(20*time.Second)
 		}()
 	}
 	wg.Wait()
@@ -148,42 +180,20 @@ func TestCanaryThroughPrometheus(t *testing.T) {
 	poll(t, 100, interval/2, "Prometheus scraping past the runs", func() bool { return promLatest(t, promURL).After(last.Add(interval)) })
 
 	for _, p := range pairs {
-		sel := func(s *sim.Server) string { return fmt.Sprintf(`instance=%q`, hostPort(s.URL())) }
-		step := interval
-		base, err := scrape.QueryRange(context.Background(), nil, promURL, sel(p.base), p.start.Add(-step), p.end, step)
-		if err != nil {
-			t.Fatal(err)
+		code, out := pelCmd(ctx, t, "canary", "--prometheus", promURL, "--baseline", fmt.Sprintf("instance=%q", p.base), "--candidate", fmt.Sprintf("instance=%q", p.cand),
+			"--window", p.end.Sub(p.start).String(), "--end", p.end.UTC().Format(time.RFC3339Nano), "--interval", "1s", "--step", interval.String(), "--resamples", "500")
+		t.Logf("%s, pel canary through Prometheus (exit %d):\n%s", p.name, code, out)
+		if !strings.Contains(out, p.want) || (code == 0) != (p.want == "verdict: ACCEPT") {
+			t.Errorf("%s: pel canary exit %d, want %q", p.name, code, p.want)
 		}
-		cand, err := scrape.QueryRange(context.Background(), nil, promURL, sel(p.cand), p.start.Add(-step), p.end, step)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := compare.Live(base, cand, sel(p.base), sel(p.cand), compare.LiveOptions{Start: p.start, End: p.end, Interval: time.Second, Resamples: 500})
-		if err != nil {
-			t.Fatalf("%s: %v", p.name, err)
-		}
-		var buf textBuf
-		compare.LiveText(&buf, r)
-		t.Logf("%s, through Prometheus:\n%s", p.name, buf)
-		if r.Verdict != p.want {
-			t.Errorf("%s: pel canary says %s, want %s: %q", p.name, r.Verdict, p.want, r.Reasons)
-		}
-		if p.wantPC != "" {
-			cr, err := compare.CanaryDir(p.dir, compare.Options{Resamples: 500})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cr.Verdict != p.wantPC {
-				t.Errorf("%s: pel compare of the interleaved run says %s, want %s: %q", p.name, cr.Verdict, p.wantPC, cr.Reasons)
+		if p.wantCompare != "" {
+			code, out := pelCmd(ctx, t, "compare", p.dir)
+			if !strings.Contains(out, p.wantCompare) || code != 1 {
+				t.Errorf("%s: pel compare of the interleaved run: exit %d, want %q:\n%s", p.name, code, p.wantCompare, out)
 			}
 		}
 	}
 }
-
-type textBuf struct{ b []byte }
-
-func (w *textBuf) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-func (w textBuf) String() string               { return string(w.b) }
 
 // promLatest is the newest sample time Prometheus holds for the test job.
 func promLatest(t *testing.T, promURL string) time.Time {
