@@ -57,8 +57,11 @@ func predictions(base, cand *Run, res *Result) ([]verify.Result, string) {
 		return out, "worse; " + about + " " + string(p.Outcome) + ": " + p.Reason
 	case better && p.Outcome == verify.Held:
 		return out, "better, for the predicted reason: " + about + " held (" + p.Reason + ")"
-	case better && p.Outcome == verify.Failed:
+	case better && p.Outcome == verify.Failed && p.ChangeMade != nil && *p.ChangeMade:
 		return out, "better, but the prediction failed: the diagnosis was wrong (" + about + ": " + p.Reason + ")"
+	case better && p.Outcome == verify.Failed:
+		// The engine does not show which change was made (an A/A canary makes none).
+		return out, "better, but the prediction failed: if the candidate made the predicted change (" + p.Change.Knob + "), the diagnosis was wrong (" + about + ": " + p.Reason + ")"
 	case better:
 		return out, "better; " + about + " could not be tested: " + p.Reason
 	}

@@ -37,7 +37,7 @@ func TestPredictionsExplainTheVerdict(t *testing.T) {
 		explain string
 	}{
 		{"held", 400, row("better", -1700, -1500), Accept, verify.Held, "better, for the predicted reason"},
-		{"failed", 1900, Metric{Signal: evidence.SigITLP50, Change: "better"}, Accept, verify.Failed, "better, but the prediction failed: the diagnosis was wrong"},
+		{"failed, change unseen", 1900, Metric{Signal: evidence.SigITLP50, Change: "better"}, Accept, verify.Failed, "better, but the prediction failed: if the candidate made the predicted change (-np), the diagnosis was wrong"},
 		{"worse", 2600, row("worse", 400, 800), Reject, verify.Failed, "worse; admission-queue's prediction (scheduling) failed"},
 		{"interval reaches", 1100, row("better", -1200, -500), Accept, verify.NotTestable, "better; admission-queue's prediction (scheduling) could not be tested: not settled"},
 	}
