@@ -118,6 +118,15 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.items = append(h.items, asContext(kv))
 	}
 	h.confidence = 0.65 + 0.1*float64(len(decisive)-1)
+	// An idle baseline is the client's own inference: any wait in front of the first token
+	// (warm-up, a proxy) looks the same from there. Only the engine's view — its running
+	// count, its per-request timings or spans — shows the wait is for admission.
+	if len(decisive) == 1 && decisive[0].item.Signal == evidence.SigQueueShare &&
+		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, "idle baseline") {
+		h.confidence = 0.55
+		h.confNote = "the queue is inferred from the client alone (TTFT against tasks sent to an idle server): a wait for admission cannot be told from warm-up or a proxy in front of the engine"
+		h.missing = append(h.missing, missMetrics)
+	}
 	tl := v.judge(evidence.SigTPOTLoadRatio, "<", tpotLoadMax)
 	runMax, _ := v.val(evidence.SigRunningMax)
 	slots := "the current limit"

@@ -83,6 +83,29 @@ func TestEvidenceEveryServerGives(t *testing.T) {
 			verdict: []string{"queue"},
 		},
 		{
+			// The same waits seen from the client alone (no timings, no /metrics): tasks sent
+			// to an idle server start in 150 ms, the rest in 1.8 s. A wait in front of the
+			// first token, but the client cannot say it is for admission: no owner.
+			name: "a wait only the client saw",
+			ev: func() *evidence.Evidence {
+				var rs []record.Record
+				for i := 0; i < 60; i++ {
+					ttft, inf := 1800*time.Millisecond, 3
+					if i%6 == 0 {
+						ttft, inf = 150*time.Millisecond, 0
+					}
+					r := task(i, float64(i), ttft, 30*time.Millisecond, 20)
+					r.InFlight = inf
+					if i%2 == 1 {
+						reject(&r, "slo ttft max")
+					}
+					rs = append(rs, r)
+				}
+				return fromRecords("", rs, ttftSLO)
+			},
+			wantID: "admission-queue",
+		},
+		{
 			// A proxy buffers each response whole: every event arrives within microseconds.
 			name: "buffering proxy, no /metrics",
 			ev: func() *evidence.Evidence {
