@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,37 +20,14 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/canary"
+	"github.com/pel-ladder/pel/internal/pelbin"
 )
 
 var pelBin string
 
-func TestMain(m *testing.M) {
-	tmp, err := os.MkdirTemp("", "pel-canary-")
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	pelBin = filepath.Join(tmp, "pel")
-	build := exec.Command("go", "build", "-o", pelBin, "github.com/pel-ladder/pel/cmd/pel")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Println("canary: building pel:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(tmp)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pelbin.Main(m, "canary", &pelBin) }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
 
 // pel runs the binary and returns its exit code and its output (stdout and stderr).
 func pel(ctx context.Context, t *testing.T, args ...string) (int, string) {

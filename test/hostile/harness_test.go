@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/pelbin"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -39,30 +40,11 @@ func TestMain(m *testing.M) {
 		fmt.Println("hostile: skipped (needs Linux: ulimit -v, getrusage of a child)")
 		os.Exit(0)
 	}
+	// PEL_HOSTILE_BIN runs the suite against another build (e.g. the one before the fixes).
+	// Built without -race whatever the test binary is: the race runtime reserves far more
+	// address space than childMemLimitKiB, and the RSS figures are pel's own.
 	pelBin = os.Getenv("PEL_HOSTILE_BIN")
-	var tmp string
-	if pelBin == "" {
-		var err error
-		tmp, err = os.MkdirTemp("", "pel-hostile-")
-		if err != nil {
-			fmt.Println(err)
-			os.Exit(1)
-		}
-		pelBin = filepath.Join(tmp, "pel")
-		// Built without -race whatever the test binary is: the race runtime reserves far
-		// more address space than childMemLimitKiB, and the RSS figures are pel's own.
-		build := exec.Command("go", "build", "-o", pelBin, "github.com/pel-ladder/pel/cmd/pel")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Println("hostile: building pel:", err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if tmp != "" {
-		os.RemoveAll(tmp)
-	}
-	os.Exit(code)
+	pelbin.Main(m, "hostile", &pelBin)
 }
 
 // result is one finished pel child.

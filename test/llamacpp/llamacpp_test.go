@@ -35,27 +35,12 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/pelbin"
 )
 
 var pelBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pel-llamacpp")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	pelBin = filepath.Join(dir, "pel")
-	build := exec.Command("go", "build", "-o", pelBin, "github.com/pel-ladder/pel/cmd/pel")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pel:", err)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pelbin.Main(m, "llamacpp", &pelBin) }
 
 // engine returns the llama-server binary and model, or skips.
 func engine(t *testing.T) (bin, model string) {
@@ -70,15 +55,7 @@ func engine(t *testing.T) (bin, model string) {
 	return bin, model
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freePort(t *testing.T) string { return pelbin.FreeAddr(t) }
 
 // server is one llama-server process on loopback.
 type server struct {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,41 +21,16 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/pelbin"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
 
 var pelBin string
 
-func TestMain(m *testing.M) {
-	tmp, err := os.MkdirTemp("", "pel-shard-")
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	pelBin = filepath.Join(tmp, "pel")
-	// Without -race whatever the test binary is: five pel processes and a simulator share
-	// the machine, and the figures compared are pel's own.
-	build := exec.Command("go", "build", "-o", pelBin, "github.com/pel-ladder/pel/cmd/pel")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Println("shard: building pel:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(tmp)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pelbin.Main(m, "shard", &pelBin) }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
 
 func pel(ctx context.Context, t *testing.T, args ...string) (string, error) {
 	t.Helper()

@@ -1,0 +1,53 @@
+// Package pelbin serves the tests that run pel as a process (test/canary, test/shard,
+// test/hostile, test/llamacpp): it builds the binary once per test binary and finds free
+// loopback addresses.
+package pelbin
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Main builds cmd/pel into a temporary directory, stores its path in *bin, runs the tests
+// and exits with their code. The binary is built without -race whatever the test binary is:
+// the tests measure pel's own figures (memory, timing) in processes that share the machine.
+// When *bin is already set (a binary given by the caller, e.g. from an environment
+// variable), nothing is built. name prefixes the temporary directory and error messages.
+func Main(m *testing.M, name string, bin *string) {
+	var tmp string
+	if *bin == "" {
+		var err error
+		if tmp, err = os.MkdirTemp("", "pel-"+name+"-"); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		*bin = filepath.Join(tmp, "pel")
+		build := exec.Command("go", "build", "-o", *bin, "github.com/pel-ladder/pel/cmd/pel")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Printf("%s: building pel: %v\n", name, err)
+			os.RemoveAll(tmp)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	if tmp != "" {
+		os.RemoveAll(tmp)
+	}
+	os.Exit(code)
+}
+
+// FreeAddr returns a loopback host:port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
