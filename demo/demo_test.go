@@ -20,6 +20,7 @@ import (
 // scenario's owner layer from the outside; the healthy baseline must have no finding above
 // info and state its headroom. Scenarios run in parallel (each is a ~20 s contract).
 func TestScenarios(t *testing.T) {
+	skipIfRanAlone(t)
 	names := sim.Scenarios()
 	if only := os.Getenv("PEL_DEMO_SCENARIO"); only != "" {
 		names = []string{only}
@@ -156,6 +157,7 @@ func checkPrediction(t *testing.T, res *Result) {
 // TestWrongChangeFails: chunked prefill does nothing for a queue behind max_num_seqs 4; the
 // admission finding's prediction is then reported failed, not held.
 func TestWrongChangeFails(t *testing.T) {
+	skipIfRanAlone(t)
 	if testing.Short() {
 		t.Skip("two simulated runs")
 	}
@@ -167,4 +169,13 @@ func TestWrongChangeFails(t *testing.T) {
 		t.Fatalf("wrong change: %s %s", v.Skipped, v.Check.Line())
 	}
 	t.Logf("%s", v.Check.Line())
+}
+
+// skipIfRanAlone: CI (.ci/run) runs this package's end-to-end runs first and alone, since
+// they time a simulated engine and its client in real time on a shared two-core machine,
+// then sets PEL_DEMO_RAN for the whole suite so they are not run again under its load.
+func skipIfRanAlone(t *testing.T) {
+	if os.Getenv("PEL_DEMO_RAN") != "" {
+		t.Skip("PEL_DEMO_RAN is set: the scenarios ran alone earlier in this CI run")
+	}
 }
