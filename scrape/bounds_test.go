@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,12 +53,16 @@ func TestPageBounds(t *testing.T) {
 // bound) while the other endpoint is sampled; no URL credential reaches metrics.jsonl.
 func TestCollectorBadEndpointAndCredentials(t *testing.T) {
 	huge := bigPage(MaxPageSamples + 1)
-	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(huge) }))
+	var badPages atomic.Int64
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { badPages.Add(1); w.Write(huge) }))
 	defer bad.Close()
 	good := serve(t, scrapetest.Healthy())
 	goodURL := strings.Replace(good.url, "http://", "http://scraper:hunter2@", 1) + "?token=s3cret&gpu=0"
 	dir := t.TempDir()
-	c, err := NewCollector(Config{Engine: []string{bad.URL + "/metrics?api_key=k3y", goodURL}, Interval: testInterval})
+	// Parsing 20,000 lines under -race on a loaded CI machine can outlast the 20 ms timeout of
+	// testInterval, which turns the bound's gap into a timeout gap; half a second leaves room.
+	const interval = 500 * time.Millisecond
+	c, err := NewCollector(Config{Engine: []string{bad.URL + "/metrics?api_key=k3y", goodURL}, Interval: interval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestCollectorBadEndpointAndCredentials(t *testing.T) {
 	if err := c.Start(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 800, testInterval, "samples", func() bool { return good.pages.Load() >= 3 })
+	waitFor(t, 120, interval/5, "samples", func() bool { return good.pages.Load() >= 3 && badPages.Load() >= 3 })
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -218,7 +218,10 @@ func (c *Collector) sample(parent context.Context, ep endpointCfg) *Sample {
 		if parent.Err() != nil {
 			return nil
 		}
-		if ctx.Err() == context.DeadlineExceeded {
+		// Only an error the deadline caused is a timeout: a page refused for its size just
+		// before the deadline keeps the bound's name.
+		var pe *PageError
+		if ctx.Err() == context.DeadlineExceeded && !errors.As(err, &pe) {
 			err = fmt.Errorf("timeout after %v", c.cfg.Timeout)
 		}
 		s.Err = safeErr(err)
