@@ -91,6 +91,9 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	addClientSeries(ev, recs)
 	full := newView(ev)
 	full.cold = coldSignals(ev, t)
+	if t.present() {
+		full.bounds = boundTests(recs, o)
+	}
 
 	lagNote, penalty := "", 1.0
 	simNote := ""
@@ -265,7 +268,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		}
 	}
 	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = verdict(ev, lead, owner, ownerWhy, watch, full)
+	ev.Verdict = verdict(ev, lead, owner, ownerWhy, watch, full, o)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -311,6 +314,9 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 		evidence.SigTPOTP50, evidence.SigE2EP50, evidence.SigE2EP99} {
 		b, ok := o.bound(sig)
 		if !ok {
+			continue
+		}
+		if bt, tested := v.bounds[sig]; tested && !bt.supported() {
 			continue
 		}
 		if m := v.judge(sig, ">", b); m.present && m.holds {
@@ -437,6 +443,9 @@ func aggregateBreaches(v *view, o *Options, dims []string) []string {
 				inDims = true
 			}
 		}
+		if bt, tested := v.bounds[sig]; tested && !bt.supported() {
+			continue // over on too few values to be a miss (unsupportedBreaches says so)
+		}
 		if m := v.judge(sig, ">", b); inDims && m.present && m.holds {
 			out = append(out, fmt.Sprintf("its %s bound (%s %.4g %s > %.4g)", strings.TrimPrefix(sig, "client."), sig, m.item.Value, m.item.Unit, b))
 		}
@@ -547,7 +556,7 @@ func missingSources(v *view) []evidence.MissingSource {
 // verdict is the one line a reader sees first. A layer is named only when its finding
 // explains rejected tasks or a missed contract bound (pickOwner); what rejected the tasks
 // leads when it was not performance (errors, failed output checks).
-func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view) string {
+func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view, o *Options) string {
 	acc := ""
 	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
 		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
@@ -595,6 +604,9 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 			ws = append(ws, fmt.Sprintf("%s (%s, %s)", f.Symptom, f.Layer, f.ID))
 		}
 		s += "; watch: " + strings.Join(ws, "; ") + " (none explains a rejected task or a missed bound at this load)"
+	}
+	if ub := unsupportedBreaches(v, o); len(ub) > 0 {
+		s += "; " + strings.Join(ub, "; ")
 	}
 	if len(ev.Headroom) > 0 {
 		h := ev.Headroom[0]

@@ -22,6 +22,9 @@ type view struct {
 	// client figures re-derived from the cold records), for rules that compare the phases.
 	// Only the whole-run view has it.
 	cold map[string]evidence.Signal
+	// bounds judges each bounded percentile on the warm tasks behind it (whole-run view,
+	// with records only): an estimate over its bound on too few values is no missed bound.
+	bounds map[string]boundTest
 	// engine is the detected engine (evidence run.engine): predictions and probes name its
 	// own knobs.
 	engine string
