@@ -6,11 +6,8 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
-
-// clientBuckets is how many time buckets the stage-1 series get: enough to see a phase
-// change, few enough that each bucket of a short run holds several tasks.
-const clientBuckets = 60
 
 // addClientSeries adds stage-1 time series (latency quantiles and throughput per bucket)
 // computed from the records, unless a producer already supplied them. The report draws
@@ -35,8 +32,7 @@ func addClientSeries(ev *evidence.Evidence, recs []record.Record) {
 	if end <= 0 {
 		return
 	}
-	width := math.Max(1, math.Ceil(end/clientBuckets))
-	n := int(math.Ceil(end/width)) + 1
+	width, n := stats.BucketLayout(end)
 	ttft := make([][]float64, n)
 	itl := make([][]float64, n)
 	done := make([]float64, n)
@@ -59,27 +55,7 @@ func addClientSeries(ev *evidence.Evidence, recs []record.Record) {
 		}
 		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
 	}
-	mk := func(name, unit string) evidence.Series {
-		return evidence.Series{Name: name, Unit: unit, Source: "client", T: []float64{}, V: []float64{}}
-	}
-	p50, p99, i50 := mk(evidence.SigTTFTP50, "ms"), mk(evidence.SigTTFTP99, "ms"), mk(evidence.SigITLP50, "ms")
-	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
-	for b := 0; b < n; b++ {
-		t := (float64(b) + 1) * width // a bucket's value stands at its end, like a scrape
-		if t > end {
-			t = end
-		}
-		thr.T, thr.V = append(thr.T, t), append(thr.V, done[b]/width)
-		gp.T, gp.V = append(gp.T, t), append(gp.V, good[b]/width)
-		if len(ttft[b]) > 0 {
-			p50.T, p50.V = append(p50.T, t), append(p50.V, quantile(ttft[b], 0.5))
-			p99.T, p99.V = append(p99.T, t), append(p99.V, quantile(ttft[b], 0.99))
-		}
-		if len(itl[b]) > 0 {
-			i50.T, i50.V = append(i50.T, t), append(i50.V, quantile(itl[b], 0.5))
-		}
-	}
-	st.Series = append(st.Series, p50, p99, i50, thr, gp)
+	st.Series = append(st.Series, stats.BucketSeries(end, width, done, good, ttft, itl)...)
 }
 
 // downsampleAll caps every series at max points by averaging consecutive samples into

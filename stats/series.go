@@ -7,6 +7,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/resample"
 )
 
 // Series names (client-side time series, one point per 1 s window; t is the window start in
@@ -65,6 +66,14 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 			}
 		}
 	}
+	return perSecondSeries(start, end, comp, good, busy, ttfts, itls)
+}
+
+// perSecondSeries turns per-second tallies (completions, accepted, seconds in flight, and
+// the TTFT and ITL values of the tasks done in each second) into the stage-1 series:
+// Series over records and the stream's seriesAcc share it.
+func perSecondSeries(start, end time.Time, comp, good, busy []float64, ttfts, itls [][]float64) []evidence.Series {
+	n := len(comp)
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
 	}
@@ -93,4 +102,44 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 func median(v []float64) float64 {
 	sort.Float64s(v)
 	return round6(v[(len(v)-1)/2])
+}
+
+// clientBuckets is how many time buckets the diagnosis's stage-1 series get: enough to see
+// a phase change, few enough that each bucket of a short run holds several tasks.
+const clientBuckets = 60
+
+// BucketLayout is the width (whole seconds) and count of the diagnosis's stage-1 buckets
+// for a run that ends end seconds after its start.
+func BucketLayout(end float64) (width float64, n int) {
+	width = math.Max(1, math.Ceil(end/clientBuckets))
+	return width, int(math.Ceil(end/width)) + 1
+}
+
+// BucketSeries builds the diagnosis's bucketed stage-1 series from per-bucket tallies of
+// non-cancelled tasks: TTFT p50/p99, ITL p50, throughput and goodput, a bucket's value at
+// its end as a scrape's would be. diagnose (over records) and the stream (over its
+// per-second state) share it. It sorts the value slices in place.
+func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float64) []evidence.Series {
+	mk := func(name, unit string) evidence.Series {
+		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
+	}
+	p50, p99, i50 := mk(evidence.SigTTFTP50, "ms"), mk(evidence.SigTTFTP99, "ms"), mk(evidence.SigITLP50, "ms")
+	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
+	q := func(xs []float64, q float64) float64 {
+		sort.Float64s(xs)
+		return resample.QuantileSorted(xs, q)
+	}
+	for b := range done {
+		t := math.Min((float64(b)+1)*width, end)
+		thr.T, thr.V = append(thr.T, t), append(thr.V, done[b]/width)
+		gp.T, gp.V = append(gp.T, t), append(gp.V, good[b]/width)
+		if len(ttft[b]) > 0 {
+			p50.T, p50.V = append(p50.T, t), append(p50.V, q(ttft[b], 0.5))
+			p99.T, p99.V = append(p99.T, t), append(p99.V, q(ttft[b], 0.99))
+		}
+		if len(itl[b]) > 0 {
+			i50.T, i50.V = append(i50.T, t), append(i50.V, q(itl[b], 0.5))
+		}
+	}
+	return []evidence.Series{p50, p99, i50, thr, gp}
 }

@@ -30,23 +30,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 		return ""
 	}
 	perSet := func(rs []*record.Record, labels map[string]string) {
-		s := Summarize(rs, hw.dur(), 0)
-		l := s.Latency
-		add(evidence.SigTTFTP50, l.TTFTms.P50, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTP95, l.TTFTms.P95, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTP99, l.TTFTms.P99, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTFromSentP50, l.TTFTFromSentMs.P50, "ms", labels, few(l.TTFTFromSentMs.N))
-		add(evidence.SigITLP50, l.ITLms.P50, "ms", labels, few(l.ITLms.N))
-		add(evidence.SigITLP99, l.ITLms.P99, "ms", labels, few(l.ITLms.N))
-		add(evidence.SigTPOTP50, l.TPOTms.P50, "ms", labels, few(l.TPOTms.N))
-		add(evidence.SigE2EP50, l.E2Ems.P50, "ms", labels, few(l.E2Ems.N))
-		add(evidence.SigE2EP99, l.E2Ems.P99, "ms", labels, few(l.E2Ems.N))
-		add(evidence.SigAcceptanceRate, s.AcceptanceRate, "ratio", labels, few(s.Requests))
-		add(evidence.SigErrorRate, s.ErrorRate, "ratio", labels, few(s.Requests))
-		add(evidence.SigRetryRate, s.RetryRate, "ratio", labels, few(s.Requests))
-		add(evidence.SigGoodput, s.GoodputRPS, "1/s", labels, few(s.Requests))
-		add(evidence.SigThroughput, s.ThroughputRPS, "1/s", labels, few(s.Requests))
-		add(evidence.SigOutputTokensRate, s.OutputTokensPerS, "tokens/s", labels, few(s.Requests))
+		summarySignals(add, few, Summarize(rs, hw.dur(), 0), labels)
 		if opt.SLOFor != nil {
 			done, missed := 0, 0
 			for _, r := range rs {
@@ -390,4 +374,25 @@ func (h *HOLIndex) Blocked(r *record.Record) bool {
 	s := r.SentAt
 	i := sort.Search(len(h.waits), func(i int) bool { return h.waits[i].b.After(s) })
 	return i < len(h.waits) && !h.waits[i].a.After(s)
+}
+
+// summarySignals adds a summary's headline figures as signals, each noted when it rests on
+// fewer samples than the options ask (few); Result.signals and Stream.exactSignals share it.
+func summarySignals(add func(name string, v float64, unit string, labels map[string]string, note string), few func(int) string, s evidence.Summary, labels map[string]string) {
+	l := s.Latency
+	add(evidence.SigTTFTP50, l.TTFTms.P50, "ms", labels, few(l.TTFTms.N))
+	add(evidence.SigTTFTP95, l.TTFTms.P95, "ms", labels, few(l.TTFTms.N))
+	add(evidence.SigTTFTP99, l.TTFTms.P99, "ms", labels, few(l.TTFTms.N))
+	add(evidence.SigTTFTFromSentP50, l.TTFTFromSentMs.P50, "ms", labels, few(l.TTFTFromSentMs.N))
+	add(evidence.SigITLP50, l.ITLms.P50, "ms", labels, few(l.ITLms.N))
+	add(evidence.SigITLP99, l.ITLms.P99, "ms", labels, few(l.ITLms.N))
+	add(evidence.SigTPOTP50, l.TPOTms.P50, "ms", labels, few(l.TPOTms.N))
+	add(evidence.SigE2EP50, l.E2Ems.P50, "ms", labels, few(l.E2Ems.N))
+	add(evidence.SigE2EP99, l.E2Ems.P99, "ms", labels, few(l.E2Ems.N))
+	add(evidence.SigAcceptanceRate, s.AcceptanceRate, "ratio", labels, few(s.Requests))
+	add(evidence.SigErrorRate, s.ErrorRate, "ratio", labels, few(s.Requests))
+	add(evidence.SigRetryRate, s.RetryRate, "ratio", labels, few(s.Requests))
+	add(evidence.SigGoodput, s.GoodputRPS, "1/s", labels, few(s.Requests))
+	add(evidence.SigThroughput, s.ThroughputRPS, "1/s", labels, few(s.Requests))
+	add(evidence.SigOutputTokensRate, s.OutputTokensPerS, "tokens/s", labels, few(s.Requests))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/resample"
 )
 
 // Stream computes stage 1 from a run's task records given one at a time, in memory that
@@ -324,23 +323,7 @@ func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 		return ""
 	}
 	perSet := func(a *setAcc, labels map[string]string) {
-		sm := a.summary(hw.dur(), 0)
-		l := sm.Latency
-		add(evidence.SigTTFTP50, l.TTFTms.P50, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTP95, l.TTFTms.P95, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTP99, l.TTFTms.P99, "ms", labels, few(l.TTFTms.N))
-		add(evidence.SigTTFTFromSentP50, l.TTFTFromSentMs.P50, "ms", labels, few(l.TTFTFromSentMs.N))
-		add(evidence.SigITLP50, l.ITLms.P50, "ms", labels, few(l.ITLms.N))
-		add(evidence.SigITLP99, l.ITLms.P99, "ms", labels, few(l.ITLms.N))
-		add(evidence.SigTPOTP50, l.TPOTms.P50, "ms", labels, few(l.TPOTms.N))
-		add(evidence.SigE2EP50, l.E2Ems.P50, "ms", labels, few(l.E2Ems.N))
-		add(evidence.SigE2EP99, l.E2Ems.P99, "ms", labels, few(l.E2Ems.N))
-		add(evidence.SigAcceptanceRate, sm.AcceptanceRate, "ratio", labels, few(sm.Requests))
-		add(evidence.SigErrorRate, sm.ErrorRate, "ratio", labels, few(sm.Requests))
-		add(evidence.SigRetryRate, sm.RetryRate, "ratio", labels, few(sm.Requests))
-		add(evidence.SigGoodput, sm.GoodputRPS, "1/s", labels, few(sm.Requests))
-		add(evidence.SigThroughput, sm.ThroughputRPS, "1/s", labels, few(sm.Requests))
-		add(evidence.SigOutputTokensRate, sm.OutputTokensPerS, "tokens/s", labels, few(sm.Requests))
+		summarySignals(add, few, a.summary(hw.dur(), 0), labels)
 		if opt.SLOFor != nil && a.sloDone > 0 {
 			add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", labels, few(a.sloDone))
 		}
@@ -663,36 +646,13 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 				itls[clamp(k)] = append(itls[clamp(k)], float64(v.Microseconds())/1000)
 			}
 		})
-		mk := func(name, unit string) evidence.Series {
-			return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
-		}
-		sc, sg, st, si, sf := mk(SeriesCompletions, "1/s"), mk(SeriesGoodput, "1/s"), mk(SeriesTTFTP50, "ms"), mk(SeriesITLP50, "ms"), mk(SeriesInFlight, "count")
-		for k := 0; k < n; k++ {
-			t := float64(k)
-			span := math.Min(1, end.Sub(start).Seconds()-t)
-			if span <= 0 {
-				span = 1
-			}
-			sc.T, sc.V = append(sc.T, t), append(sc.V, round6(comp[k]/span))
-			sg.T, sg.V = append(sg.T, t), append(sg.V, round6(good[k]/span))
-			sf.T, sf.V = append(sf.T, t), append(sf.V, round6(busy[k]/span))
-			if len(ttfts[k]) > 0 {
-				st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
-			}
-			if len(itls[k]) > 0 {
-				si.T, si.V = append(si.T, t), append(si.V, median(itls[k]))
-			}
-		}
-		ser = []evidence.Series{sc, sg, st, si, sf}
+		ser = perSecondSeries(start, end, comp, good, busy, ttfts, itls)
 	}
 	return ser, a.buckets(start, end)
 }
 
-// clientBuckets is the diagnosis's bucket count for its stage-1 series (addClientSeries).
-const clientBuckets = 60
-
-// buckets mirrors diagnose's addClientSeries: about 60 buckets of whole seconds, a value at
-// each bucket's end; TTFT p50/p99 and ITL p50 of non-cancelled tasks, throughput, goodput.
+// buckets is what diagnose's addClientSeries computes from every record (BucketSeries),
+// from the per-second state.
 func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	e := 0.0
 	if end.After(start) {
@@ -701,9 +661,8 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	if e <= 0 {
 		return nil
 	}
-	width := math.Max(1, math.Ceil(e/clientBuckets))
+	width, n := BucketLayout(e)
 	wi := int(width)
-	n := int(math.Ceil(e/width)) + 1
 	ttft := make([][]float64, n)
 	itl := make([][]float64, n)
 	done := make([]float64, n)
@@ -728,31 +687,7 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 			itl[b] = append(itl[b], v.Seconds()*1000)
 		}
 	})
-	mk := func(name, unit string) evidence.Series {
-		return evidence.Series{Name: name, Unit: unit, Source: "client", T: []float64{}, V: []float64{}}
-	}
-	p50, p99, i50 := mk(evidence.SigTTFTP50, "ms"), mk(evidence.SigTTFTP99, "ms"), mk(evidence.SigITLP50, "ms")
-	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
-	q := func(xs []float64, q float64) float64 {
-		sort.Float64s(xs)
-		return resample.QuantileSorted(xs, q)
-	}
-	for b := 0; b < n; b++ {
-		t := (float64(b) + 1) * width
-		if t > e {
-			t = e
-		}
-		thr.T, thr.V = append(thr.T, t), append(thr.V, done[b]/width)
-		gp.T, gp.V = append(gp.T, t), append(gp.V, good[b]/width)
-		if len(ttft[b]) > 0 {
-			p50.T, p50.V = append(p50.T, t), append(p50.V, q(ttft[b], 0.5))
-			p99.T, p99.V = append(p99.T, t), append(p99.V, q(ttft[b], 0.99))
-		}
-		if len(itl[b]) > 0 {
-			i50.T, i50.V = append(i50.T, t), append(i50.V, q(itl[b], 0.5))
-		}
-	}
-	return []evidence.Series{p50, p99, i50, thr, gp}
+	return BucketSeries(e, width, done, good, ttft, itl)
 }
 
 // valueBudget bounds each value store: 1 M values, 8 MiB (an hour at 1,000 tasks/s of 16
