@@ -230,6 +230,25 @@ func (d *scanner) int() (int64, bool) {
 	return x, true
 }
 
+// elements reads the rest of an array whose '[' was eaten, each element by elem, through
+// its ']'.
+func (d *scanner) elements(elem func() bool) bool {
+	d.ws()
+	if d.eat(']') {
+		return true
+	}
+	for {
+		d.ws()
+		if !elem() {
+			return false
+		}
+		d.ws()
+		if !d.eat(',') {
+			return d.eat(']')
+		}
+	}
+}
+
 // count is how many elements the array starting at d.i holds, when they are plain numbers
 // (so that the slice is allocated once); 0 when unsure.
 func (d *scanner) count() int {
@@ -293,28 +312,19 @@ func (d *scanner) value(f reflect.Value, k fieldKind) bool {
 		} else {
 			is = make([]int, 0, d.count())
 		}
-		d.ws()
-		if !d.eat(']') {
-			for {
-				d.ws()
-				x, ok := d.int()
-				if !ok {
-					return false
-				}
-				if k == kindInt64s {
-					xs = append(xs, x)
-				} else {
-					is = append(is, int(x))
-				}
-				d.ws()
-				if d.eat(',') {
-					continue
-				}
-				if d.eat(']') {
-					break
-				}
+		if !d.elements(func() bool {
+			x, ok := d.int()
+			if !ok {
 				return false
 			}
+			if k == kindInt64s {
+				xs = append(xs, x)
+			} else {
+				is = append(is, int(x))
+			}
+			return true
+		}) {
+			return false
 		}
 		// An empty array decodes to an empty, non-nil slice, as encoding/json makes it.
 		if k == kindInt64s {
@@ -328,24 +338,14 @@ func (d *scanner) value(f reflect.Value, k fieldKind) bool {
 			return false
 		}
 		ss := []string{}
-		d.ws()
-		if !d.eat(']') {
-			for {
-				d.ws()
-				s, ok := d.plainString()
-				if !ok {
-					return false
-				}
+		if !d.elements(func() bool {
+			s, ok := d.plainString()
+			if ok {
 				ss = append(ss, string(s))
-				d.ws()
-				if d.eat(',') {
-					continue
-				}
-				if d.eat(']') {
-					break
-				}
-				return false
 			}
+			return ok
+		}) {
+			return false
 		}
 		f.Set(reflect.ValueOf(ss))
 		return true

@@ -4,10 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -104,15 +102,9 @@ func parseEmbeddings(body []byte, servedModel string, maxModelLen, hidden int) (
 func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 	id := s.requestID(r)
 	w.Header().Set("X-Request-Id", id)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeAPIError(w, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "RequestEntityTooLarge",
-				Message: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)})
-			return
-		}
-		writeAPIError(w, badRequest("", "reading request body: %v", err))
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeAPIError(w, aerr)
 		return
 	}
 	m, _ := LookupModel(s.sc.Engine.Model)

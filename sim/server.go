@@ -477,15 +477,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if tp != "" && validTraceparent(tp) {
 		w.Header().Set("traceparent", tp) // continue the caller's trace context
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeAPIError(w, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "RequestEntityTooLarge",
-				Message: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)})
-			return
-		}
-		writeAPIError(w, badRequest("", "reading request body: %v", err))
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeAPIError(w, aerr)
 		return
 	}
 	p, aerr := parseRequest(body, chat, s.sc.Engine.ServedModelName, s.cfg.MaxModelLen)
@@ -716,4 +710,18 @@ func (p *proxyWriter) stop() {
 		p.timer.Stop()
 	}
 	p.mu.Unlock()
+}
+
+// readBody reads a request body up to Options.MaxBodyBytes; over it, the error is a 413.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "RequestEntityTooLarge",
+				Message: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)}
+		}
+		return nil, badRequest("", "reading request body: %v", err)
+	}
+	return body, nil
 }

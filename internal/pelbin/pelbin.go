@@ -4,12 +4,16 @@
 package pelbin
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Main builds cmd/pel into a temporary directory, stores its path in *bin, runs the tests
@@ -50,4 +54,41 @@ func FreeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// Run runs bin with args until it exits or ctx ends and returns its exit code and its
+// output (stdout and stderr interleaved); err is set only when it could not run at all.
+func Run(ctx context.Context, bin string, args ...string) (code int, out string, err error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), buf.String(), nil
+	}
+	return 0, buf.String(), err
+}
+
+// StartSim runs `pel sim --addr <free loopback address>` with args until the test ends and
+// returns its base URL once /v1/models answers (bounded: 10 s).
+func StartSim(t testing.TB, bin string, args ...string) string {
+	t.Helper()
+	addr := FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{"sim", "--addr", addr}, args...)...)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	url := "http://" + addr
+	for range 200 {
+		if resp, err := http.Get(url + "/v1/models"); err == nil {
+			resp.Body.Close()
+			return url
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("pel sim %v did not answer on %s", args, addr)
+	return ""
 }

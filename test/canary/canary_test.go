@@ -8,12 +8,9 @@
 package canary_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,39 +29,17 @@ func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
 // pel runs the binary and returns its exit code and its output (stdout and stderr).
 func pel(ctx context.Context, t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, pelBin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String()
-	}
+	code, out, err := pelbin.Run(ctx, pelBin, args...)
 	if err != nil {
 		t.Fatalf("pel %v: %v", args, err)
 	}
-	return 0, out.String()
+	return code, out
 }
 
 // startSim runs pel sim on loopback until the test ends.
 func startSim(t *testing.T, scenario string, speed int) string {
 	t.Helper()
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, pelBin, "sim", "--scenario", scenario, "--addr", addr, "--speed", fmt.Sprint(speed))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	url := "http://" + addr
-	for i := 0; i < 200; i++ { // bounded: 10 s
-		if resp, err := http.Get(url + "/v1/models"); err == nil {
-			resp.Body.Close()
-			return url
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("pel sim did not answer")
-	return ""
+	return pelbin.StartSim(t, pelBin, "--scenario", scenario, "--speed", fmt.Sprint(speed))
 }
 
 // thrashContract: long answers at a rate the healthy H100 serves easily and kv-thrash's

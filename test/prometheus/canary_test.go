@@ -1,7 +1,6 @@
 package prometheus_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/canary"
+	"github.com/pel-ladder/pel/internal/pelbin"
 )
 
 // canaryThrash: long answers that kv-thrash's 24k-token cache cannot hold at half the
@@ -82,38 +82,17 @@ func buildPel(t *testing.T) string {
 
 // pelCmd runs the pel binary; it returns the exit code and the output.
 func pelCmd(ctx context.Context, t *testing.T, args ...string) (int, string) {
-	cmd := exec.CommandContext(ctx, buildPel(t), args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String()
-	}
+	code, out, err := pelbin.Run(ctx, buildPel(t), args...)
 	if err != nil {
 		t.Errorf("pel %v: %v", args, err)
 	}
-	return 0, out.String()
+	return code, out
 }
 
 // simProc runs pel sim on loopback until the test ends and returns its address.
 func simProc(t *testing.T, scenario string, speed int) string {
 	t.Helper()
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, buildPel(t), "sim", "--scenario", scenario, "--addr", addr, "--speed", fmt.Sprint(speed))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	poll(t, 200, 50*time.Millisecond, "pel sim "+scenario, func() bool {
-		resp, err := http.Get("http://" + addr + "/v1/models")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return true
-	})
-	return addr
+	return strings.TrimPrefix(pelbin.StartSim(t, buildPel(t), "--scenario", scenario, "--speed", fmt.Sprint(speed)), "http://")
 }
 
 // TestCanaryThroughPrometheus: a real Prometheus scrapes four pel sim processes, two pairs

@@ -6,14 +6,11 @@
 package shard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -34,33 +31,17 @@ func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
 
 func pel(ctx context.Context, t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, pelBin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	code, out, err := pelbin.Run(ctx, pelBin, args...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
+	return out, err
 }
 
 // startSim runs pel sim on loopback until the test ends.
 func startSim(t *testing.T) string {
 	t.Helper()
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, pelBin, "sim", "--scenario", "healthy", "--addr", addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	url := "http://" + addr
-	for i := 0; i < 200; i++ { // bounded: 10 s
-		if resp, err := http.Get(url + "/v1/models"); err == nil {
-			resp.Body.Close()
-			return url
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("pel sim did not answer")
-	return ""
+	return pelbin.StartSim(t, pelBin, "--scenario", "healthy")
 }
 
 func readEvidence(t *testing.T, dir string) *evidence.Evidence {
