@@ -337,30 +337,7 @@ func graceOf(g time.Duration) time.Duration {
 // the records, using ev.Run.StartedAt as the time origin.
 func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
 	recs = BaselineSide(recs) // an interleaved canary's candidate has evidence of its own
-	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
-	if v, err := strconv.Atoi(strings.TrimSpace(c.Version)); err == nil {
-		ev.Contract.Version = v
-	} else {
-		note := fmt.Sprintf("contract version %q is not an integer: evidence.json records version 0 (the sha256 still identifies the contract)", c.Version)
-		if !slices.Contains(ev.Run.Notes, note) {
-			ev.Run.Notes = append(ev.Run.Notes, note)
-		}
-	}
-	opt := stats.Options{Start: ev.Run.StartedAt, SLOFor: func(task string) stats.RequestSLO {
-		s := c.SLOFor(task)
-		return stats.RequestSLO{TTFT: s.TTFT.Max, ITL: s.ITL.Max, TPOT: s.TPOT.Max, E2E: s.E2E.Max}
-	}}
-	if c.Cost.Known() {
-		opt.CostPerHourUSD = c.Cost.AcceleratorHourUSD * float64(c.Cost.Accelerators)
-	}
-	res := stats.Compute(recs, opt)
-	res.Apply(ev)
-	if ev.Run.StartedAt.IsZero() {
-		ev.Run.StartedAt = res.Start
-	}
-	if ev.Run.DurationS == 0 && !res.End.IsZero() {
-		ev.Run.DurationS = res.End.Sub(res.Start).Seconds()
-	}
+	rundir.ApplyStage1(ev, c, stats.Compute(recs, rundir.StatsOptions(c, ev.Run.StartedAt)))
 }
 
 // Rebuild recomputes a run directory's evidence from contract.yaml and requests.jsonl
