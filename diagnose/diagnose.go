@@ -310,8 +310,7 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	var items []evidence.EvidenceItem
 	layer := evidence.LayerScheduling
 	dims := []string{}
-	for _, sig := range []string{evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigITLP50, evidence.SigITLP99,
-		evidence.SigTPOTP50, evidence.SigE2EP50, evidence.SigE2EP99} {
+	for _, sig := range breachSignals {
 		b, ok := o.bound(sig)
 		if !ok {
 			continue
@@ -431,8 +430,7 @@ func missingText(f *evidence.Finding) string {
 // whole misses its contract.
 func aggregateBreaches(v *view, o *Options, dims []string) []string {
 	var out []string
-	for _, sig := range []string{evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigITLP50, evidence.SigITLP99,
-		evidence.SigTPOTP50, evidence.SigE2EP50, evidence.SigE2EP99} {
+	for _, sig := range breachSignals {
 		b, ok := o.bound(sig)
 		if !ok {
 			continue

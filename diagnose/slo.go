@@ -74,11 +74,14 @@ var percentileOf = map[string]float64{
 // it as on all tasks, with less power.
 func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 	out := map[string]boundTest{}
-	type acc struct{ over, n int }
+	type acc struct {
+		bound   float64
+		over, n int
+	}
 	accs := map[string]*acc{}
 	for sig := range percentileOf {
-		if _, ok := o.bound(sig); ok {
-			accs[sig] = &acc{}
+		if b, ok := o.bound(sig); ok {
+			accs[sig] = &acc{bound: b}
 		}
 	}
 	if len(accs) == 0 {
@@ -86,9 +89,8 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 	}
 	count := func(sig string, d time.Duration) {
 		if a := accs[sig]; a != nil {
-			b, _ := o.bound(sig)
 			a.n++
-			if float64(d)/float64(time.Millisecond) > b {
+			if float64(d)/float64(time.Millisecond) > a.bound {
 				a.over++
 			}
 		}

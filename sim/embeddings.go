@@ -123,16 +123,7 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 		st := &stream{r: rep, notify: make(chan struct{}, 1), reqID: id}
 		st.traceID, st.parentID, _ = parseTraceparent(tp)
 		st.seq = &Seq{ID: seed, PromptTokens: len(ids), MaxTokens: 1, Target: 1, Sink: st}
-		st.hashes = HashBlocks(ids, s.cfg.BlockSize)
-		st.arrival = s.virtNow()
-		rep.load.Add(1)
-		rep.mu.Lock()
-		rep.inbox = append(rep.inbox, st)
-		rep.mu.Unlock()
-		select {
-		case rep.wake <- struct{}{}:
-		default:
-		}
+		s.enqueue(st, ids)
 		streams[i] = st
 	}
 	for _, st := range streams {

@@ -504,16 +504,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	st := &stream{r: rep, notify: make(chan struct{}, 1), reqID: id}
 	st.traceID, st.parentID, _ = parseTraceparent(tp)
 	st.seq = &Seq{ID: seed, PromptTokens: prompt, MaxTokens: p.maxTokens, Target: target, Sink: st}
-	st.hashes = HashBlocks(p.promptIDs, s.cfg.BlockSize)
-	st.arrival = s.virtNow()
-	rep.load.Add(1)
-	rep.mu.Lock()
-	rep.inbox = append(rep.inbox, st)
-	rep.mu.Unlock()
-	select {
-	case rep.wake <- struct{}{}:
-	default:
-	}
+	s.enqueue(st, p.promptIDs)
 	cw := &chunkWriter{chat: chat, model: p.model, created: strconv.FormatInt(time.Now().Unix(), 10), tool: p.tool}
 	if chat {
 		cw.id = "chatcmpl-" + id
@@ -724,4 +715,20 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 		return nil, badRequest("", "reading request body: %v", err)
 	}
 	return body, nil
+}
+
+// enqueue hands a new stream, its prompt hashed into blocks for the prefix cache, to its
+// replica's engine loop and wakes the loop.
+func (s *Server) enqueue(st *stream, promptIDs []uint32) {
+	st.hashes = HashBlocks(promptIDs, s.cfg.BlockSize)
+	st.arrival = s.virtNow()
+	rep := st.r
+	rep.load.Add(1)
+	rep.mu.Lock()
+	rep.inbox = append(rep.inbox, st)
+	rep.mu.Unlock()
+	select {
+	case rep.wake <- struct{}{}:
+	default:
+	}
 }
