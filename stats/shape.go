@@ -287,6 +287,20 @@ func OneLine(m string, max int) string {
 	return m
 }
 
+// heldBack is the engine's generation time of the tokens beyond the first that reached the
+// client in the first event, prorated from its generation time (llama.cpp's
+// timings.predicted_ms) over the answer's tokens.
+func heldBack(r *record.Record) time.Duration {
+	if len(r.ChunkTokens) == 0 || r.Server == nil || r.Server.DecodeUS <= 0 || r.OutputTokens < 2 {
+		return 0
+	}
+	k := min(r.ChunkTokens[0], r.OutputTokens)
+	if k < 2 {
+		return 0
+	}
+	return time.Duration(r.Server.DecodeUS*int64(k-1)/int64(r.OutputTokens-1)) * time.Microsecond
+}
+
 // queue estimates the share of TTFT (from send) spent before service.
 func (s *Shape) queue(ok, idleReqs []*record.Record) {
 	// Best: the engine's own prefill time per request.
@@ -302,12 +316,16 @@ func (s *Shape) queue(ok, idleReqs []*record.Record) {
 			continue
 		}
 		p := time.Duration(r.Server.PrefillUS) * time.Microsecond
-		shares = append(shares, clamp01(1-float64(p)/float64(t)))
+		// Tokens that reached the client with the first event (a buffering proxy, a
+		// server's stream interval) were generated before it: that generation time is
+		// service too, not a wait before it.
+		held := heldBack(r)
+		shares = append(shares, clamp01(1-float64(p+held)/float64(t)))
 		service = append(service, p.Seconds()*1000)
 	}
 	if len(shares) >= minShapeTasks && 2*len(shares) >= withTTFT {
 		s.put(evidence.SigQueueShare, med(shares),
-			fmt.Sprintf("server timings: 1 − engine prefill time ÷ TTFT from send, median over %d tasks", len(shares)))
+			fmt.Sprintf("server timings: 1 − (engine prefill time + generation of the tokens that came with the first event) ÷ TTFT from send, median over %d tasks", len(shares)))
 		s.put(evidence.SigServiceTTFT, med(service), fmt.Sprintf("engine prefill time p50 over %d tasks", len(service)))
 		return
 	}

@@ -51,6 +51,23 @@ func TestShape(t *testing.T) {
 			want: map[string]float64{evidence.SigQueueShare: 0.9, evidence.SigServiceTTFT: 100},
 		},
 		{
+			// A buffering proxy: nothing waited; the engine prefilled in 100 ms and generated
+			// 10 tokens in 180 ms (20 ms per step after the first), and the client got them all
+			// in one event at 280 ms. The generation is service, not queue.
+			name: "no queue behind a buffered first event",
+			recs: func() []*record.Record {
+				var out []*record.Record
+				for i := 0; i < 10; i++ {
+					r := stream(time.Duration(i)*time.Second, 280*time.Millisecond, 0, 1)
+					r.OutputTokens, r.ChunkTokens[0] = 10, 10
+					r.Server = &record.ServerTimings{PrefillUS: 100_000, DecodeUS: 180_000, PromptN: 100}
+					out = append(out, r)
+				}
+				return out
+			},
+			want: map[string]float64{evidence.SigQueueShare: 0, evidence.SigServiceTTFT: 100},
+		},
+		{
 			// Tasks sent to an idle server get their first token in 100 ms; the others in
 			// 400 ms: three quarters of their TTFT is queue.
 			name: "queue from an idle baseline",

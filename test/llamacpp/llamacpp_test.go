@@ -378,12 +378,24 @@ func bufferingProxy(t *testing.T, upstream string) string {
 	return "http://" + addr
 }
 
+// bufferedOutput: a buffering proxy moves the first token to the end of the answer, so it
+// misses chatContract's TTFT bound (3 idle TTFTs + a quarter of the generation time) when
+// three quarters of the generation time exceed two idle TTFTs. With 32 tokens (~0.5 s of
+// decode against a ~0.4 s TTFT) it does not: the bound absorbs the delay and only noise
+// crossed it. 128 tokens (~2 s of decode here) cross it on every task.
+const bufferedOutput = 128
+
 func TestBufferingProxy(t *testing.T) {
 	s := start(t, "-np", "4", "-c", "4096")
-	c := calibrate(t, s, promptTokens, outputTokens)
+	c := calibrate(t, s, promptTokens, bufferedOutput)
+	if gen := c.e2e - c.ttft; 0.75*gen <= 2*c.ttft {
+		t.Fatalf("idle generation %.0f ms is too short beside TTFT %.0f ms for buffering to cross the bound", gen, c.ttft)
+	}
 	proxy := bufferingProxy(t, s.url)
-	rate := lightRate(c)
-	r := pel(t, proxy, s.url+"/metrics", chatContract("proxy", c, fmt.Sprintf("{process: poisson, rate: %.3f}", rate), 45*time.Second, promptTokens, outputTokens))
+	// Half of one task's service rate on 4 slots: tasks seldom overlap, so nothing queues,
+	// and 60 s holds about ten tasks.
+	rate := 0.5 / (c.e2e / 1000)
+	r := pel(t, proxy, s.url+"/metrics", chatContract("proxy", c, fmt.Sprintf("{process: poisson, rate: %.3f}", rate), 60*time.Second, promptTokens, bufferedOutput))
 	logRun(t, r)
 	if o := owner(r.ev); o != evidence.LayerApplication {
 		t.Errorf("owner %q, want application", o)
