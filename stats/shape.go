@@ -288,13 +288,18 @@ func OneLine(m string, max int) string {
 }
 
 // heldBack is the engine's generation time of the tokens beyond the first that reached the
-// client in the first event, prorated from its generation time (llama.cpp's
-// timings.predicted_ms) over the answer's tokens.
+// client with the first event: in it, or in events that followed it closer than any engine
+// step (CoalescedGap: a buffer released them together). It is prorated from the engine's
+// generation time (llama.cpp's timings.predicted_ms) over the answer's tokens.
 func heldBack(r *record.Record) time.Duration {
-	if len(r.ChunkTokens) == 0 || r.Server == nil || r.Server.DecodeUS <= 0 || r.OutputTokens < 2 {
+	if len(r.ChunkTokens) == 0 || len(r.ChunkUS) != len(r.ChunkTokens) || r.Server == nil || r.Server.DecodeUS <= 0 || r.OutputTokens < 2 {
 		return 0
 	}
-	k := min(r.ChunkTokens[0], r.OutputTokens)
+	k := r.ChunkTokens[0]
+	for i := 1; i < len(r.ChunkUS) && time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1])*time.Microsecond < CoalescedGap; i++ {
+		k += r.ChunkTokens[i]
+	}
+	k = min(k, r.OutputTokens)
 	if k < 2 {
 		return 0
 	}

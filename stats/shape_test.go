@@ -52,14 +52,18 @@ func TestShape(t *testing.T) {
 		},
 		{
 			// A buffering proxy: nothing waited; the engine prefilled in 100 ms and generated
-			// 10 tokens in 180 ms (20 ms per step after the first), and the client got them all
-			// in one event at 280 ms. The generation is service, not queue.
+			// 10 tokens in 180 ms (20 ms per step after the first), and the client got them
+			// all at 280 ms, in one event or in ten 10 µs apart. The generation is service,
+			// not queue.
 			name: "no queue behind a buffered first event",
 			recs: func() []*record.Record {
 				var out []*record.Record
 				for i := 0; i < 10; i++ {
-					r := stream(time.Duration(i)*time.Second, 280*time.Millisecond, 0, 1)
-					r.OutputTokens, r.ChunkTokens[0] = 10, 10
+					r := stream(time.Duration(i)*time.Second, 280*time.Millisecond, 10*time.Microsecond, 10)
+					if i%2 == 0 {
+						r = stream(time.Duration(i)*time.Second, 280*time.Millisecond, 0, 1)
+						r.OutputTokens, r.ChunkTokens[0] = 10, 10
+					}
 					r.Server = &record.ServerTimings{PrefillUS: 100_000, DecodeUS: 180_000, PromptN: 100}
 					out = append(out, r)
 				}
