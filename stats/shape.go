@@ -287,25 +287,6 @@ func OneLine(m string, max int) string {
 	return m
 }
 
-// heldBack is the engine's generation time of the tokens beyond the first that reached the
-// client with the first event: in it, or in events that followed it closer than any engine
-// step (CoalescedGap: a buffer released them together). It is prorated from the engine's
-// generation time (llama.cpp's timings.predicted_ms) over the answer's tokens.
-func heldBack(r *record.Record) time.Duration {
-	if len(r.ChunkTokens) == 0 || len(r.ChunkUS) != len(r.ChunkTokens) || r.Server == nil || r.Server.DecodeUS <= 0 || r.OutputTokens < 2 {
-		return 0
-	}
-	k := r.ChunkTokens[0]
-	for i := 1; i < len(r.ChunkUS) && time.Duration(r.ChunkUS[i]-r.ChunkUS[i-1])*time.Microsecond < CoalescedGap; i++ {
-		k += r.ChunkTokens[i]
-	}
-	k = min(k, r.OutputTokens)
-	if k < 2 {
-		return 0
-	}
-	return time.Duration(r.Server.DecodeUS*int64(k-1)/int64(r.OutputTokens-1)) * time.Microsecond
-}
-
 // queue estimates the share of TTFT (from send) spent before service.
 func (s *Shape) queue(ok, idleReqs []*record.Record) {
 	// Best: the engine's own prefill time per request.
@@ -321,16 +302,19 @@ func (s *Shape) queue(ok, idleReqs []*record.Record) {
 			continue
 		}
 		p := time.Duration(r.Server.PrefillUS) * time.Microsecond
-		// Tokens that reached the client with the first event (a buffering proxy, a
-		// server's stream interval) were generated before it: that generation time is
-		// service too, not a wait before it.
-		held := heldBack(r)
-		shares = append(shares, clamp01(1-float64(p+held)/float64(t)))
+		wait := t - p
+		if d := time.Duration(r.Server.DecodeUS) * time.Microsecond; d > 0 && r.LastTokenAt.After(r.SentAt) {
+			// The engine's clock says how long it served the task (prefill + generation);
+			// the rest of send → last token is time it did not. Unlike TTFT − prefill, this
+			// holds when a buffer on the way holds the first token until generation ends.
+			wait = r.LastTokenAt.Sub(r.SentAt) - p - d
+		}
+		shares = append(shares, clamp01(float64(wait)/float64(t)))
 		service = append(service, p.Seconds()*1000)
 	}
 	if len(shares) >= minShapeTasks && 2*len(shares) >= withTTFT {
 		s.put(evidence.SigQueueShare, med(shares),
-			fmt.Sprintf("server timings: 1 − (engine prefill time + generation of the tokens that came with the first event) ÷ TTFT from send, median over %d tasks", len(shares)))
+			fmt.Sprintf("server timings: (send → last token − engine prefill − engine generation time) ÷ TTFT from send, median over %d tasks", len(shares)))
 		s.put(evidence.SigServiceTTFT, med(service), fmt.Sprintf("engine prefill time p50 over %d tasks", len(service)))
 		return
 	}
