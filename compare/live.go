@@ -28,10 +28,10 @@ import (
 // seeded bootstrap interval of the difference of the means (intervals resampled). A metric
 // is worse when both say so in its bad direction, at a level Bonferroni-corrected over the
 // judged metrics, by more than Effect; groups of metrics are scored like Kayenta's
-// (passed / judged, weighted). The baseline side's rollback triggers (p99 bounds: the
-// upper end of its interval-mean's 95% interval plus Margin, as the diagnosis derives
-// them from tasks; or a run's triggers, --rollback-from) are checked on the candidate's
-// interval mean.
+// (passed / judged, weighted). Rollback triggers bound a quantile of a side's traffic, so
+// they are read on the whole window's histogram: the baseline's (p99 bounds: the upper end
+// of its p99's 95% interval plus Margin, as the diagnosis derives them from tasks) or a
+// run's (--rollback-from) are checked on the candidate's window quantile.
 //
 // Per-interval values are treated as independent draws, as Kayenta treats its time series;
 // a load that drifts within the window makes neighbouring intervals alike, so the window
@@ -352,7 +352,15 @@ func Live(base, cand []scrape.Sample, baseSel, candSel string, o LiveOptions) (*
 		res.Score = round6(score / wsum)
 	}
 
-	liveTriggers(res, o)
+	bq, err := scrape.WindowQuantiles(base, o.Start, 0, float64(n)*o.Interval.Seconds(), o.Engine)
+	if err != nil {
+		return nil, badInput("baseline: %v", err)
+	}
+	cq, err := scrape.WindowQuantiles(cand, o.Start, 0, float64(n)*o.Interval.Seconds(), o.Engine)
+	if err != nil {
+		return nil, badInput("candidate: %v", err)
+	}
+	liveTriggers(res, o, bq, cq)
 	liveDecide(res, o)
 	return res, nil
 }
@@ -453,19 +461,14 @@ func liveRow(m *LiveMetric, alpha float64, o LiveOptions, row int) {
 }
 
 // liveTriggers derives the baseline side's p99 triggers (or maps the given ones) and
-// checks the candidate's interval mean against each.
-func liveTriggers(res *LiveResult, o LiveOptions) {
-	byName := map[string]*LiveMetric{}
-	for i := range res.Metrics {
-		byName[res.Metrics[i].Signal] = &res.Metrics[i]
-	}
-	level := o.Level
-	interval := func(xs []float64, who string, row int) (float64, float64, bool) {
-		if len(xs) < 2 {
-			return 0, 0, false
-		}
-		return resample.PercentileCI(bootMean(xs, o, "trigger/"+who, row), level)
-	}
+// checks each on the candidate's quantile over the whole window: a trigger bounds the p99 of
+// the candidate's traffic, which the window's histogram delta holds (all its requests), not
+// the mean of per-interval p99s (an interval of 20 requests has its maximum for a p99, so
+// one slow request moved that mean past a bound derived from twins). Intervals come from
+// order statistics (orderCI, as pel compare's task quantiles) read at their buckets' bounds,
+// the most a histogram says about one observation: the check fails when even the lower
+// limit is past the bound.
+func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.ServerQuantile) {
 	var trig []evidence.Trigger
 	source := "rollback trigger (baseline side, Prometheus)"
 	if o.Triggers != nil {
@@ -482,35 +485,62 @@ func liveTriggers(res *LiveResult, o LiveOptions) {
 			trig = append(trig, t)
 		}
 	} else {
-		for i, sigName := range []string{evidence.SigServerTTFTP99, evidence.SigServerITLP99, evidence.SigServerE2EP99} {
-			m := byName[sigName]
-			if m == nil || len(m.Base) < o.MinIntervals {
+		for _, sigName := range []string{evidence.SigServerTTFTP99, evidence.SigServerITLP99, evidence.SigServerE2EP99} {
+			sq, ok := bq[sigName]
+			n := sq.Count()
+			if !ok || n == 0 {
 				continue
 			}
-			_, hi, ok := interval(m.Base, "base", i)
-			if !ok {
+			v, _, _, _ := sq.Value()
+			_, u := orderCI(n, sq.Q, o.Level)
+			r, short := u, ""
+			if u > n {
+				r = n
+				short = fmt.Sprintf("; %d values cannot bound a p99 from above, %d can: the largest one's bucket", n, resample.MinSamples(sq.Q, o.Level))
+			}
+			_, _, hi, ok := sq.Rank(r)
+			if !ok || math.IsInf(hi, 1) || hi <= 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: the baseline's upper limit lies in the histogram's +Inf bucket", sigName))
 				continue
 			}
 			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: round6(hi * (1 + o.Margin)), Unit: "ms",
-				Basis: fmt.Sprintf("baseline interval mean %.4g ms, 95%% CI upper %.4g + %.0f%% (%d intervals)", mean(m.Base), hi, o.Margin*100, len(m.Base))})
+				Basis: fmt.Sprintf("baseline window p99 %.4g ms over %d values, %.0f%% upper limit %.4g (bucket bound of order statistic %d) + %.0f%%%s", v, n, o.Level*100, hi, r, o.Margin*100, short)})
 		}
 	}
-	for i, t := range trig {
+	for _, t := range trig {
 		ch := Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas"}
-		m := byName[t.Signal]
-		if m == nil || len(m.Cand) == 0 {
+		sq, ok := cq[t.Signal]
+		n := sq.Count()
+		if !ok || n == 0 {
 			ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the window"
 			res.Triggers = append(res.Triggers, ch)
 			continue
 		}
-		ch.Base, ch.Candidate, ch.Values = m.BaseMean, m.CandMean, len(m.Cand)
-		lo, hi, ok := interval(m.Cand, "candidate", i)
-		if !ok {
-			ch.Status, ch.Note = StatusUncertain, "too few intervals for an interval"
-			res.Triggers = append(res.Triggers, ch)
-			continue
+		v, _, _, _ := sq.Value()
+		ch.Candidate, ch.Values = num(round6(v)), n
+		if b, ok := bq[t.Signal]; ok {
+			if bv, _, _, ok := b.Value(); ok {
+				ch.Base = num(round6(bv))
+			}
 		}
-		ch.CILo, ch.CIHi = num(round6(lo)), num(round6(hi))
+		// Latencies are not negative: a lower limit the sample cannot give is 0.
+		l, u := orderCI(n, sq.Q, o.Level)
+		lo, hi := 0.0, math.Inf(1)
+		if _, blo, _, ok := sq.Rank(l); ok {
+			lo = blo
+			ch.CILo = num(round6(lo))
+		}
+		if _, _, bhi, ok := sq.Rank(u); ok && !math.IsInf(bhi, 1) {
+			hi = bhi
+			ch.CIHi = num(round6(hi))
+		}
+		ends := func(r int) string {
+			if r < 1 || r > n {
+				return "none"
+			}
+			return fmt.Sprint(r)
+		}
+		ch.Note = fmt.Sprintf("; candidate: its window quantile over %d values, interval from order statistics %s and %s at their buckets' bounds", n, ends(l), ends(u))
 		bLo, valid := breach(t.Op, lo, t.Bound)
 		bHi, _ := breach(t.Op, hi, t.Bound)
 		switch {
@@ -522,7 +552,11 @@ func liveTriggers(res *LiveResult, o LiveOptions) {
 			ch.Status = StatusPass
 		default:
 			ch.Status = StatusUncertain
-			ch.NeededTasks = needed(len(m.Cand), *m.CandMean, lo, hi, t.Bound)
+			if u > n || l < 1 {
+				ch.NeededTasks = resample.MinSamples(sq.Q, o.Level)
+			} else {
+				ch.NeededTasks = needed(n, v, lo, hi, t.Bound)
+			}
 		}
 		res.Triggers = append(res.Triggers, ch)
 	}
@@ -540,11 +574,11 @@ func liveDecide(res *LiveResult, o LiveOptions) {
 		desc := fmt.Sprintf("%s %s %.4g %s (%s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source)
 		switch ch.Status {
 		case StatusFail:
-			reject = append(reject, fmt.Sprintf("%s: candidate interval mean %s, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
+			reject = append(reject, fmt.Sprintf("%s: candidate window value %s over %d values, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), ch.Values, o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
 		case StatusUncertain:
-			// Interval p99s of a live service are noisy: an interval that straddles the
-			// bound with its mean inside holds nothing up (the rank tests judge the shift);
-			// a mean past the bound that is not yet significant does.
+			// An interval that straddles the bound with the window's value inside holds
+			// nothing up (the rank tests judge the shift); a value past the bound that is
+			// not yet significant does.
 			if ch.Candidate != nil {
 				if past, _ := breach(ch.Op, *ch.Candidate, ch.Bound); past {
 					uncertain = append(uncertain, fmt.Sprintf("%s: candidate %s past the bound, CI %s straddles it", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi)))
@@ -625,7 +659,7 @@ func LiveText(w io.Writer, r *LiveResult) error {
 	}
 	fmt.Fprintf(w, "\n  score: %.0f (reject under %.0f)\n", r.Score, PassScore)
 	if len(r.Triggers) > 0 {
-		fmt.Fprintf(w, "\nrollback triggers (breach when value op bound), on the candidate's interval mean:\n")
+		fmt.Fprintf(w, "\nrollback triggers (breach when value op bound), on the candidate's quantile over the window:\n")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, c := range r.Triggers {
 			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\tcandidate %s\tCI %s\t%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, fmtNum(c.Candidate), fmtCI(c.CILo, c.CIHi), c.Basis+c.Note)

@@ -216,18 +216,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 		}
 	}
 
-	type qs struct {
-		q        string
-		p50, p99 string
-	}
-	for _, x := range []qs{
-		{qTTFT, evidence.SigServerTTFTP50, evidence.SigServerTTFTP99},
-		{qITL, evidence.SigServerITLP50, evidence.SigServerITLP99},
-		{qE2E, evidence.SigServerE2EP50, evidence.SigServerE2EP99},
-		{qQueue, evidence.SigServerQueueP50, evidence.SigServerQueueP99},
-		{qPrefill, evidence.SigServerPrefillP50, evidence.SigServerPrefillP99},
-		{qDecode, evidence.SigServerDecodeP50, evidence.SigServerDecodeP99},
-	} {
+	for _, x := range serverQuantiles {
 		d, skipped := mergedDelta(rs, x.q, w)
 		if d == nil {
 			continue

@@ -782,6 +782,12 @@ func (d *hdelta) clone() *hdelta {
 // a rank in the +Inf bucket returns the highest finite bound). lo and hi are the bounds
 // of the bucket used: the true quantile of the observations lies within them.
 func (d *hdelta) quantile(q float64) (v, lo, hi float64, ok bool) {
+	return d.atRank(func(total float64) float64 { return q * total })
+}
+
+// atRank is quantile with the rank given as a function of the total count (an order
+// statistic's rank r is exact there, where q = r/total could round past a bucket's count).
+func (d *hdelta) atRank(rankOf func(total float64) float64) (v, lo, hi float64, ok bool) {
 	if d == nil || len(d.le) == 0 {
 		return 0, 0, 0, false
 	}
@@ -800,7 +806,7 @@ func (d *hdelta) quantile(q float64) (v, lo, hi float64, ok bool) {
 	if total <= 1e-9 {
 		return 0, 0, 0, false
 	}
-	rank := q * total
+	rank := rankOf(total)
 	i := sort.Search(len(cum), func(k int) bool { return cum[k] >= rank })
 	if i >= len(d.le) {
 		top := d.le[len(d.le)-1]

@@ -22,6 +22,11 @@ type Obs struct {
 	V, W float64
 }
 
+// Single is one observation, V, made at model time At.
+type Single struct {
+	At, V float64
+}
+
 // Scenario sets the engine's behaviour per engine replica; rates are per second of model time.
 type Scenario struct {
 	Model       string
@@ -42,6 +47,9 @@ type Scenario struct {
 	Prefill     []Obs
 	Decode      []Obs
 	IterTokens  []Obs
+	// SlowTTFT are single requests on top of ReqRate (a rare slow request in one
+	// interval); they enter the TTFT histogram only, of each engine.
+	SlowTTFT []Single
 	// Spec decoding (vllm:spec_decode_*), 0 = off.
 	DraftRate, AcceptRate float64 // draft tokens/s, accepted tokens/s
 	DraftsRate            float64 // drafts/s
@@ -179,13 +187,22 @@ func (s Scenario) PageAt(t, since float64) string {
 			fmt.Fprintf(&b, "%s{%s} %s\n", name, lbl(i), num(rate*up))
 		}
 	}
-	hist := func(name, help string, bounds []float64, rate float64, dist []Obs) {
+	hist := func(name, help string, bounds []float64, rate float64, dist []Obs, single []Single) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
 		count := rate * up
 		sum := 0.0
 		for _, o := range dist {
 			sum += o.V * o.W
 		}
+		sum *= count
+		var seen []float64 // single observations finished by t
+		for _, o := range single {
+			if o.At > since && o.At <= t {
+				seen = append(seen, o.V)
+				sum += o.V
+			}
+		}
+		total := count + float64(len(seen))
 		for i := 0; i < n; i++ {
 			for _, le := range bounds {
 				share := 0.0
@@ -194,11 +211,17 @@ func (s Scenario) PageAt(t, since float64) string {
 						share += o.W
 					}
 				}
-				fmt.Fprintf(&b, "%s_bucket{%s,le=\"%s\"} %s\n", name, lbl(i), num(le), num(count*share))
+				c := count * share
+				for _, v := range seen {
+					if v <= le {
+						c++
+					}
+				}
+				fmt.Fprintf(&b, "%s_bucket{%s,le=\"%s\"} %s\n", name, lbl(i), num(le), num(c))
 			}
-			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, lbl(i), num(count))
-			fmt.Fprintf(&b, "%s_count{%s} %s\n", name, lbl(i), num(count))
-			fmt.Fprintf(&b, "%s_sum{%s} %s\n", name, lbl(i), num(count*sum))
+			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, lbl(i), num(total))
+			fmt.Fprintf(&b, "%s_count{%s} %s\n", name, lbl(i), num(total))
+			fmt.Fprintf(&b, "%s_sum{%s} %s\n", name, lbl(i), num(sum))
 		}
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(i int) float64 { return pick(s.Running, i) })
@@ -214,13 +237,13 @@ func (s Scenario) PageAt(t, since float64) string {
 		counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", s.DraftRate)
 		counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", s.AcceptRate)
 	}
-	hist("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", bucketsIter, s.StepRate, s.IterTokens)
-	hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", bucketsTTFT, s.ReqRate, s.TTFT)
-	hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", bucketsITL, s.GenRate, s.ITL)
-	hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", bucketsReq, s.ReqRate, s.E2E)
-	hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", bucketsReq, s.ReqRate, s.Queue)
-	hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", bucketsReq, s.ReqRate, s.Prefill)
-	hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", bucketsReq, s.ReqRate, s.Decode)
+	hist("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", bucketsIter, s.StepRate, s.IterTokens, nil)
+	hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", bucketsTTFT, s.ReqRate, s.TTFT, s.SlowTTFT)
+	hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", bucketsITL, s.GenRate, s.ITL, nil)
+	hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", bucketsReq, s.ReqRate, s.E2E, nil)
+	hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", bucketsReq, s.ReqRate, s.Queue, nil)
+	hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", bucketsReq, s.ReqRate, s.Prefill, nil)
+	hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", bucketsReq, s.ReqRate, s.Decode, nil)
 	return b.String()
 }
 
