@@ -503,8 +503,15 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: the baseline's upper limit lies in the histogram's +Inf bucket", sigName))
 				continue
 			}
-			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: round6(hi * (1 + o.Margin)), Unit: "ms",
-				Basis: fmt.Sprintf("baseline window p99 %.4g ms over %d values, %.0f%% upper limit %.4g (bucket bound of order statistic %d) + %.0f%%%s", v, n, o.Level*100, hi, r, o.Margin*100, short)})
+			// The bound goes up to a bucket bound: whether the candidate's quantile is past
+			// it is then a count over it, which the histogram holds exactly.
+			bound, ok := sq.BoundAtOrAbove(round6(hi * (1 + o.Margin)))
+			if !ok {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: %.4g ms + %.0f%% is past the histogram's last finite bucket bound", sigName, hi, o.Margin*100))
+				continue
+			}
+			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: round6(bound), Unit: "ms",
+				Basis: fmt.Sprintf("baseline window p99 %.4g ms over %d values, %.0f%% upper limit %.4g (bucket bound of order statistic %d) + %.0f%%, up to the next bucket bound%s", v, n, o.Level*100, hi, r, o.Margin*100, short)})
 		}
 	}
 	for _, t := range trig {

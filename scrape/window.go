@@ -47,6 +47,21 @@ func (s ServerQuantile) Rank(r int) (v, lo, hi float64, ok bool) {
 	return v * 1000, lo * 1000, hi * 1000, ok
 }
 
+// BoundAtOrAbove is the histogram's smallest finite bucket bound at or above x (ms). Whether
+// a quantile is past a bucket bound is exact (more than 1−q of the observations lie above
+// it); past any other value it rests on interpolation inside a bucket.
+func (s ServerQuantile) BoundAtOrAbove(x float64) (float64, bool) {
+	if s.d == nil {
+		return 0, false
+	}
+	for _, le := range s.d.le {
+		if le*1000 >= x && !math.IsInf(le, 1) {
+			return le * 1000, true
+		}
+	}
+	return 0, false
+}
+
 // serverQuantiles: the p50 and p99 signals read from each latency histogram.
 var serverQuantiles = []struct {
 	q        string
