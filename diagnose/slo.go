@@ -2,9 +2,10 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
+
+	mstats "github.com/aclements/go-moremath/stats"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
@@ -129,7 +130,8 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 	return out
 }
 
-// binomTail is P(X >= k) for X ~ Binomial(n, p).
+// binomTail is P(X >= k) for X ~ Binomial(n, p): P(n−X ≤ n−k) with n−X ~ Binomial(n, 1−p),
+// a CDF rather than 1 − CDF, which would cancel to 0 for the small tails that matter here.
 func binomTail(n, k int, p float64) float64 {
 	if k <= 0 {
 		return 1
@@ -140,19 +142,7 @@ func binomTail(n, k int, p float64) float64 {
 	if float64(k) <= float64(n)*p {
 		return 1 // at or below the mean the tail is about one half or more: never a miss
 	}
-	lp, lq := math.Log(p), math.Log1p(-p)
-	ln, _ := math.Lgamma(float64(n + 1))
-	sum := 0.0
-	for i := k; i <= n; i++ {
-		a, _ := math.Lgamma(float64(i + 1))
-		b, _ := math.Lgamma(float64(n - i + 1))
-		t := math.Exp(ln - a - b + float64(i)*lp + float64(n-i)*lq)
-		sum += t
-		if t < sum*1e-17 && float64(i) > float64(n)*p {
-			break // past the mode the terms only shrink
-		}
-	}
-	return math.Min(sum, 1)
+	return mstats.BinomialDist{N: n, P: 1 - p}.CDF(float64(n - k))
 }
 
 // unsupportedBreaches lists the bounded percentiles whose estimate is over the bound on too
