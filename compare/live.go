@@ -30,8 +30,8 @@ import (
 // judged metrics, by more than Effect; groups of metrics are scored like Kayenta's
 // (passed / judged, weighted). Rollback triggers bound a quantile of a side's traffic, so
 // they are read on the whole window's histogram: the baseline's (p99 bounds: the upper end
-// of its p99's 95% interval plus Margin, as the diagnosis derives them from tasks) or a
-// run's (--rollback-from) are checked on the candidate's window quantile.
+// of its p99's 95% interval plus Margin, as the diagnosis derives them from tasks, raised to
+// a bucket bound) or a run's (--rollback-from) are checked on the candidate's window quantile.
 //
 // Per-interval values are treated as independent draws, as Kayenta treats its time series;
 // a load that drifts within the window makes neighbouring intervals alike, so the window
@@ -500,7 +500,7 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 			}
 			_, _, hi, ok := sq.Rank(r)
 			if !ok || math.IsInf(hi, 1) || hi <= 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: the baseline's upper limit lies in the histogram's +Inf bucket", sigName))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: the baseline's upper limit is not a finite, positive bucket bound (+Inf bucket)", sigName))
 				continue
 			}
 			// The bound goes up to a bucket bound: whether the candidate's quantile is past

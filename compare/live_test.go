@@ -133,7 +133,7 @@ func TestLiveTriggerOnWindowQuantile(t *testing.T) {
 		s := scrapetest.Healthy()
 		s.ReqRate, s.TTFT = 20, []scrapetest.Obs{{V: 0.03, W: 1}}
 		for i := 0; i < slow; i++ {
-			s.SlowTTFT = append(s.SlowTTFT, scrapetest.Single{At: 100.5 + float64(i*17/max(slow, 1)), V: v})
+			s.SlowTTFT = append(s.SlowTTFT, scrapetest.Single{At: 100.5 + float64(i*17/slow), V: v})
 		}
 		return s
 	}
