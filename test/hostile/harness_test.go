@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	// rssBound is the peak resident memory any case may reach: the README's stated bound.
+	// rssBound is the peak resident memory any case may reach: the bound docs/reliability.md states.
 	rssBound = 512 << 20
 	// childMemLimitKiB is the virtual-memory limit (ulimit -v) every pel child runs under:
 	// the hard backstop that turns "exhausts memory" into a crash the case reports. A Go

@@ -9,7 +9,7 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// What llama.cpp b4750 serves of multi-step tasks (checked here, stated in the README):
+// What llama.cpp b4750 serves of multi-step tasks (checked here, stated in docs/multistep.md):
 //   - /v1/embeddings answers only with a pooling type (--pooling mean|cls|last, or an
 //     embedding model's own); --embeddings makes the server refuse completions (501), so a
 //     retrieval-then-generate task on one server needs --pooling without --embeddings;
