@@ -676,19 +676,10 @@ func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *
 	return top, "", watch
 }
 
-// rejectionLead says first what rejected most tasks when it was not a performance bound:
-// errors (by class, with the most frequent message) or failed output checks. Empty when
-// nothing was rejected or SLO misses dominate.
-func rejectionLead(recs []record.Record) string {
-	lc := &leadCounts{}
-	for i := range recs {
-		lc.add(&recs[i])
-	}
-	return lc.lead()
-}
-
-// leadCounts accumulates rejectionLead's counts one task at a time (a sampled run's come
-// from a pass over its rejected tasks, with n counted apart).
+// leadCounts accumulates, one task at a time, what the verdict says first when rejections
+// were not a performance bound: errors (by class, with the most frequent message) or failed
+// output checks (a sampled run's counts come from a pass over its rejected tasks, with n
+// counted apart).
 type leadCounts struct {
 	n, rejectedN, errs, failed, checks int
 	classes, checkNames                map[string]int
@@ -752,7 +743,8 @@ func (lc *leadCounts) addRejected(r *record.Record) {
 
 const maxLeadMessages = 1024
 
-// lead is rejectionLead's sentence from the counts.
+// lead is the sentence from the counts: what rejected most tasks when it was not a
+// performance bound. Empty when nothing was rejected or SLO misses dominate.
 func (lc *leadCounts) lead() string {
 	n, rejectedN, errs, failed, checks := lc.n, lc.rejectedN, lc.errs, lc.failed, lc.checks
 	classes, msgs, checkNames := lc.classes, lc.msgs, lc.checkNames

@@ -151,16 +151,6 @@ func rejectDims(r *record.Record) map[string]bool {
 // run stopping, not the system refusing).
 func rejected(r *record.Record) bool { return !r.Accepted && r.Status != record.StatusCancelled }
 
-// computeImpact counts the rejected tasks of the spec's phase and those coinciding with the
-// symptom.
-func computeImpact(ev *evidence.Evidence, recs []record.Record, sp impactSpec) *evidence.Impact {
-	a := newImpactAcc(ev, Tasks{All: recs}, sp)
-	for i := range recs {
-		a.add(&recs[i])
-	}
-	return a.result()
-}
-
 // newImpactAcc prepares the counting of one spec's impact over t's tasks: the symptom's
 // windows, and for head-of-line blocking the index of long prompts' waits (from every task:
 // t's join when t is sampled).

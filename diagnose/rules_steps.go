@@ -38,10 +38,6 @@ const (
 	stepWaitShareMin = 0.5
 )
 
-// dimLaterTTFT marks a rejection of a later call on TTFT (reason "slo ttft … (step N)",
-// N ≥ 2).
-const dimLaterTTFT = "later-ttft"
-
 func ruleReprefill(v *view, o *Options) *hit {
 	h := &hit{}
 	var causes []meas

@@ -84,7 +84,8 @@ func halves(w interval) []half {
 	return []half{{"first half", joinFirst, interval{w.a, mid}}, {"second half", joinSecond, interval{mid, w.b + 1e-9}}}
 }
 
-// impactAcc counts one finding's acceptance impact task by task (computeImpact).
+// impactAcc counts one finding's acceptance impact task by task: the rejected tasks of the
+// spec's phase and those coinciding with the symptom.
 type impactAcc struct {
 	sp    impactSpec
 	phase string

@@ -10,7 +10,7 @@ import (
 // calPoint is one published vLLM measurement and the workload that produced it, replayed on
 // the cost model's virtual clock. A published figure of 0 is not asserted.
 type calPoint struct {
-	source string // short key into calSources
+	source string // short key of the source list below
 	label  string // the scenario or sweep point as the source names it
 	gpu    string
 	model  string
@@ -31,16 +31,14 @@ type calPoint struct {
 	reqS     float64
 }
 
-// calSources: where each point comes from (BENCHMARKS.md repeats this with the tables).
-var calSources = map[string]string{
-	"accelmark": "AccelMark verified result nvidia_a100_sxm4_80gbx1_suite_A_nvidia_vllm020_0f6c56e4_8f83bfab " +
-		"(github.com/FreedomIntelligence/AccelMark, results/verified/…/result.json): vLLM 0.20.1, " +
-		"A100-SXM4-80GB, Meta-Llama-3-8B-Instruct BF16, sharegpt_standard_v1 prompts, greedy, max_tokens 512",
-	"musgrave": "johnmusgrave.com/p/vllm-throughput-latency-sweep-on: vLLM 0.23.0, A100 40GB, " +
-		"Llama-3.1-8B-Instruct BF16, random 1024 in / 128 out, ignore_eos (\"decode at one request ... about 75 tokens/sec\")",
-	"gpustack": "github.com/gpustack/gpustack docs/performance-lab/qwen3-8b/h100-latency.md (vLLM baseline): " +
-		"vLLM 0.11.0, H100 SXM, Qwen3-8B BF16, ShareGPT 100 prompts, max-concurrency 4",
-}
+// Where each point comes from, by calPoint.source (BENCHMARKS.md repeats this with the tables):
+//   - accelmark: AccelMark verified result nvidia_a100_sxm4_80gbx1_suite_A_nvidia_vllm020_0f6c56e4_8f83bfab
+//     (github.com/FreedomIntelligence/AccelMark, results/verified/…/result.json): vLLM 0.20.1,
+//     A100-SXM4-80GB, Meta-Llama-3-8B-Instruct BF16, sharegpt_standard_v1 prompts, greedy, max_tokens 512.
+//   - musgrave: johnmusgrave.com/p/vllm-throughput-latency-sweep-on: vLLM 0.23.0, A100 40GB,
+//     Llama-3.1-8B-Instruct BF16, random 1024 in / 128 out, ignore_eos ("decode at one request ... about 75 tokens/sec").
+//   - gpustack: github.com/gpustack/gpustack docs/performance-lab/qwen3-8b/h100-latency.md (vLLM baseline):
+//     vLLM 0.11.0, H100 SXM, Qwen3-8B BF16, ShareGPT 100 prompts, max-concurrency 4.
 
 // accelMark is the AccelMark suite A workload: 500 ShareGPT-derived prompts (input tokens
 // mean 236, median 199, 64-592, plus the 10-token Llama-3 chat template), answers ending at
@@ -129,10 +127,10 @@ var v0Points = func() []calPoint {
 const calTolerance = 0.20
 
 type calRow struct {
-	p                      calPoint
-	tpot, tokS, reqS       float64 // simulated
-	dTPOT, dTokS, dReqS    float64 // residuals (sim/published − 1); NaN where not published
-	running, ttft, gpuFrac float64
+	p                   calPoint
+	tpot, tokS, reqS    float64 // simulated
+	dTPOT, dTokS, dReqS float64 // residuals (sim/published − 1); NaN where not published
+	running, ttft       float64
 }
 
 func runCalPoint(t testing.TB, p calPoint, cp CostParams) calRow {

@@ -80,7 +80,6 @@ func main() {
 	w := &countWriter{w: bw}
 	rng := rand.New(rand.NewPCG(*seed, 2))
 	fmt.Fprint(w, `{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045100544, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}], "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2}, "traceEvents": [`)
-	const pid, tid = 4242, 4242
 	var buf []byte
 	ts := 1712195495505543.0 // µs
 	corr := int64(1)

@@ -24,8 +24,6 @@ var pelBin string
 
 func TestMain(m *testing.M) { pelbin.Main(m, "canary", &pelBin) }
 
-func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
-
 // pel runs the binary and returns its exit code and its output (stdout and stderr).
 func pel(ctx context.Context, t *testing.T, args ...string) (int, string) {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -156,12 +157,13 @@ func TestServerErrorText(t *testing.T) {
 		t.Errorf("exit %d", res.code)
 	}
 	for _, s := range []string{res.stdout, res.stderr} {
-		if strings.ContainsAny(s, "\x1b\x07\x9b") || strings.Contains(s, "\u009b") {
+		// A lone 0x9b byte (8-bit CSI) is invalid UTF-8: any invalid byte, or its U+FFFD, counts.
+		if strings.ContainsAny(s, "\x1b\x07\u009b\ufffd") || !utf8.ValidString(s) {
 			t.Errorf("terminal escapes printed: %q", tail(s))
 		}
 	}
 	every(t, records(t, dir), "a clean error", func(r *record.Record) bool {
-		return !strings.ContainsAny(r.Error, "\x1b\x07\x8b\x1f") && (strings.Contains(r.Error, "the screen is mine") || r.Error == "http 502: upstream exploded")
+		return !strings.ContainsAny(r.Error, "\x1b\x07\x1f\ufffd") && utf8.ValidString(r.Error) && (strings.Contains(r.Error, "the screen is mine") || r.Error == "http 502: upstream exploded")
 	})
 }
 

@@ -27,8 +27,6 @@ var pelBin string
 
 func TestMain(m *testing.M) { pelbin.Main(m, "shard", &pelBin) }
 
-func freeAddr(t *testing.T) string { return pelbin.FreeAddr(t) }
-
 func pel(ctx context.Context, t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	code, out, err := pelbin.Run(ctx, pelBin, args...)

@@ -3,7 +3,6 @@ package kineto
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -640,15 +639,6 @@ func parseTime(b []byte) (Time, bool) {
 		return Time{}, false
 	}
 	return Time{US: f, NS: int64(math.Round(f * 1000)), Frac: true}, true
-}
-
-var errNotUTF8 = errors.New("invalid UTF-8")
-
-func checkUTF8(b []byte) error {
-	if !utf8.Valid(b) {
-		return errNotUTF8
-	}
-	return nil
 }
 
 // highSurrogate reports whether the first two hex digits of a \u escape start a UTF-16 high

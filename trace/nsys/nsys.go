@@ -393,7 +393,7 @@ func (l *loader) syncs() error {
 			n = n[i+5:]
 		}
 		// Kineto's spelling: "Stream Sync", "Event Sync", "Context Sync"
-		n = strings.ReplaceAll(strings.Title(strings.ToLower(strings.ReplaceAll(n, "_", " "))), "Synchronize", "Sync") //nolint:staticcheck // ASCII enum names
+		n = strings.ReplaceAll(titleASCII(strings.ToLower(strings.ReplaceAll(n, "_", " "))), "Synchronize", "Sync")
 		if n == "" {
 			n = "Sync"
 		}
@@ -475,4 +475,19 @@ func noteCPU(r *timeline.Rank, start int64) {
 	if !r.HasCPU || start < r.MinCPUStart {
 		r.MinCPUStart, r.HasCPU = start, true
 	}
+}
+
+// titleASCII upper-cases the first letter of each word of an ASCII enum name, a word being a
+// run of letters, digits and underscores (strings.Title's boundaries, for ASCII).
+func titleASCII(s string) string {
+	b := []byte(s)
+	word := false
+	for i, c := range b {
+		alnum := c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if alnum && !word && 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+		word = alnum
+	}
+	return string(b)
 }
