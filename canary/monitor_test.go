@@ -157,7 +157,7 @@ func TestMonitorStopsAThrashingCandidate(t *testing.T) {
 }
 
 // TestMonitorDriftHittingBothSidesStopsNothing: the triggers are fixed early, then every
-// task on both sides takes twice as long (a client machine getting busy). The candidate now
+// task on both sides takes twice as long (a client machine getting busy). The candidate then
 // breaches the TTFT trigger on its own, but no more than the baseline beside it: the run
 // is not stopped, in all but a stated-alpha share of seeded runs.
 func TestMonitorDriftHittingBothSidesStopsNothing(t *testing.T) {

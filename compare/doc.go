@@ -1,5 +1,5 @@
 // Package compare judges a candidate run against a baseline run of the same workload
-// contract: `pel compare BASE_DIR CANDIDATE_DIR` (DESIGN.md §2) answers accept, reject or
+// contract: `pel compare BASE_DIR CANDIDATE_DIR` answers accept, reject or
 // inconclusive, with confidence intervals and the bounds it checked.
 //
 // Its statistics follow golang.org/x/perf/cmd/benchstat's stance: report every figure, but

@@ -122,9 +122,9 @@ func TestLive(t *testing.T) {
 // first value past which "p99 over it" is a count the histogram holds. The expectations
 // follow from what a p99 is over the candidate's 360 + k requests:
 //   - one 200 ms request is within the 1% a p99 leaves out (its interval's p99, the maximum
-//     of 21, moved the mean of interval p99s past the bound in CI: the first defect);
+//     of 21, moves a mean of interval p99s past the bound);
 //   - seven at 50 ms (1.9%) put the p99 in (40, 60]: past 44 ms only by interpolation inside
-//     the bucket (CI's second run: a bound between bucket bounds judged the interpolation);
+//     the bucket (a bound between bucket bounds would judge the interpolation);
 //   - five at 200 ms (1.4%) put the p99 in the slow bucket, but order statistic 352, the
 //     interval's lower end, is still fast: sampling alone can do that, so the verdict waits;
 //   - eleven at 200 ms (3%) leave no doubt.

@@ -24,7 +24,7 @@ func TestOrderCI(t *testing.T) {
 			}
 		}
 	}
-	// The case: 402 values bound a p99 (the old interval needed 441).
+	// 402 values bound a p99 (the shortest interval, go-moremath's, needs 441).
 	if lo, hi := orderCI(402, 0.99, 0.95); lo < 1 || hi > 402 {
 		t.Errorf("402 values: [%d, %d]", lo, hi)
 	}

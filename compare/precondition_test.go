@@ -172,9 +172,9 @@ func TestPreconditions(t *testing.T) {
 	}
 }
 
-// The issue's INCONCLUSIVE message asked to "rerun both sides with at least 368 tasks" when
-// each side had 392: the check that needed 368 values saw only one task type's share. The
-// advice is now in tasks of the compared phase: 368 values of a task type that is 92 of
+// An INCONCLUSIVE message must not ask to "rerun both sides with at least 368 tasks" when
+// each side has 392: the check that needs 368 values sees only one task type's share. The
+// advice is in tasks of the compared phase: 368 values of a task type that is 92 of
 // 392 tasks need ceil(368 × 392 / 92) = 1568 tasks.
 func TestNeededTasksMatchCounts(t *testing.T) {
 	const ctr = `name: two

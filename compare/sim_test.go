@@ -28,7 +28,7 @@ slo:
   ttft: {p50: 2s}
 `
 
-// TestAgainstSim is the issue's own scenario, end to end over HTTP and /metrics against one
+// TestAgainstSim: a change judged end to end over HTTP and /metrics against one
 // long-lived pel sim (prefix caching on, as vLLM's default). Expectations follow from the
 // cause alone:
 //   - two runs of the default contract back to back each send their own prompts (per-run

@@ -195,7 +195,7 @@ func (b Bound) Percentiles() map[float64]time.Duration {
 }
 
 // SLO holds the latency bounds. TTFT and E2E are measured from scheduled_at, ITL per token,
-// TPOT per request (DESIGN.md §1).
+// TPOT per request: the definitions the whole of pel measures by.
 type SLO struct {
 	TTFT Bound `json:"ttft,omitzero"`
 	ITL  Bound `json:"itl,omitzero"`

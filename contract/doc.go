@@ -1,7 +1,7 @@
 // Package contract loads and checks pel's workload contract: the versioned YAML that says
 // what load to send (arrival process, weighted task mix, length distributions, datasets),
 // what counts as an accepted task (acceptance checks and per-request SLO bounds), how to
-// retry and what the accelerators cost (DESIGN.md §1). Its canonical SHA-256 travels with
+// retry and what the accelerators cost. Its canonical SHA-256 travels with
 // every result, so two runs are comparable only when they ran the same workload.
 //
 // # Strictness

@@ -12,7 +12,7 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// Judge decides whether a finished task is accepted (DESIGN.md §1): it completed without
+// Judge decides whether a finished task is accepted: it completed without
 // error, passed every check of its task, and met every per-request (max) SLO bound of its
 // task. It sets rec.Accepted and rec.Reasons; output is the generated text (not stored).
 //

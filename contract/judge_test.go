@@ -107,7 +107,7 @@ func TestJudge(t *testing.T) {
 
 func TestJudgeMultiTokenChunkITL(t *testing.T) {
 	// One chunk of 4 tokens 120ms after the previous: 30ms per token, under the 50ms ITL max
-	// although the chunk gap is over it (ITL is per token, DESIGN.md §1).
+	// although the chunk gap is over it (ITL is per token).
 	c := mustParse(t, judgeContract)
 	r := rec("plain", 100*time.Millisecond, 0, 1)
 	r.ChunkUS = append(r.ChunkUS, r.ChunkUS[0]+120_000)

@@ -617,7 +617,7 @@ func (d *decoder) check(n *yaml.Node, path string, ch *Check) bool {
 }
 
 // schema reads an inline JSON Schema (a YAML mapping, or a string holding JSON) and compiles
-// it now, so a bad schema fails at load and not on the first response.
+// it at once, so a bad schema fails at load and not on the first response.
 func (d *decoder) schema(n *yaml.Node, path string, ch *Check) bool {
 	var js []byte
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {

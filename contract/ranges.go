@@ -28,8 +28,8 @@ const (
 	// memory, sets it.
 	MaxPlannedRequests = 36_000_000
 	// MaxTokens bounds every length (prompt and output tokens, shared prefixes, token
-	// checks): record.MaxTokens, beyond any served context. Longer draws used to be capped
-	// silently at plan time.
+	// checks): record.MaxTokens, beyond any served context. A longer draw is an error, never
+	// capped silently at plan time.
 	MaxTokens = record.MaxTokens
 )
 

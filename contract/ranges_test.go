@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Issue 10 item 14: a FIFO given as the contract is refused at once instead of blocking the
+// A FIFO given as the contract is refused at once instead of blocking the
 // open forever; the same for a directory.
 func TestLoadRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
@@ -32,7 +32,7 @@ func TestLoadRefusesNonRegular(t *testing.T) {
 	}
 }
 
-// Issue 10 item 14: "file too large" gives the file's size, not the read limit.
+// "file too large" gives the file's size, not the read limit.
 func TestLoadTooLargeNamesSize(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.yaml")
 	size := int64(MaxFileSize + 12345)

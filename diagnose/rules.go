@@ -9,7 +9,7 @@ import (
 	"github.com/pel-ladder/pel/stats"
 )
 
-// rule is one row of the symptom → layer catalog (DESIGN.md §1). eval returns nil when the
+// rule is one row of the symptom → layer catalog. eval returns nil when the
 // symptom is absent or cannot be judged from this view.
 type rule struct {
 	id    string
@@ -116,7 +116,7 @@ const (
 	// tensorLowMax: tensor pipes under 30% active while DRAM is near its ceiling: the math
 	// waits for bytes.
 	tensorLowMax = 0.30
-	// itlSLOMissMin: without a contract ITL bound, a 5% per-request SLO miss rate stands in.
+	// sloMissMin: without a contract ITL bound, a 5% per-request SLO miss rate stands in.
 	sloMissMin = 0.05
 
 	// commPctMin: communication kernels take ≥15% of kernel time, half again the trace

@@ -51,7 +51,7 @@ const (
 	// will meet in production, not an incident.
 	errorRateMin = 0.01
 	// contextRateMin: the same for tasks that lost context (refused or truncated prompts,
-	// shifted contexts): each one's output no longer answers the prompt that was sent.
+	// shifted contexts): each one's output does not answer the prompt that was sent.
 	contextRateMin = 0.01
 )
 

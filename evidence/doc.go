@@ -1,5 +1,5 @@
 // Package evidence holds pel's evidence model — stages, layers, signals, findings, stop
-// conditions and rollback triggers — and its JSON codec (evidence.json, DESIGN.md §3).
+// conditions and rollback triggers — and its JSON codec (evidence.json).
 //
 // Everything downstream of ingestion speaks this model: sources (client records, engine
 // /metrics, DCGM, profiler traces) produce Signals; diagnose turns Signals into Findings;

@@ -11,7 +11,7 @@ import (
 	"github.com/pel-ladder/pel/workload"
 )
 
-// Issue 10 item 4: a stream past MaxChunkTimings content events keeps its counts, stops
+// A stream past MaxChunkTimings content events keeps its counts, stops
 // keeping timings, and flags the record truncated.
 func TestStreamEventsBounded(t *testing.T) {
 	var b bytes.Buffer
@@ -43,7 +43,7 @@ func TestStreamEventsBounded(t *testing.T) {
 	}
 }
 
-// Issue 10 item 4: a body past MaxStreamBytes is cut and the task fails naming the bound,
+// A body past MaxStreamBytes is cut and the task fails naming the bound,
 // so an endless stream ends by itself. Exercised with a small cap on the same reader.
 func TestStreamBytesBounded(t *testing.T) {
 	endless := strings.NewReader(strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n", 10000))
@@ -72,9 +72,9 @@ func TestKeptOutputBounded(t *testing.T) {
 	}
 }
 
-// spreadTokens stays exact and fast at the bounds (it overflowed and looped forever on
-// completion_tokens 2^63-1 before; the caller now refuses such usage, and spreadTokens
-// clamps anyway).
+// spreadTokens stays exact and fast at the bounds (completion_tokens 2^63-1 would overflow
+// an unclamped loop and never end; the caller refuses such usage, and spreadTokens clamps
+// anyway).
 func TestSpreadTokensAtBounds(t *testing.T) {
 	w := []int{MaxStreamBytes, 1, 3}
 	spreadTokens(w, record.MaxTokens)

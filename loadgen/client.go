@@ -44,7 +44,7 @@ type ClientConfig struct {
 	Clock   Clock
 	// HTTP is the client to use; nil means one over NewTransport().
 	HTTP *http.Client
-	// BufSize is the SSE read buffer per stream (default 2048; longer lines still work).
+	// BufSize is the SSE read buffer per stream (default 512; longer lines still work).
 	BufSize int
 	// KeepOutput accumulates the generated text (for acceptance checks and --keep-text).
 	KeepOutput bool

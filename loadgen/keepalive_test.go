@@ -69,7 +69,7 @@ func (s *closingServer) serve(c net.Conn) {
 	}
 }
 
-// Issue 9 item 5: a server that closes keep-alive connections costs no task. Sequential
+// A server that closes keep-alive connections costs no task. Sequential
 // tasks (each reusing the previous connection) and concurrent ones all complete.
 func TestServerClosingKeepAlive(t *testing.T) {
 	for _, closeOnSecond := range []bool{false, true} {

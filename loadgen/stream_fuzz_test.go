@@ -19,11 +19,11 @@ func FuzzStream(f *testing.F) {
 		"data: {\"error\":\"overloaded\"}\n\n",
 		"data: not json\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens\":5}}\n\n",
-		// Issue 10 items 1, 2, 12: usage a server cannot mean.
+		// Usage a server cannot mean.
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":9223372036854775807}}\n\ndata: [DONE]\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2000000000}}\n\ndata: [DONE]\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":-3,\"completion_tokens\":-240}}\n\n",
-		// Issue 9 item 5: llama.cpp's error line on a 200 stream.
+		// llama.cpp's error line on a 200 stream.
 		"error: {\"code\":400,\"message\":\"the request exceeds the available context size\",\"type\":\"invalid_request_error\"}\n\ndata: [DONE]\n\n",
 	} {
 		f.Add(s)

@@ -50,7 +50,7 @@ func doFile(t *testing.T, url string, noStream bool) *record.Record {
 	return rec
 }
 
-// Issue 9 item 5 (accepted means a valid completion) and issue 10 items 1, 2, 12: every
+// Accepted means a valid completion: every
 // response shape a server really sends, with the status, error class, flags and rejection
 // reason pel must give it. Response bodies are in testdata/responses.
 func TestCompletionValidity(t *testing.T) {
@@ -144,7 +144,7 @@ func TestClassOfCode(t *testing.T) {
 	}
 }
 
-// Issue 10 item 10: a redirect is not followed; the task fails naming the Location, and the
+// A redirect is not followed; the task fails naming the Location, and the
 // key never reaches the other server (another port of the same host).
 func TestRedirectNotFollowed(t *testing.T) {
 	var leaked []string
@@ -180,7 +180,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 }
 
-// Issue 10 items 13 and 14: server text reaches records without terminal escapes, and a
+// Server text reaches records without terminal escapes, and a
 // gzip-encoded error body is decoded, not recorded as binary.
 func TestServerTextScrubbed(t *testing.T) {
 	gz := []byte{0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x4a, 0xca, 0xcf, 0xcf, 0x05, 0x04, 0x00, 0x00, 0xff, 0xff, 0x03, 0x00, 0x4b, 0x2e, 0x2e, 0xb8, 0x04, 0x00, 0x00, 0x00} // gzip("boom")
@@ -216,7 +216,7 @@ func TestServerTextScrubbed(t *testing.T) {
 	}
 }
 
-// Issue 10 item 3: a header that never ends (one endless line, or endless lines) fails the
+// A header that never ends (one endless line, or endless lines) fails the
 // attempt at MaxResponseHeaderBytes instead of filling memory.
 func TestEndlessHeader(t *testing.T) {
 	for _, c := range []struct {

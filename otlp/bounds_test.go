@@ -16,7 +16,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 )
 
-// Issue 10 item 7: spans of trace ids this run did not send, repeats past
+// Spans of trace ids this run did not send, repeats past
 // maxSpansPerTrace and exports beyond MaxConcurrentExports are counted, not stored; string
 // attributes are clipped.
 func TestReceiverBounds(t *testing.T) {

@@ -26,8 +26,8 @@ import (
 // so 4 MiB is 8x a full batch.
 const DefaultMaxBody = 4 << 20
 
-// Bounds of the receiver against a flood (issue 10 item 7: 32 concurrent 8 MB posts held
-// 3.4 GB). Each is a counted drop, reported in the evidence, never a crash.
+// Bounds of the receiver against a flood (32 concurrent 8 MB posts would hold 3.4 GB
+// unbounded). Each is a counted drop, reported in the evidence, never a crash.
 const (
 	// MaxConcurrentExports: bodies decoded at once. An exporter sends one batch at a time;
 	// more wait their turn with 429 and Retry-After (retryable under the OTLP/HTTP spec).

@@ -66,7 +66,7 @@ const (
 	// FlagPromptTruncated: usage.prompt_tokens is well below the prompt pel sent.
 	FlagPromptTruncated = "prompt_truncated"
 	// FlagContextShift: the engine reported that it shifted or truncated the context while
-	// generating (llama.cpp "truncated": true), so the output no longer saw the whole prompt.
+	// generating (llama.cpp "truncated": true), so the output did not see the whole prompt.
 	FlagContextShift = "context_shift"
 	// FlagConnRetried: the first attempt failed on a reused keep-alive connection before any
 	// response byte and was resent once on a fresh connection (the server cannot have seen it).
@@ -214,7 +214,7 @@ func (r *Record) OK() bool { return r.Status == StatusOK }
 // Failed reports whether the task ended in an error of any kind other than cancellation.
 func (r *Record) Failed() bool { return r.Status != StatusOK && r.Status != StatusCancelled }
 
-// TTFT is first content event − scheduled time (DESIGN.md §1). ok is false without a token.
+// TTFT is first content event − scheduled time, so coordinated omission shows. ok is false without a token.
 func (r *Record) TTFT() (time.Duration, bool) {
 	if r.FirstTokenAt.IsZero() {
 		return 0, false

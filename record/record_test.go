@@ -125,7 +125,7 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-// Issue 10 item 8: a crash or a full disk during the last write leaves a torn last line;
+// A crash or a full disk during the last write leaves a torn last line;
 // the complete lines are used and the torn one is named.
 func TestReadTornLastLine(t *testing.T) {
 	cases := []struct {

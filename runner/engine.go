@@ -84,7 +84,7 @@ func probeEngine(ctx context.Context, hc *http.Client, target, apiKey string) ma
 // flagContextShift fails a completed task whose prompt and output together filled its
 // sequence's context (slotContext tokens): llama.cpp then shifts the context (drops the
 // oldest half after n_keep) and goes on generating without saying so in an OpenAI-style
-// response, so the output no longer answers the prompt that was sent: not a valid
+// response, so the output does not answer the prompt that was sent: not a valid
 // completion. 0 disables the check.
 func flagContextShift(sink func(*record.Record) error, slotContext int) func(*record.Record) error {
 	if slotContext <= 0 {

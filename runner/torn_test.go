@@ -10,9 +10,9 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// Issue 10 item 8: a torn last line in requests.jsonl (a crash or a full disk mid-write)
-// no longer makes pel analyze refuse the run: the complete lines are used and the torn
-// one is named in a warning.
+// A torn last line in requests.jsonl (a crash or a full disk mid-write) does not make
+// pel analyze refuse the run: the complete lines are used and the torn one is named in a
+// warning.
 func TestRebuildTornLastLine(t *testing.T) {
 	dir := t.TempDir()
 	c := "name: t\nversion: 1\narrival: {process: poisson, rate: 1}\nrequests: 3\ntasks:\n  - {name: a, prompt_tokens: 8}\n"

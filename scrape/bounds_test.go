@@ -26,7 +26,7 @@ func bigPage(n int) []byte {
 	return b.Bytes()
 }
 
-// Issue 10 item 5: a page over the sample or byte bound is an error naming the bound, found
+// A page over the sample or byte bound is an error naming the bound, found
 // before the parser holds it (the 1.5M-series case is measured end to end in test/hostile).
 func TestPageBounds(t *testing.T) {
 	if _, err := ParsePage(bytes.NewReader(bigPage(MaxPageSamples)), ""); err != nil {
@@ -49,7 +49,7 @@ func TestPageBounds(t *testing.T) {
 	}
 }
 
-// Issue 10 items 5 and 6: an oversized endpoint loses only its own samples (gaps naming the
+// An oversized endpoint loses only its own samples (gaps naming the
 // bound) while the other endpoint is sampled; no URL credential reaches metrics.jsonl.
 func TestCollectorBadEndpointAndCredentials(t *testing.T) {
 	huge := bigPage(MaxPageSamples + 1)

@@ -123,7 +123,7 @@ var v0Points = func() []calPoint {
 	return out
 }()
 
-// calTolerance: TPOT and throughput within ±20% of each published figure (issue 13).
+// calTolerance: TPOT and throughput within ±20% of each published figure.
 const calTolerance = 0.20
 
 type calRow struct {
@@ -219,11 +219,11 @@ func uncalibratedParams() CostParams {
 	return p
 }
 
-// TestSweepBends is issue 13's complaint as a test: on a virtual H100 serving Llama-3-8B
+// TestSweepBends: on a virtual H100 serving Llama-3-8B
 // with the calibration's ShareGPT-like lengths in a closed loop (`vllm bench serve
 // --max-concurrency`), TPOT must rise and throughput stop scaling between 16 and 64
-// concurrent requests, as they do on the calibrated A100 between 5 and 25 requests/s. The
-// uncalibrated model kept TPOT within 1.2× and throughput growing 3.15× over that range.
+// concurrent requests, as they do on the calibrated A100 between 5 and 25 requests/s (an
+// uncalibrated cost model keeps TPOT within 1.2× and throughput growing 3.15× over that range).
 func TestSweepBends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulated sweep")

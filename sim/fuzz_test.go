@@ -111,7 +111,7 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// Issue 10 item 14: max_tokens 2^63-1 overflowed prompt+max_tokens past the context check.
+// max_tokens 2^63-1 must not overflow prompt+max_tokens past the context check.
 func TestMaxTokensOverflow(t *testing.T) {
 	for _, chat := range []bool{true, false} {
 		body := `{"prompt":"a b","messages":[{"role":"user","content":"a b"}],"max_tokens":9223372036854775807}`

@@ -20,7 +20,7 @@ import (
 //go:embed scenarios/*.yaml
 var scenarioFS embed.FS
 
-// Layers a scenario's fault may live in (DESIGN.md §1); "none" for the healthy baseline.
+// Layers a scenario's fault may live in (pel's seven); "none" for the healthy baseline.
 var ownerLayers = []string{"hardware", "kernel", "memory", "scheduling", "parallelism", "speculative", "application", "none"}
 
 // Evidence kinds a scenario needs for its diagnosis.
@@ -40,7 +40,7 @@ type Scenario struct {
 	Symptom string     `yaml:"symptom"`
 	Why     string     `yaml:"why"`
 	Engine  EngineSpec `yaml:"engine"`
-	// Contract is the workload contract (DESIGN.md §1 YAML): the nested `contract:` string,
+	// Contract is the workload contract (package contract's YAML): the nested `contract:` string,
 	// or the sibling file NAME.contract.yaml.
 	Contract []byte `yaml:"-"`
 

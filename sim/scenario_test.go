@@ -34,7 +34,7 @@ func TestScenariosLoadAndDocument(t *testing.T) {
 			t.Errorf("%s: description, symptom, why, evidence and contract are all required", n)
 		}
 		if !strings.Contains(string(s.Contract), "name:") || !strings.Contains(string(s.Contract), "arrival:") {
-			t.Errorf("%s: contract does not look like a DESIGN §1 contract", n)
+			t.Errorf("%s: contract does not look like a workload contract", n)
 		}
 		if _, err := NewServer(s, Options{}); err != nil {
 			t.Errorf("%s: %v", n, err)

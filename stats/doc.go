@@ -2,7 +2,7 @@
 // workload summary (by phase, task type and concurrency band), the client.* signals of
 // evidence/signals.go, and per-second time series for the report's charts.
 //
-// Rules it keeps (DESIGN.md §1):
+// Rules it keeps (the model in README.md):
 //   - every task is in every denominator: failed, timed-out, cancelled and rejected tasks
 //     count in requests, so acceptance, error and retry rates cannot look better by dropping
 //     the tasks that went wrong;

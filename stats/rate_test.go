@@ -7,7 +7,7 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// Issue 10 item 14: a one-request run reported "goodput 1234/s" over a 0.0 s window.
+// A one-request run has no rate: "goodput 1234/s" over a 0.0 s window would be noise.
 func TestOneTaskHasNoRate(t *testing.T) {
 	rs := []record.Record{rec(spec{sched: 0, sent: 0, chunkMs: []float64{0.5}, tokens: []int{1}, done: 0.8, accepted: true})}
 	s := Summarize(ptrs(rs), 800*time.Microsecond, 0)

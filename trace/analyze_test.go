@@ -84,7 +84,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		"truncated.json.gz":     full[:len(full)/2],
 		"gz-of-garbage.json.gz": gz([]byte("<html>")),
 		"array-of-numbers.json": []byte(`[1, 2]`),
-		// issue 10: negative times gave "idle 106.48%, compute -6.48%"; now malformed
+		// negative times would give "idle 106.48%, compute -6.48%": malformed
 		"negative-dur.json": []byte(`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 100, "dur": -10, "args": {"stream": 7}},
 			{"ph": "X", "cat": "kernel", "name": "k", "ts": 200, "dur": 10, "args": {"stream": 7}}]}`),
 	}

@@ -26,7 +26,7 @@ const (
 	minGPUEvents        = 10   // ...and 10 GPU events
 )
 
-// stageOf maps each trace signal to its evidence stage (DESIGN §1: stage 2 GPU execution &
+// stageOf maps each trace signal to its evidence stage (stage 2 GPU execution &
 // memory, stage 3 kernels & operators, stage 5 distributed).
 var stageOf = map[string]int{
 	evidence.SigTraceIdlePct: 2, evidence.SigTraceComputePct: 2, evidence.SigTraceNonComputePct: 2,

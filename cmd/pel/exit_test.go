@@ -12,7 +12,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 )
 
-// Issue 10 item 14: one exit code for "interrupted", whatever the command returned; errors
+// One exit code for "interrupted", whatever the command returned; errors
 // reach the terminal without escape sequences.
 func TestFinalCode(t *testing.T) {
 	for _, c := range []struct {
@@ -35,7 +35,7 @@ func TestFinalCode(t *testing.T) {
 	}
 }
 
-// Issue 10 item 14: --html does not replace an existing file unless --force says so.
+// --html does not replace an existing file unless --force says so.
 func TestReportHTMLNoOverwrite(t *testing.T) {
 	dir := t.TempDir()
 	if err := evidence.New().WriteFile(filepath.Join(dir, "evidence.json")); err != nil {

@@ -199,7 +199,7 @@ func TestRunInterruptedExits1(t *testing.T) {
 	}
 }
 
-// TestRunCommandMixedBehaviours is the issue's integration test through the command itself:
+// TestRunCommandMixedBehaviours is the integration test through the command itself:
 // `pel run` against an in-test OpenAI-compatible server with known delays, multi-token
 // chunks, a usage chunk, injected 500s and 429s, a stream cut mid-way, an error event, a
 // timeout and a failed check; every record's status, retries, token counts and acceptance

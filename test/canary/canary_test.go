@@ -1,4 +1,4 @@
-// Package canary_test is issue 16's own check, end to end through the pel binary against
+// Package canary_test checks the interleaved canary end to end through the pel binary against
 // pel sim processes: an interleaved run of healthy vs kv-thrash stops early with the trigger
 // named and pel compare rejects; two healthy twins run to the end and pel compare accepts.
 //

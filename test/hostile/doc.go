@@ -1,9 +1,9 @@
-// Package hostile is pel's hostile-server suite (issue 10): every way a server, an endpoint
-// or a file was found to hang pel, exhaust its memory or lose finished records, replayed
+// Package hostile is pel's hostile-server suite: every known way a server, an endpoint or a
+// file can hang pel, exhaust its memory or lose finished records, replayed
 // against the real pel binary, one case per finding.
 //
 // Each case builds nothing itself: TestMain builds ./cmd/pel once (or takes
-// PEL_HOSTILE_BIN, to run the suite against another build, e.g. one from before a fix) and
+// PEL_HOSTILE_BIN, to run the suite against another build, e.g. one without a bound, to see its case fail) and
 // runs it as a child process under a virtual-memory limit (ulimit -v, childMemLimitKiB),
 // against servers this test process plays on 127.0.0.1. Every case asserts that
 //

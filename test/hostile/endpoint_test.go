@@ -42,9 +42,9 @@ func seriesPage(n int) []byte {
 	return b.Bytes()
 }
 
-// Item 5: a /metrics page of 52 MB with 1.5M series (under the old 64 MiB cap) needed over
-// 2 GB to parse: out of memory, every file empty. Now an oversized page is a gap of its own
-// endpoint, named, while the run and the other endpoint go on.
+// A /metrics page of 52 MB with 1.5M series (under a 64 MiB byte cap) needs over 2 GB to
+// parse: out of memory, every file empty. An oversized page is a gap of its own endpoint,
+// named, while the run and the other endpoint go on.
 func TestHugeMetricsPage(t *testing.T) {
 	for _, c := range []struct {
 		name, bound string
@@ -85,8 +85,8 @@ func TestHugeMetricsPage(t *testing.T) {
 	}
 }
 
-// Item 6: user:pass@ and ?token= of a --metrics URL (and of --target) reached
-// metrics.jsonl, evidence.json and report.html.
+// user:pass@ and ?token= of a --metrics URL (and of --target) must not reach
+// metrics.jsonl, evidence.json or report.html.
 func TestCredentialsInURLs(t *testing.T) {
 	metrics := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(vllmPage)) }))
 	target := api(t, okStream)
@@ -117,8 +117,8 @@ func TestCredentialsInURLs(t *testing.T) {
 	}
 }
 
-// Item 7: 32 concurrent 8 MB OTLP posts for 15 s held 3.4 GB and wrote 302 MB of spans that
-// joined no task.
+// 32 concurrent 8 MB OTLP posts for 15 s: unbounded, they hold 3.4 GB and write 302 MB of
+// spans that join no task.
 func TestOTLPFlood(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 )
 
-// Item 8: a torn last line in requests.jsonl (a crash mid-write, a full disk) made pel
+// A torn last line in requests.jsonl (a crash mid-write, a full disk) must not make pel
 // analyze refuse the whole run.
 func TestTornRequestsLine(t *testing.T) {
 	target := api(t, okStream)
@@ -80,7 +80,7 @@ func TestContractRanges(t *testing.T) {
 	}
 }
 
-// Item 14: a FIFO given as the contract or as its replay trace hung pel.
+// A FIFO given as the contract or as its replay trace must not hang pel.
 func TestFIFOContract(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "c.yaml")
@@ -103,8 +103,7 @@ func TestFIFOContract(t *testing.T) {
 	}
 }
 
-// Item 14: after Ctrl-C pel run exited 0. Now 130, within the grace period, with what
-// finished written.
+// After Ctrl-C pel run exits 130, within the grace period, with what finished written.
 func TestInterrupt(t *testing.T) {
 	target := api(t, okStream)
 	d, to := 60*time.Second, 5*time.Second
@@ -130,7 +129,7 @@ func TestInterrupt(t *testing.T) {
 	records(t, out)
 }
 
-// Item 14: pel report --html overwrote an existing file silently.
+// pel report --html does not overwrite an existing file silently.
 func TestHTMLOverwrite(t *testing.T) {
 	dir := t.TempDir()
 	if err := evidence.New().WriteFile(filepath.Join(dir, "evidence.json")); err != nil {
@@ -143,7 +142,7 @@ func TestHTMLOverwrite(t *testing.T) {
 	}
 }
 
-// Item 14: a one-request run reported "goodput 1234/s" over a 0.0 s window.
+// A one-request run must not report "goodput 1234/s" over a 0.0 s window.
 func TestOneRequestRate(t *testing.T) {
 	target := api(t, okStream)
 	d, to := 1*time.Second, 5*time.Second

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("hostile: skipped (needs Linux: ulimit -v, getrusage of a child)")
 		os.Exit(0)
 	}
-	// PEL_HOSTILE_BIN runs the suite against another build (e.g. the one before the fixes).
+	// PEL_HOSTILE_BIN runs the suite against another build (e.g. one without a bound, to see its case fail).
 	// Built without -race whatever the test binary is: the race runtime reserves far more
 	// address space than childMemLimitKiB, and the RSS figures are pel's own.
 	pelBin = os.Getenv("PEL_HOSTILE_BIN")

@@ -51,8 +51,8 @@ func TestImplausibleUsage(t *testing.T) {
 	}
 }
 
-// Item 3: a response header that never ends (one endless line, or endless lines) filled
-// memory in ~2 s and lost every record.
+// A response header that never ends (one endless line, or endless lines): unbounded, it
+// fills memory in ~2 s and loses every record.
 func TestEndlessHeader(t *testing.T) {
 	for _, c := range []struct{ name, unit string }{
 		{"one endless line", "X-Pad: " + strings.Repeat("a", 4096)},
@@ -85,8 +85,8 @@ func TestEndlessHeader(t *testing.T) {
 	}
 }
 
-// Item 4: a token stream that never ends grew chunk_us/chunk_tokens without bound (1.7 GB in
-// 30 s, then out of memory); with a timeout the run survived but wrote 30 MB lines.
+// A token stream that never ends: unbounded, chunk_us/chunk_tokens grow without bound (1.7 GB
+// in 30 s, then out of memory), and with a timeout the run survives but writes 30 MB lines.
 func TestEndlessStream(t *testing.T) {
 	endless := func(event string) http.HandlerFunc {
 		buf := bytes.Repeat([]byte(event+"\n\n"), max(1, 16<<10/len(event)))
@@ -167,8 +167,8 @@ func TestServerErrorText(t *testing.T) {
 	})
 }
 
-// Item 10: redirects were followed silently; answers from another server were recorded as
-// the target's and the Bearer key went to another port of the same host.
+// A redirect: followed, answers from another server would be recorded as the target's and
+// the Bearer key would go to another port of the same host.
 func TestRedirect(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
@@ -196,7 +196,7 @@ func TestRedirect(t *testing.T) {
 	}
 }
 
-// Issue 9 item 5 end to end: llama.cpp's context error on a 200 stream fails the task.
+// End to end: llama.cpp's context error on a 200 stream fails the task.
 func TestStreamErrorLine(t *testing.T) {
 	target := api(t, func(w http.ResponseWriter, r *http.Request) {
 		sse(w, `error: {"code":400,"message":"the request exceeds the available context size","type":"invalid_request_error"}`, done)
@@ -211,7 +211,7 @@ func TestStreamErrorLine(t *testing.T) {
 	})
 }
 
-// Issue 9 item 5: a server that advertises keep-alive and closes the connection after each
+// A server that advertises keep-alive and closes the connection after each
 // streamed response (llama.cpp's llama-server, measured: 22% of tasks failed with EOF) costs
 // no task.
 func TestServerClosesKeepAlive(t *testing.T) {

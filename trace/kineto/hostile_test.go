@@ -13,12 +13,12 @@ import (
 	"github.com/pel-ladder/pel/trace/timeline"
 )
 
-// Hostile input (issue 10, item 11): each case failed before its bound existed.
+// Hostile input: each case fails without its bound.
 
-// TestHugeNameInSmallGzip: a kernel name of 64 MiB inside a ~64 KiB .json.gz (the issue's
-// case is 1 GiB in 1 MB; the code path is the same, the test stays fast). Before, the
-// scanner buffered the whole name (out of memory at 1 GiB); now it keeps MaxStringBytes of
-// it, counts the cut, and allocates far less than the name's size.
+// TestHugeNameInSmallGzip: a kernel name of 64 MiB inside a ~64 KiB .json.gz (1 GiB in 1 MB
+// takes the same code path; this size keeps the test fast). Buffering the whole name runs
+// out of memory at 1 GiB; the scanner keeps MaxStringBytes of it, counts the cut, and
+// allocates far less than the name's size.
 func TestHugeNameInSmallGzip(t *testing.T) {
 	const nameBytes = 64 << 20
 	var gz bytes.Buffer
@@ -85,8 +85,8 @@ func TestLongTokens(t *testing.T) {
 	}
 }
 
-// TestNegativeTimes: negative ts or dur used to be accepted ("idle 106.48%, compute
-// -6.48%", kernels of -10 µs); now the trace is malformed, with the offending events counted.
+// TestNegativeTimes: negative ts or dur would give "idle 106.48%, compute -6.48%" and
+// kernels of -10 µs; the trace is malformed, with the offending events counted.
 func TestNegativeTimes(t *testing.T) {
 	in := `{"traceEvents":[
 	  {"ph":"X","cat":"kernel","name":"k","ts":100,"dur":-10,"args":{"stream":7,"correlation":1}},
