@@ -9,73 +9,6 @@ import (
 	"testing/iotest"
 )
 
-// refSSE is a direct, slow transcription of the WHATWG event-stream interpretation over a
-// whole input, used as the oracle for the streaming parser.
-func refSSE(in string) []Event {
-	in = strings.TrimPrefix(in, "\ufeff")
-	var lines []string
-	cur := strings.Builder{}
-	terminated := false
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		switch c {
-		case '\r':
-			lines = append(lines, cur.String())
-			cur.Reset()
-			if i+1 < len(in) && in[i+1] == '\n' {
-				i++
-			}
-			terminated = true
-		case '\n':
-			lines = append(lines, cur.String())
-			cur.Reset()
-			terminated = true
-		default:
-			cur.WriteByte(c)
-			terminated = false
-		}
-	}
-	_ = terminated
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
-	}
-	var out []Event
-	var data strings.Builder
-	typ := ""
-	has := false
-	for _, l := range lines {
-		if l == "" {
-			if has {
-				d := data.String()
-				out = append(out, Event{Type: typ, Data: []byte(d[:len(d)-1])})
-			}
-			data.Reset()
-			typ, has = "", false
-			continue
-		}
-		if l[0] == ':' {
-			continue
-		}
-		f, v := l, ""
-		if i := strings.IndexByte(l, ':'); i >= 0 {
-			f, v = l[:i], l[i+1:]
-			v = strings.TrimPrefix(v, " ")
-		}
-		switch f {
-		case "error": // pel's one deviation from the spec: llama.cpp's error line
-			typ = "error"
-			fallthrough
-		case "data":
-			data.WriteString(v)
-			data.WriteByte('\n')
-			has = true
-		case "event":
-			typ = v
-		}
-	}
-	return out
-}
-
 func readAll(r *SSEReader) ([]Event, error) {
 	var out []Event
 	for {
@@ -86,7 +19,7 @@ func readAll(r *SSEReader) ([]Event, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, Event{Type: ev.Type, Data: append([]byte(nil), ev.Data...)})
+		out = append(out, Event{Type: ev.Type, Data: append([]byte(nil), ev.Data...), ID: append([]byte(nil), ev.ID...)})
 	}
 }
 
@@ -95,7 +28,7 @@ func eventsEqual(a, b []Event) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Type != b[i].Type || !bytes.Equal(a[i].Data, b[i].Data) {
+		if a[i].Type != b[i].Type || !bytes.Equal(a[i].Data, b[i].Data) || !bytes.Equal(a[i].ID, b[i].ID) {
 			return false
 		}
 	}
@@ -136,7 +69,7 @@ func TestSSE(t *testing.T) {
 				if !eventsEqual(got, c.want) {
 					t.Errorf("oneByte=%v got %q want %q", oneByte, got, c.want)
 				}
-				if ref := refSSE(c.in); !eventsEqual(ref, c.want) {
+				if ref, _ := refSSE(c.in); !eventsEqual(ref, c.want) {
 					t.Errorf("oracle disagrees: %q", ref)
 				}
 			}
@@ -170,7 +103,7 @@ func FuzzSSE(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		want := refSSE(in)
+		want, _ := refSSE(in)
 		for _, oneByte := range []bool{false, true} {
 			var r io.Reader = strings.NewReader(in)
 			if oneByte {
