@@ -278,7 +278,7 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp, err := http.ReadResponse(pc.br, req)
+		resp, err := readFinalResponse(pc.br, req)
 		exceeded := pc.lim.left == 0
 		pc.lim.left = -1 // the body has its own bounds (MaxStreamBytes, MaxJSONBody)
 		if err != nil {
