@@ -35,7 +35,7 @@ type ClientConfig struct {
 	BaseURL string // scheme://host[:port][/prefix], with or without a trailing /v1
 	API     string // APIChat (default) or APICompletions
 	Model   string
-	// NoStream sends "stream": false (TTFT and ITL are then not measurable).
+	// NoStream sends "stream": false (TTFT is then the body's arrival; there is no ITL).
 	NoStream bool
 	// APIKey is sent as "Authorization: Bearer ..."; it is never logged or recorded.
 	APIKey string
@@ -516,6 +516,8 @@ type streamState struct {
 	events     int
 	weight     int64 // content bytes of every content event
 	keptWeight int64 // content bytes of the events whose timings were kept
+	usages     int   // chunks that carried a usage
+	maxRunning int   // the largest completion_tokens any of them claimed
 }
 
 // readStream reads an SSE completion. It returns the usage block the server sent (nil if
@@ -533,7 +535,11 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		ev, err := sse.Next()
 		if err != nil {
 			switch {
-			case st.done: // after [DONE] nothing can fail the completion
+			case st.done && deadlineErr(err):
+				// The answer arrived but the response did not end within the attempt's time
+				// (a body that declares more than it sends): the attempt timed out.
+				return end(record.StatusTimeout, record.ErrTimeout, "response body did not end after [DONE]: "+connMessage(err))
+			case st.done: // after [DONE] nothing else can fail the completion
 			case err == io.EOF && rec.FinishReason != "":
 			case err == io.EOF:
 				return end(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("stream ended after %d events without [DONE] or finish_reason", st.events))
@@ -601,6 +607,8 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		}
 		if ch.Usage != nil {
 			st.last = ch.Usage
+			st.usages++
+			st.maxRunning = max(st.maxRunning, ch.Usage.CompletionTokens)
 		}
 		ch.Timings.apply(rec)
 		// A role-only or empty first delta carries no generated text: it is not a token.
@@ -640,7 +648,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 	rec.Status = record.StatusOK
 	finishTokens(rec, r, &st, st.continuous && len(rec.ChunkTokens) > 0)
 	if st.done && rec.FinishReason == "" {
-		fail(record.StatusStreamError, record.ErrIncomplete, "stream ended with [DONE] but no choice had a finish_reason (the server did not say the completion ended)")
+		fail(record.StatusStreamError, record.ErrNoFinish, "stream ended with [DONE] but no choice had a finish_reason (the server did not say the completion ended)")
 	}
 	return st.last
 }
@@ -715,6 +723,24 @@ func finishTokens(rec *record.Record, r *workload.Request, st *streamState, cont
 	}
 	events := max(rec.Chunks, len(rec.ChunkUS))
 	u := st.last
+	if u != nil && plausible(u, r) == "" {
+		if n, byEvents, bad := streamCount(st, events); bad {
+			// The stream's own count stands; usage's prompt count is not in question.
+			rec.AddFlag(record.FlagUsageContradicts)
+			if byEvents {
+				rec.TokenSource = record.TokensEstimate
+				rec.PromptTokens = u.PromptTokens
+				rec.OutputTokens = events
+				for i := range rec.ChunkTokens {
+					rec.ChunkTokens[i] = 1
+				}
+				return
+			}
+			fixed := *u
+			fixed.CompletionTokens = n
+			u = &fixed
+		}
+	}
 	if u == nil || plausible(u, r) != "" {
 		if u == nil {
 			rec.TokenSource = record.TokensEstimate
@@ -769,6 +795,9 @@ func plausible(u *usage, r *workload.Request) string {
 // completion). It returns a failure (status, class, message), or "" when the completion is
 // valid. Flags are set on rec as a side effect. See doc.go for the rules and why.
 func validate(r *workload.Request, rec *record.Record, u *usage, out *outputSink) (status, class, msg string) {
+	if status, class, msg := checkFinish(rec.FinishReason); status != "" {
+		return status, class, msg
+	}
 	if u != nil {
 		if why := plausible(u, r); why != "" {
 			return record.StatusInvalid, record.ErrInvalid, why
@@ -778,7 +807,7 @@ func validate(r *workload.Request, rec *record.Record, u *usage, out *outputSink
 			return record.StatusInvalid, record.ErrInvalid, fmt.Sprintf("prompt truncated (sent %d, server counted %d)", sent, u.PromptTokens)
 		}
 	}
-	if r.MaxTokens >= 1 && !out.any && rec.OutputTokens == 0 {
+	if !out.any && rec.FinishReason != record.FinishContentFilter {
 		fr := rec.FinishReason
 		if fr == "" {
 			fr = "none"
@@ -850,6 +879,7 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		fail(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("response over %d MiB (pel's bound for a non-streamed completion, MaxJSONBody): not read", MaxJSONBody>>20))
 		return nil
 	}
+	arrived := c.cfg.Clock.Now()
 	var ch chunk
 	if err := json.Unmarshal(b, &ch); err != nil {
 		fail(record.StatusStreamError, record.ErrServer, "response is not JSON: "+ErrorMessage("", b))
@@ -895,6 +925,7 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		rec.PromptTokens = r.PromptTokens
 		rec.OutputTokens = (out.chars + 3) / 4
 	}
+	settleJSON(rec, out, arrived)
 	return ch.Usage
 }
 

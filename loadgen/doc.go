@@ -20,8 +20,12 @@
 //     "error", as vLLM and SGLang send), fails the task (stream_error), classified by its
 //     code: 4xx other than 408/429 refused, 429/503 overloaded, 408 timeout, other codes
 //     server_error, no code error_event. HTTP error statuses are classified the same way;
-//   - a stream that ends without any finish_reason fails as incomplete, even after [DONE]:
-//     the server never said the completion ended;
+//   - an answer is complete only when the server said why it ended (acceptance.go):
+//     finish_reason stop, length, tool_calls (content_filter too, which the contract's judge
+//     fails as a check); "error" fails as finish_error, "abort" as aborted, and none at all
+//     (null or absent, even after [DONE]) or one no API defines as no_finish_reason. A
+//     stream cut before any finish_reason or [DONE] fails as incomplete, and an answer whose
+//     body did not end within the attempt's timeout, even after [DONE], as timeout;
 //   - implausible usage (negative counts, counts past record.MaxTokens, completion_tokens
 //     over twice max_tokens plus 16) fails as invalid (StatusInvalid, ErrInvalid), and the
 //     counts are clamped and not spread over chunks, so no per-token loop sees them;
@@ -33,8 +37,14 @@
 //     ratio means: chat templates only add tokens, and tokenizers other than GPT's and
 //     Llama-3's split pel's one-token words into more tokens, not fewer; a few percent is
 //     tokenization, 10% missing is a cut;
-//   - no output when output was requested (max_tokens ≥ 1, no generated text or tool call,
-//     zero completion tokens) fails as invalid ("no output"), whatever the finish_reason.
+//   - no generated text and no tool call fails as invalid ("no output"), whatever usage
+//     claims (content_filter excepted: the filter withheld the answer);
+//   - usage that contradicts the stream (tokens claimed with no content, a final usage below
+//     a running one, fewer tokens than content events) is flagged usage_contradicts_stream
+//     and the stream's own count is kept;
+//   - an answer that came as one JSON body (the server ignored "stream": true, or the
+//     contract asked for none) has its first and last token at the body's arrival: that is
+//     when the client could use it. It is flagged not_streamed and has no ITL or TPOT.
 //
 // Flags (Record.Flags) mark what the diagnosis should know about a task without failing
 // it: context_shift (llama.cpp's "truncated": true: the engine shifted its context while
