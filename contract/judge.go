@@ -19,6 +19,7 @@ import (
 // Reasons are short and stable so they can be counted across runs:
 //
 //	"error: http 500", "error: timeout", "error: stream", "error: conn", "cancelled",
+//	"error: finish_error", "error: aborted", "error: no_finish_reason", "check content_filter",
 //	"invalid: prompt truncated", "invalid: no output", "invalid: implausible usage",
 //	"unknown task", "check regex" (or "check NAME" for a named check),
 //	"slo ttft max 2s", "slo itl max 50ms", "slo tpot max 40ms", "slo e2e max 30s".
@@ -32,6 +33,9 @@ func (c *Contract) Judge(rec *record.Record, output string) {
 	} else if t := c.Task(rec.Task); t == nil {
 		reasons = append(reasons, "unknown task")
 	} else {
+		if r := filterReason(rec); r != "" {
+			reasons = append(reasons, r)
+		}
 		for i := range t.Checks {
 			if ch := &t.Checks[i]; !ch.Pass(output, rec.OutputTokens) {
 				reasons = append(reasons, "check "+ch.Label())
@@ -44,6 +48,9 @@ func (c *Contract) Judge(rec *record.Record, output string) {
 }
 
 func errorReason(rec *record.Record) string {
+	if r := classReason(rec); r != "" {
+		return r
+	}
 	switch rec.Status {
 	case record.StatusOK:
 		return ""

@@ -18,6 +18,9 @@ func (c *Contract) JudgeStep(rec *record.Record, output string, answer bool) {
 	} else if t := c.Task(rec.Task); t == nil {
 		reasons = append(reasons, "unknown task")
 	} else {
+		if r := filterReason(rec); r != "" {
+			reasons = append(reasons, r)
+		}
 		if answer {
 			for i := range t.Checks {
 				if ch := &t.Checks[i]; !ch.Pass(output, rec.OutputTokens) {
