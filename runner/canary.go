@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,8 +74,11 @@ func newCanaryRun(ctx context.Context, hc *http.Client, cfg Config, apiKey, base
 	}
 	model := c.Model
 	shown := scrub.URL(loadgen.BaseURL(cc.Target))
+	served, servedOK := loadgen.ServedModel(ready.Models, model)
 	switch {
-	case model != "" && len(ready.Models) > 0 && !slices.Contains(ready.Models, model):
+	case model != "" && len(ready.Models) > 0 && servedOK:
+		model = served
+	case model != "" && len(ready.Models) > 0:
 		return nil, badInput("contract %s: model %q is not served by the candidate %s; it serves: %s", c.File(), model, shown, strings.Join(ready.Models, ", "))
 	case model == "" && len(ready.Models) > 0:
 		model = ready.Models[0]

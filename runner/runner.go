@@ -142,10 +142,13 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		return nil, badInput("%v", strings.TrimPrefix(err.Error(), loadgen.ErrNotReady.Error()+": "))
 	}
 	model := c.Model
-	if model != "" && len(ready.Models) > 0 && !slices.Contains(ready.Models, model) {
+	served, servedOK := loadgen.ServedModel(ready.Models, model)
+	if model != "" && len(ready.Models) > 0 && servedOK {
+		model = served
+	} else if model != "" && len(ready.Models) > 0 {
 		// A name the server does not list is refused before any load: most servers answer it
-		// with 404 for every task (some, like llama.cpp, serve their one model whatever the
-		// name; list it as served or omit model: to use the first one).
+		// with 404 for every task. (llama.cpp lists its one model as the path given to -m:
+		// its base name is accepted, see loadgen.ServedModel.)
 		return nil, badInput("contract %s: model %q is not served by %s; it serves: %s (set model: to one of these, or omit it to use the first)",
 			c.File(), model, scrub.URL(loadgen.BaseURL(cfg.Target)), strings.Join(ready.Models, ", "))
 	}
