@@ -77,6 +77,11 @@ func FuzzStream(f *testing.F) {
 		default:
 			t.Fatalf("token source %q", rec.TokenSource)
 		}
+		// The stream's own count bounds what usage may claim: no fewer tokens than content
+		// events, and none without content (usage_contradicts_stream otherwise).
+		if events := max(rec.Chunks, len(rec.ChunkUS)); u != nil && !implausible && (rec.OutputTokens < events || (events == 0 && rec.OutputTokens != 0)) {
+			t.Fatalf("output %d tokens for %d content events (usage %+v, flags %v)", rec.OutputTokens, events, u, rec.Flags)
+		}
 		if out.chars != len([]rune(out.sb.String())) {
 			t.Fatalf("chars %d for %q", out.chars, out.sb.String())
 		}
