@@ -33,6 +33,9 @@ func TestAcceptanceFromWhatArrived(t *testing.T) {
 			flags: []string{record.FlagUsageContradicts}, outTok: 0, tokenSource: record.TokensEstimate},
 		{file: "empty-usage-16.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output",
 			flags: []string{record.FlagNotStreamed, record.FlagUsageContradicts}, outTok: 0, tokenSource: record.TokensEstimate},
+		// Text arrived, usage says no tokens: the body's own count, 11 characters ~ 3 tokens.
+		{file: "text-usage-0.json", status: record.StatusOK,
+			flags: []string{record.FlagNotStreamed, record.FlagUsageContradicts}, outTok: 3, tokenSource: record.TokensEstimate},
 		// Running usage 32, 64, then a final 1: the running count, 64, stands.
 		{file: "usage-running-down.sse", status: record.StatusOK, flags: []string{record.FlagUsageContradicts}, outTok: 64, tokenSource: record.TokensUsage},
 		// Three content events, usage 1: each event carried a token at least.
