@@ -11,12 +11,12 @@ const (
 	StatusOK          = "ok"           // response completed
 	StatusHTTPError   = "http_error"   // non-2xx after all allowed retries
 	StatusTimeout     = "timeout"      // request or stream deadline passed
-	StatusStreamError = "stream_error" // stream cut, malformed, or an error event mid-stream
+	StatusStreamError = "stream_error" // stream cut, malformed, an error event, or no normal finish_reason
 	StatusConnError   = "conn_error"   // could not connect / connection reset before headers
 	StatusCancelled   = "cancelled"    // run stopped (Ctrl-C) before the task ended
 	// StatusInvalid: the exchange completed but the completion contradicts the request (no
-	// output, a truncated prompt, implausible usage, no finish_reason); ErrorClass says which
-	// kind, Error the details. It is a failed task: it counts as an error, not as latency.
+	// output, a truncated prompt, implausible usage); ErrorClass says which kind, Error the
+	// details. It is a failed task: it counts as an error, not as latency.
 	StatusInvalid = "invalid"
 )
 
@@ -46,7 +46,7 @@ const (
 	// ErrStreamEvent: an error event inside a stream that began with HTTP 200 (either form:
 	// an "error:" SSE line, or a data event whose JSON carries "error"), with no usable code.
 	ErrStreamEvent = "error_event"
-	// ErrIncomplete: the response ended without finish_reason or [DONE], or was cut mid-body.
+	// ErrIncomplete: the response ended before any finish_reason or [DONE], or was cut mid-body.
 	ErrIncomplete = "incomplete"
 	// ErrConn: could not connect, or the connection was reset/closed before a response.
 	ErrConn = "connection"
