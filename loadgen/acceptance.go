@@ -61,11 +61,14 @@ func deadlineErr(err error) bool {
 
 // settleJSON applies the rules of a streamed answer to one that came as a single body: its
 // first usable token arrived with the body (at), so that is its first and last token time,
-// and it is flagged not_streamed. Usage that contradicts the body is flagged and the body's
+// and it is flagged not_streamed when pel asked for a stream (streamAsked). Usage that
+// contradicts the body is flagged and the body's
 // own count kept: none for an answer without content, ~4 characters a token (the usual
 // English rule) for text that usage says is no tokens.
-func settleJSON(rec *record.Record, out *outputSink, at time.Time) {
-	rec.AddFlag(record.FlagNotStreamed)
+func settleJSON(rec *record.Record, out *outputSink, at time.Time, streamAsked bool) {
+	if streamAsked {
+		rec.AddFlag(record.FlagNotStreamed)
+	}
 	if out.any {
 		rec.FirstTokenAt, rec.LastTokenAt = at, at
 		if rec.TokenSource == record.TokensUsage && rec.OutputTokens == 0 && out.chars > 0 {

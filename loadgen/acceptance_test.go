@@ -24,18 +24,18 @@ func TestAcceptanceFromWhatArrived(t *testing.T) {
 	}{
 		{file: "finish-error.sse", status: record.StatusStreamError, class: record.ErrFinishError, errHas: `finish_reason "error"`, outTok: 1},
 		{file: "finish-abort.sse", status: record.StatusStreamError, class: record.ErrAborted, errHas: `finish_reason "abort"`, outTok: 1},
-		{file: "finish-abort.json", status: record.StatusStreamError, class: record.ErrAborted, errHas: `finish_reason "abort"`, flags: []string{record.FlagNotStreamed}, outTok: 1},
+		{file: "finish-abort.json", status: record.StatusStreamError, class: record.ErrAborted, errHas: `finish_reason "abort"`, outTok: 1},
 		{file: "finish-unknown.sse", status: record.StatusStreamError, class: record.ErrNoFinish, errHas: `finish_reason "weird"`, outTok: 1},
-		{file: "finish-null.json", status: record.StatusStreamError, class: record.ErrNoFinish, errHas: "no finish_reason", flags: []string{record.FlagNotStreamed}, outTok: 1},
-		{file: "finish-absent.json", status: record.StatusStreamError, class: record.ErrNoFinish, errHas: "no finish_reason", flags: []string{record.FlagNotStreamed}, outTok: 1},
+		{file: "finish-null.json", status: record.StatusStreamError, class: record.ErrNoFinish, errHas: "no finish_reason", outTok: 1},
+		{file: "finish-absent.json", status: record.StatusStreamError, class: record.ErrNoFinish, errHas: "no finish_reason", outTok: 1},
 		// No content, usage 16: no output, and the count is the stream's (0), not usage's.
 		{file: "empty-usage-16.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output",
 			flags: []string{record.FlagUsageContradicts}, outTok: 0, tokenSource: record.TokensEstimate},
 		{file: "empty-usage-16.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output",
-			flags: []string{record.FlagNotStreamed, record.FlagUsageContradicts}, outTok: 0, tokenSource: record.TokensEstimate},
+			flags: []string{record.FlagUsageContradicts}, outTok: 0, tokenSource: record.TokensEstimate},
 		// Text arrived, usage says no tokens: the body's own count, 11 characters ~ 3 tokens.
 		{file: "text-usage-0.json", status: record.StatusOK,
-			flags: []string{record.FlagNotStreamed, record.FlagUsageContradicts}, outTok: 3, tokenSource: record.TokensEstimate},
+			flags: []string{record.FlagUsageContradicts}, outTok: 3, tokenSource: record.TokensEstimate},
 		// Running usage 32, 64, then a final 1: the running count, 64, stands.
 		{file: "usage-running-down.sse", status: record.StatusOK, flags: []string{record.FlagUsageContradicts}, outTok: 64, tokenSource: record.TokensUsage},
 		// Three content events, usage 1: each event carried a token at least.
@@ -95,5 +95,20 @@ func TestNotStreamedTTFT(t *testing.T) {
 	}
 	if len(rec.ChunkUS) != 0 {
 		t.Errorf("chunk timings %v: one body has no inter-token gaps", rec.ChunkUS)
+	}
+}
+
+// TestUnstreamedByRequest: an answer the client asked for unstreamed has the same timings (its
+// first usable token is the body) and no not_streamed flag: the server did as asked.
+func TestUnstreamedByRequest(t *testing.T) {
+	rec := doFile(t, serveFile(t, "ok.json", 200).URL, true)
+	if rec.Status != record.StatusOK || rec.HasFlag(record.FlagNotStreamed) {
+		t.Fatalf("status %q (%s), flags %v", rec.Status, rec.Error, rec.Flags)
+	}
+	if rec.FirstTokenAt.IsZero() || !rec.LastTokenAt.Equal(rec.FirstTokenAt) {
+		t.Errorf("first token %v, last %v: want the body's arrival", rec.FirstTokenAt, rec.LastTokenAt)
+	}
+	if d, ok := rec.TPOT(); ok {
+		t.Errorf("TPOT %v for an answer that arrived at once", d)
 	}
 }

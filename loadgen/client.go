@@ -141,7 +141,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.APIKey != "" {
 		c.auth = "Bearer " + cfg.APIKey
 	}
-	c.accept = "text/event-stream"
+	c.accept = acceptSSE
 	if cfg.NoStream {
 		c.accept = "application/json"
 	}
@@ -284,7 +284,7 @@ func (c *Client) do(taskCtx context.Context, r *workload.Request, body []byte, r
 		u = c.readStream(&capReader{r: resp.Body, left: MaxStreamBytes}, r, rec, &out, fail)
 	case c.cfg.NoStream || o.accept == acceptJSON || strings.Contains(ct, "json"):
 		// Also taken when a server ignores "stream": true and answers with one JSON object.
-		u = c.readJSON(resp.Body, r, rec, &out, fail)
+		u = c.readJSON(resp.Body, r, rec, &out, fail, o.accept == acceptSSE)
 	default:
 		b := readErrorBody(resp)
 		fail(record.StatusStreamError, record.ErrServer, fmt.Sprintf("unexpected content-type %q: %s", ct, ErrorMessage(ct, b)))
@@ -307,8 +307,11 @@ func (c *Client) do(taskCtx context.Context, r *workload.Request, body []byte, r
 	return out.sb.String(), out.chars, calls
 }
 
-// acceptJSON is the Accept header of a call that is not streamed.
-const acceptJSON = "application/json"
+// acceptJSON is the Accept header of a call that is not streamed, acceptSSE of one that is.
+const (
+	acceptJSON = "application/json"
+	acceptSSE  = "text/event-stream"
+)
 
 // send posts body to url and returns the response when it is a 2xx one; otherwise it has
 // recorded the failure and returns nil. fail ends the attempt in error (a record.Status*, a
@@ -869,7 +872,7 @@ func spreadTokens(w []int, total int) {
 	}
 }
 
-func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc) *usage {
+func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc, streamAsked bool) *usage {
 	b, err := io.ReadAll(io.LimitReader(body, MaxJSONBody+1))
 	if err != nil {
 		fail(record.StatusStreamError, record.ErrIncomplete, "response body broken: "+connMessage(err))
@@ -925,7 +928,7 @@ func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Recor
 		rec.PromptTokens = r.PromptTokens
 		rec.OutputTokens = (out.chars + 3) / 4
 	}
-	settleJSON(rec, out, arrived)
+	settleJSON(rec, out, arrived, streamAsked)
 	return ch.Usage
 }
 

@@ -44,7 +44,8 @@
 //     and the stream's own count is kept;
 //   - an answer that came as one JSON body (the server ignored "stream": true, or the
 //     contract asked for none) has its first and last token at the body's arrival: that is
-//     when the client could use it. It is flagged not_streamed and has no ITL or TPOT.
+//     when the client could use it. It has no ITL or TPOT, and is flagged not_streamed
+//     when pel asked for a stream.
 //
 // Flags (Record.Flags) mark what the diagnosis should know about a task without failing
 // it: context_shift (llama.cpp's "truncated": true: the engine shifted its context while

@@ -61,7 +61,7 @@ func TestCompletionValidity(t *testing.T) {
 		outTok                              int
 	}{
 		{file: "ok.sse", status: record.StatusOK, outTok: 2},
-		{file: "ok.json", status: record.StatusOK, outTok: 1, flags: []string{record.FlagNotStreamed}},
+		{file: "ok.json", status: record.StatusOK, outTok: 1},
 		{file: "tool-calls.sse", status: record.StatusOK, outTok: 9},
 		// llama.cpp: a prompt longer than the slot's context is an "error:" line on HTTP 200.
 		{file: "llamacpp-context-error.sse", status: record.StatusStreamError, class: record.ErrRefused, errHas: "exceeds the available context size", reason: "error: stream_error"},
@@ -74,12 +74,12 @@ func TestCompletionValidity(t *testing.T) {
 		{file: "cut.sse", status: record.StatusStreamError, class: record.ErrIncomplete, errHas: "without [DONE] or finish_reason"},
 		{file: "not-json.sse", status: record.StatusStreamError, class: record.ErrServer, errHas: "not JSON"},
 		{file: "no-output.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output (max_tokens 16, finish_reason stop)", reason: "invalid: no output"},
-		{file: "no-output.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output", reason: "invalid: no output", flags: []string{record.FlagNotStreamed}},
+		{file: "no-output.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "no output", reason: "invalid: no output"},
 		{file: "prompt-truncated.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "prompt truncated (sent 100, server counted 50)",
 			reason: "invalid: prompt truncated", flags: []string{record.FlagPromptTruncated}, outTok: 2},
 		{file: "llamacpp-context-shift.sse", status: record.StatusOK, flags: []string{record.FlagContextShift}, outTok: 2},
 		{file: "usage-maxint.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "completion_tokens 9223372036854775807", reason: "invalid: implausible usage", outTok: record.MaxTokens},
-		{file: "usage-maxint.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "implausible usage", outTok: record.MaxTokens, flags: []string{record.FlagNotStreamed}},
+		{file: "usage-maxint.json", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "implausible usage", outTok: record.MaxTokens},
 		{file: "usage-2e9.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "completion_tokens 2000000000"},
 		{file: "usage-negative.sse", status: record.StatusInvalid, class: record.ErrInvalid, errHas: "negative usage", reason: "invalid: negative usage"},
 	}

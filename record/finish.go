@@ -37,8 +37,9 @@ const (
 	// tokens than content events, each of which carries at least one token). The record's
 	// counts are the stream's own, not the usage's.
 	FlagUsageContradicts = "usage_contradicts_stream"
-	// FlagNotStreamed: the answer came as one body, not as a stream (the server ignored
-	// "stream": true, or the contract asked for no stream): its TTFT is the body's arrival,
-	// and it has no inter-token latency and no TPOT.
+	// FlagNotStreamed: pel asked for a stream and the server answered with one JSON body
+	// (it ignores "stream": true, or a proxy on the way collects the answer): its TTFT is the
+	// body's arrival, and it has no inter-token latency and no TPOT. An answer the contract
+	// asked for unstreamed (a step's no_stream) has the same timings and no flag.
 	FlagNotStreamed = "not_streamed"
 )

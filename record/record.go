@@ -261,9 +261,10 @@ func (r *Record) ScheduleLag() (time.Duration, bool) {
 
 // TPOT is (last token − first token) / (output_tokens − 1). A multi-step task has none:
 // its tokens span several calls and the waits between them (its steps have their own). Nor
-// has an answer that was not streamed: its tokens all arrived at once.
+// has an answer whose tokens all arrived at once (one JSON body, or one event): no time
+// between them was observed.
 func (r *Record) TPOT() (time.Duration, bool) {
-	if r.MultiStep() || r.HasFlag(FlagNotStreamed) || r.FirstTokenAt.IsZero() || r.LastTokenAt.IsZero() || r.OutputTokens < 2 {
+	if r.MultiStep() || r.FirstTokenAt.IsZero() || !r.LastTokenAt.After(r.FirstTokenAt) || r.OutputTokens < 2 {
 		return 0, false
 	}
 	return r.LastTokenAt.Sub(r.FirstTokenAt) / time.Duration(r.OutputTokens-1), true

@@ -106,7 +106,8 @@ func TestTimeoutAfterDone(t *testing.T) {
 
 // TestNotStreamed: a server that ignores "stream": true and answers one JSON body after a
 // delay. The client's first usable token is that body: TTFT is at least the delay, the TTFT
-// bound of 500 ms is missed by every task, and evidence says the answers were not streamed.
+// bound of 500 ms is missed by every task, and evidence and verdict say the answers were not
+// streamed.
 func TestNotStreamed(t *testing.T) {
 	const delay = 1500 * time.Millisecond
 	target := api(t, func(w http.ResponseWriter, r *http.Request) {
@@ -130,6 +131,10 @@ func TestNotStreamed(t *testing.T) {
 	}
 	if s, ok := ev.Signal(evidence.SigFlagRate(record.FlagNotStreamed)); !ok || s.Value != 1 {
 		t.Errorf("not_streamed rate %v (present %v), want 1", s.Value, ok)
+	}
+	// The verdict names it: the application layer sends answers whole.
+	if len(ev.Findings) == 0 || ev.Findings[0].ID != "not-streamed" || ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerApplication {
+		t.Errorf("top finding %v, owner %v; verdict %s", ev.Findings, ev.OwnerLayer, ev.Verdict)
 	}
 }
 

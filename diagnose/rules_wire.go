@@ -1,0 +1,88 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// The classes of answers that arrived but did not end as completions (record.ErrFinishError,
+// ErrAborted, ErrNoFinish) each get the error rule every class has (errorRule), with their
+// own owner and prediction.
+func init() {
+	for _, c := range []struct {
+		class  string
+		layer  evidence.Layer
+		conf   float64
+		what   string
+		why    string
+		fix    string
+		action evidence.Action
+	}{
+		{record.ErrFinishError, evidence.LayerApplication, 0.7, `ended with finish_reason "error"`,
+			"The engine stops answers part-way and says they failed: an error inside generation (its log at those times names it), although the HTTP status said success.",
+			"If the engine's failure is what its log names, fixing it brings finish_reason \"error\" to 0 and acceptance up by the same share.", evidence.ActFixErrors},
+		{record.ErrAborted, evidence.LayerScheduling, 0.6, `aborted by the engine (finish_reason "abort")`,
+			"The engine aborts requests it had admitted: it cancels or evicts them (a scheduler limit, a preemption policy, or a restart) rather than finishing them.",
+			"If the engine aborts admitted requests, the setting or event its log names (preemption, a queue or time limit, a restart) is the cause: removing it brings aborts to 0.", evidence.ActFixErrors},
+		{record.ErrNoFinish, evidence.LayerApplication, 0.7, "ended without saying why (no finish_reason)",
+			"Answers end without a finish_reason: the server (or a proxy that rewrites its responses) does not say whether the completion ended, so none counts as complete.",
+			"If the server or a proxy drops finish_reason, fixing it (or the proxy) brings this error rate to 0.", evidence.ActFixErrors},
+	} {
+		errorClassLayer[c.class] = struct {
+			layer  evidence.Layer
+			conf   float64
+			what   string
+			why    string
+			fix    string
+			action evidence.Action
+		}{c.layer, c.conf, c.what, c.why, c.fix, c.action}
+		rules = append(rules, errorRule(c.class))
+	}
+}
+
+// notStreamedMin: a share of completed tasks flagged not_streamed at which answers are sent
+// whole as a rule, not by accident: half. One body instead of a stream is all or nothing per
+// server (or per proxy on the way), so the share is ~0 or ~1 in practice.
+const notStreamedMin = 0.5
+
+// ruleNotStreamed: the answers came as one JSON body although pel asked for a stream
+// (record.FlagNotStreamed). The first token then reaches the client with the last, so TTFT is
+// the whole answer's time and no inter-token latency exists to measure: what a user of a
+// streaming client waits for the first word is the whole generation.
+func ruleNotStreamed(v *view, o *Options) *hit {
+	sig := evidence.SigFlagRate(record.FlagNotStreamed)
+	m := v.judge(sig, ">=", notStreamedMin)
+	if !m.present || !m.holds {
+		return nil
+	}
+	return &hit{
+		symptom:    fmt.Sprintf("%.0f%% of completed tasks came as one JSON body although pel asked for a stream: their first token arrived with the last", m.item.Value*100),
+		hypothesis: `The server, or a proxy in front of it, does not stream: it ignores "stream": true and sends each answer whole, so TTFT is the time to the whole answer and ITL and TPOT cannot be measured.`,
+		items:      []meas{m},
+		confidence: 0.9,
+		cond:       "the answers are sent whole",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActNoProxyBuffering), Expect: []evidence.Expectation{
+			rateGone(sig),
+		}, Note: "TTFT then measures the first token, and inter-token latency becomes measurable."},
+		nextProbe: `curl -N the endpoint with "stream": true, directly and through any proxy: a streaming server answers Content-Type text/event-stream with data: lines that arrive one by one.`,
+		impact: impactSpec{match: func(r *record.Record) bool {
+			if !r.HasFlag(record.FlagNotStreamed) {
+				return false
+			}
+			for _, why := range r.Reasons {
+				if strings.HasPrefix(why, "slo ttft") {
+					return true
+				}
+			}
+			return false
+		}, matchWhat: "tasks not streamed that missed a TTFT bound"},
+		strength: clamp01(m.item.Value),
+	}
+}
+
+func init() {
+	rules = append(rules, rule{"not-streamed", evidence.LayerApplication, ruleNotStreamed, nil})
+}
