@@ -43,6 +43,9 @@ type Contract struct {
 	// Canary scopes an interleaved canary run (canary.go). Not hashed: it splits the
 	// workload between two targets without changing it.
 	Canary Canary `json:"-"`
+	// Percentiles are the latency percentiles reports list besides the summary's p50, p95
+	// and p99 (percentiles.go). Not hashed: they change what is printed, not the workload.
+	Percentiles []float64 `json:"-"`
 
 	raw    []byte
 	file   string

@@ -208,6 +208,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if cn := m.get("canary"); cn != nil {
 		d.canary(cn, "canary", &c.Canary) // canary.go
 	}
+	if pn := m.get("percentiles"); pn != nil {
+		c.Percentiles = d.percentiles(pn, "percentiles") // percentiles.go
+	}
 	m.checkPlanned(c)
 	m.finish()
 }

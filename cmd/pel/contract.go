@@ -16,6 +16,9 @@ import (
 
 func init() { subcommands = append(subcommands, newContractCmd) }
 
+// contractSubcommands are the contract subcommands other files add.
+var contractSubcommands []func(*app) *cobra.Command
+
 func newContractCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "contract",
@@ -25,6 +28,9 @@ arrival process, weighted task mix, prompt and output lengths, acceptance checks
 retries and cost. Its canonical SHA-256 travels with every result.`,
 	}
 	c.AddCommand(newContractInitCmd(a), newContractCheckCmd(a))
+	for _, sub := range contractSubcommands {
+		c.AddCommand(sub(a))
+	}
 	return c
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/runner"
@@ -31,9 +30,10 @@ func newRunCmd(a *app) *cobra.Command {
 		cf                                collectorFlags
 		kf                                canaryFlags
 		sf                                shardFlags
+		wf                                workloadFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run --target URL --contract FILE [-o DIR]",
+		Use:   "run --target URL (--contract FILE | --rate R|--concurrency C --duration D --prompt-tokens SPEC ...) [-o DIR]",
 		Short: "Drive an OpenAI-compatible server under a workload contract and write a run directory",
 		Long: `run sends the contract's workload to the target on an absolute (open-loop) schedule,
 records one line per task in DIR/requests.jsonl, samples the --metrics/--dcgm endpoints into
@@ -43,16 +43,15 @@ pel analyze DIR --trace FILE. The API key is read from OPENAI_API_KEY (or --api-
 and is never written anywhere. Ctrl-C stops arrivals, lets in-flight tasks finish for a
 grace period, records the rest as cancelled, and still writes everything.
 
+` + workloadFlagsHelp + `
+
 Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, target),
 130 interrupted (Ctrl-C or SIGTERM; what finished is written).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if target == "" || contractFile == "" {
-				return usageErrorf("run needs --target URL and --contract FILE")
-			}
-			c, err := contract.Load(contractFile)
+			c, fromFlags, err := flagOrFileContract(target, contractFile, &wf)
 			if err != nil {
-				return usageError(err)
+				return err
 			}
 			cols, err := cf.collectors()
 			if err != nil {
@@ -67,6 +66,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				return err
 			}
 			out = outDir(a.stderr, "run", out)
+			if fromFlags {
+				announceFlagContract(a.stderr, c, out)
+			}
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
@@ -116,6 +118,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
 	cf.register(f)
+	wf.register(f)
 	sf.register(f)
 	kf.register(f)
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
