@@ -16,7 +16,8 @@ import (
 // parses it with Parse, so a flag run is held to every rule a contract file is, and its
 // contract, written into the run directory, re-runs it exactly.
 type Flags struct {
-	Name string
+	Name        string
+	Description string
 	// Rate (requests/s) gives an open loop: poisson, or gamma when CV is set and not 1;
 	// Concurrency a closed loop. Exactly one of the two.
 	Rate        float64
@@ -90,6 +91,9 @@ func flagsDoc(f Flags) (*yaml.Node, error) {
 	}
 	put(m, "name", str(name))
 	put(m, "version", str("1"))
+	if f.Description != "" {
+		put(m, "description", str(f.Description))
+	}
 	if f.API != "" {
 		put(m, "api", str(f.API))
 	}

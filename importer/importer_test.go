@@ -1,0 +1,350 @@
+package importer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
+)
+
+// importRun imports file and rebuilds stage 1 from the directory, as pel analyze does.
+func importRun(t *testing.T, format, file string) (*Result, *evidence.Evidence, []record.Record) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := Import(format, file, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := rundir.Rebuild(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Contract.Description, "inferred by pel import") {
+		t.Errorf("contract not marked inferred: %q", d.Contract.Description)
+	}
+	var recs []record.Record
+	if err := d.Each(func(r *record.Record) error { recs = append(recs, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return res, ev, recs
+}
+
+// bracket is the interval both estimators of the q-th percentile of xs lie in. The tools
+// (numpy's default percentile, which AIPerf and vllm bench serve call) interpolate
+// linearly between the order statistics x[a] and x[a+1], a = ⌊(n−1)q⌋ (0-based); pel's
+// stats.Dist returns the nearest-rank order statistic x[⌈qn⌉−1] as the highest value of
+// its HDR bucket (3 significant digits: at most 0.1% above it), at µs resolution. So the
+// two may differ by at most the spread of those order statistics plus 0.1% and 1 µs.
+func bracket(xs []float64, q float64) (lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	a := int(math.Floor(float64(n-1) * q / 100))
+	k := max(0, int(math.Ceil(q/100*float64(n)))-1)
+	lo = min(s[a], s[k]) - 0.001
+	hi = max(s[min(a+1, n-1)], s[k])*1.001 + 0.001
+	return lo, hi
+}
+
+// TestAIPerfRun1MatchesItsSummary: the import's TTFT, ITL (per chunk), TPOT and E2E
+// percentiles are AIPerf's own (profile_export_aiperf.json, the figures its console
+// table prints) within the two estimators' difference, over the same requests.
+func TestAIPerfRun1MatchesItsSummary(t *testing.T) {
+	file := "testdata/aiperf-run1/profile_export.jsonl"
+	res, ev, _ := importRun(t, "aiperf", file)
+	if res.Requests != 100 || res.OK != 89 {
+		t.Errorf("requests %d ok %d, want 100 and 89 (11 cancelled by --request-cancellation-rate)", res.Requests, res.OK)
+	}
+	// AIPerf's own per-request values, read here without the importer.
+	per := map[string][]float64{}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var line struct {
+			Metrics map[string]struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"metrics"`
+			Error any `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		if line.Error != nil {
+			continue
+		}
+		for k, m := range line.Metrics {
+			var v float64
+			var vs []float64
+			if json.Unmarshal(m.Value, &v) == nil {
+				per[k] = append(per[k], v)
+			} else if json.Unmarshal(m.Value, &vs) == nil {
+				per[k] = append(per[k], vs...)
+			}
+		}
+	}
+	raw, err := os.ReadFile("testdata/aiperf-run1/profile_export_aiperf.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Records map[string]struct {
+			Count int     `json:"count"`
+			P50   float64 `json:"p50"`
+			P95   float64 `json:"p95"`
+			P99   float64 `json:"p99"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	l := ev.Workload.Latency
+	for _, m := range []struct {
+		pel   evidence.Quantiles
+		tool  string // AIPerf's metric
+		pelIs string
+	}{
+		{l.TTFTms, "ttft", "TTFT"},
+		{l.E2Ems, "request_latency", "E2E"},
+		{l.ITLms, "inter_chunk_latency", "ITL (one token per chunk)"},
+		{l.TPOTms, "inter_token_latency", "TPOT (AIPerf's ITL is a request's mean gap)"},
+	} {
+		s := sum.Records[m.tool]
+		if m.pel.N != s.Count || len(per[m.tool]) != s.Count {
+			t.Errorf("%s: pel counts %d, AIPerf's summary %d, its records %d", m.tool, m.pel.N, s.Count, len(per[m.tool]))
+			continue
+		}
+		for _, p := range []struct {
+			q          float64
+			pel, aiper float64
+		}{{50, m.pel.P50, s.P50}, {95, m.pel.P95, s.P95}, {99, m.pel.P99, s.P99}} {
+			lo, hi := bracket(per[m.tool], p.q)
+			if p.aiper < lo || p.aiper > hi {
+				t.Errorf("%s p%g: AIPerf's %.3f outside [%.3f, %.3f]: the bracket misreads its estimator", m.tool, p.q, p.aiper, lo, hi)
+			}
+			if p.pel < lo || p.pel > hi {
+				t.Errorf("%s p%g: pel's %s %.3f outside [%.3f, %.3f] (AIPerf %.3f)", m.tool, p.q, m.pelIs, p.pel, lo, hi, p.aiper)
+			}
+		}
+	}
+	if ev.Workload.Requests != 100 || ev.Workload.Cancelled != 11 {
+		t.Errorf("workload: %d requests, %d cancelled; want 100 and 11", ev.Workload.Requests, ev.Workload.Cancelled)
+	}
+	if !hasNote(ev, "not in the file, not measured: server metrics") || !hasNote(ev, "profile_export_aiperf.json") {
+		t.Errorf("notes do not name what is missing: %q", ev.Run.Notes)
+	}
+	c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Arrival.Process != contract.Closed || c.Arrival.Concurrency != 100 || c.Model != "openai/gpt-oss-20b" || c.Requests != 100 {
+		t.Errorf("inferred contract: %+v, model %q", c.Arrival, c.Model)
+	}
+	if c.Tasks[0].PromptTokens.Kind != contract.DistFixed || c.Tasks[0].PromptTokens.Value != 550 {
+		t.Errorf("prompt lengths: %s, want 550 (every request's input_sequence_length)", c.Tasks[0].PromptTokens)
+	}
+}
+
+// TestAIPerfDocRecords: the two records of AIPerf's own documentation (one streamed, one
+// cancelled) import to the values they state.
+func TestAIPerfDocRecords(t *testing.T) {
+	_, ev, recs := importRun(t, "aiperf", "testdata/aiperf-doc/profile_export.jsonl")
+	if len(recs) != 2 || recs[0].Status != record.StatusOK || recs[1].Status != record.StatusCancelled {
+		t.Fatalf("records: %+v", recs)
+	}
+	r := recs[0]
+	ttft, _ := r.TTFT()
+	e2e, _ := r.E2E()
+	tpot, _ := r.TPOT()
+	for _, c := range []struct {
+		name      string
+		got, want float64 // ms
+	}{
+		{"ttft", ms1(ttft), 255.886568}, {"request_latency", ms1(e2e), 297.525228}, {"inter_token_latency", ms1(tpot), 5.2048325},
+		{"time to headers (request_ack_ns)", ms1(r.HeadersAt.Sub(r.SentAt)), 117.830613},
+	} {
+		if math.Abs(c.got-c.want) > 0.002 {
+			t.Errorf("%s: %.4f ms, the record says %.4f", c.name, c.got, c.want)
+		}
+	}
+	if r.PromptTokens != 550 || r.OutputTokens != 9 || len(r.ChunkUS) != 9 {
+		t.Errorf("tokens %d/%d, chunks %d; want 550, 9, 9", r.PromptTokens, r.OutputTokens, len(r.ChunkUS))
+	}
+	if q := ev.Workload.Latency.TTFTms; q.N != 1 || math.Abs(q.P99-255.887) > 0.3 {
+		t.Errorf("TTFT quantiles %+v", q)
+	}
+}
+
+func ms1(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// TestGuideLLMBenchmarks: both published versions of GuideLLM's stripped benchmark import
+// to the request they keep, its timings as GuideLLM computed them, and say that the file
+// keeps 1 of the benchmark's 46 successful requests.
+func TestGuideLLMBenchmarks(t *testing.T) {
+	for _, file := range []string{"testdata/guidellm/benchmarks-2025-06.json", "testdata/guidellm/benchmarks-2025-07.json"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			_, ev, recs := importRun(t, "guidellm", file)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want the 1 kept", len(recs))
+			}
+			r := recs[0]
+			ttft, _ := r.TTFTFromSent()
+			tpot, _ := r.TPOT()
+			e2e := r.DoneAt.Sub(r.SentAt)
+			lag, _ := r.ScheduleLag()
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{
+				{"time_to_first_token_ms", ms1(ttft), 21.281957626342773},
+				{"inter_token_latency_ms", ms1(tpot), 5.258346167136365},
+				{"request_latency (s)", e2e.Seconds(), 0.6891846656799316},
+				{"request_start - targeted_start_time (ms)", ms1(lag), (1749157168.1827004 - 1749157168.179883) * 1000},
+			} {
+				if math.Abs(c.got-c.want) > 0.002 {
+					t.Errorf("%s: %.5f, GuideLLM's %.5f", c.name, c.got, c.want)
+				}
+			}
+			if r.PromptTokens != 257 || r.OutputTokens != 128 {
+				t.Errorf("tokens %d/%d, want 257/128", r.PromptTokens, r.OutputTokens)
+			}
+			if !hasNote(ev, "keeps 1 of the benchmark's 46 successful requests") {
+				t.Errorf("sampling not named: %q", ev.Run.Notes)
+			}
+		})
+	}
+}
+
+func hasNote(ev *evidence.Evidence, s string) bool {
+	return slices.ContainsFunc(ev.Run.Notes, func(n string) bool { return strings.Contains(n, s) })
+}
+
+// Constructed files (no published vllm bench serve --save-detailed or genai-perf profile
+// export was found to include): the field layout is the tools' own; the values are chosen
+// here, so the expected figures are known exactly.
+const vllmDetailed = `{"date": "20250530-203806", "backend": "vllm", "model_id": "m", "num_prompts": 3,
+ "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 2, "duration": 1.5, "completed": 2,
+ "mean_ttft_ms": NaN, "input_lens": [10, 12, 11], "output_lens": [3, 4, 0],
+ "ttfts": [0.1, 0.2, 0.0], "itls": [[0.01, 0.03], [0.02, 0.02, 0.02], []],
+ "errors": ["", "", "ClientConnectorError: Cannot connect to host"]}`
+
+func TestVLLMDetailed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vllm.json")
+	os.WriteFile(file, []byte(vllmDetailed), 0o600)
+	_, ev, recs := importRun(t, "vllm-bench", file)
+	if len(recs) != 3 || recs[2].Status != record.StatusConnError || recs[2].Error == "" {
+		t.Fatalf("records: %+v", recs)
+	}
+	var itls []float64
+	for _, r := range recs {
+		r.ITLs(func(d time.Duration) { itls = append(itls, ms1(d)) })
+	}
+	if !slices.Equal(itls, []float64{10, 30, 20, 20, 20}) {
+		t.Errorf("ITLs %v, want the file's itls in ms", itls)
+	}
+	if e2e, _ := recs[1].E2E(); ms1(e2e) != 260 {
+		t.Errorf("E2E %v, want ttft + the sum of itls, 260 ms", e2e)
+	}
+	if !hasNote(ev, "when each request was sent") {
+		t.Errorf("missing send times not named: %q", ev.Run.Notes)
+	}
+	if sent := recs[1].SentAt.Sub(recs[0].SentAt); sent != 500*time.Millisecond {
+		t.Errorf("requests spaced %v, want the duration over the count, 500ms", sent)
+	}
+}
+
+const genaiperfExport = `{"experiments": [{"experiment": {"mode": "concurrency", "value": 2},
+ "requests": [{"timestamp": 1000000000, "request_inputs": {"payload": "{}"},
+   "response_timestamps": [1100000000, 1120000000, 1150000000, 1150000100],
+   "response_outputs": [{"response": "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"},
+     {"response": "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\n"},
+     {"response": "data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\n"},
+     {"response": "data: [DONE]\n\n"}]}]}],
+ "version": "", "service_kind": "openai", "endpoint": "v1/chat/completions"}`
+
+func TestGenAIPerf(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "profile_export.json")
+	os.WriteFile(file, []byte(genaiperfExport), 0o600)
+	_, _, recs := importRun(t, "genai-perf", file)
+	r := recs[0]
+	ttft, _ := r.TTFT()
+	if len(recs) != 1 || r.OutputTokens != 3 || ms1(ttft) != 100 || len(r.ChunkUS) != 3 || r.ChunkUS[2] != 150000 {
+		t.Errorf("record: %+v", r)
+	}
+}
+
+// TestBadInput: each bad file is refused as bad input naming the file and the field, and
+// leaves the directory empty.
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		format, data, want string
+	}{
+		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1, 2], "itls": [[]]}`, "output_lens: 2 entries"},
+		{"vllm-bench", `{"duration": 3}`, "ttfts: no per-request arrays"},
+		{"vllm-bench", `{"ttfts": [-1], "input_lens": [1], "output_lens": [1], "itls": [[]]}`, "ttfts[0]"},
+		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1.5], "output_lens": [1], "itls": [[]]}`, "input_lens[0]: 1.5 is not a token count"},
+		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[0.1, "x"]]}`, "not a vllm bench serve result"},
+		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]], "request_rate": "fast"}`, "request_rate"},
+		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]]} {}`, "data after"},
+		{"aiperf", `{"metadata": {}, "metrics": {}}`, ":1: metadata.request_start_ns"},
+		{"aiperf", "\n" + `{"metadata": {"request_start_ns": 5}, "metrics": {"ttft": {"value": "x", "unit": "ms"}, "request_latency": {"value": 1, "unit": "ms"}}}`, ":2: metrics.ttft.value"},
+		{"aiperf", `{"metadata": {"request_start_ns": 5}, "metrics": {"request_latency": {"value": 1, "unit": "fortnights"}}}`, "metrics.request_latency: 1 fortnights"},
+		{"aiperf", `{"metadata": {"request_start_ns": 5}, "metrics": {}}`, "metrics.request_latency: missing"},
+		{"aiperf", `not json`, ":1: not an AIPerf record"},
+		{"guidellm", `{"benchmarks": []}`, "benchmarks: empty"},
+		{"guidellm", `{"benchmarks": [{"requests": {"successful": [{"scheduler_info": {"request_start": 5}, "prompt_tokens": -3}]}}]}`, "benchmarks[0].requests.successful[0].prompt_tokens"},
+		{"guidellm", `{"benchmarks": [{"requests": {"successful": [{"scheduler_info": {"request_start": 0}}]}}]}`, "scheduler_info.request_start"},
+		{"genai-perf", `{"experiments": [{"requests": [{"timestamp": 5, "response_timestamps": [4]}]}]}`, "experiments[0].requests[0].response_timestamps[0]"},
+		{"genai-perf", `{"experiments": [{"requests": []}]}`, "no requests"},
+		{"nosuch", `{}`, "unknown format"},
+	} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "in.json")
+		os.WriteFile(file, []byte(tc.data), 0o600)
+		out := filepath.Join(dir, "out")
+		_, err := Import(tc.format, file, out, Options{})
+		if err == nil || !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %.60s: error %v, want bad input containing %q", tc.format, tc.data, err, tc.want)
+			continue
+		}
+		if tc.format != "nosuch" && !strings.HasPrefix(err.Error(), file) {
+			t.Errorf("%s: error %q does not start with the file name", tc.format, err)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) > 0 {
+			t.Errorf("%s: a failed import left %d files", tc.format, len(ents))
+		}
+	}
+	// A directory with a run in it is not written into.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x"), nil, 0o600)
+	if _, err := Import("aiperf", "testdata/aiperf-doc/profile_export.jsonl", dir, Options{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("non-empty -o: %v", err)
+	}
+}
+
+func TestPythonJSON(t *testing.T) {
+	in := `{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN and Infinity stay \" NaN"}`
+	want := `{"a": null, "b": [null, null], "s": "NaN and Infinity stay \" NaN"}`
+	if got := string(pythonJSON([]byte(in))); got != want {
+		t.Errorf("got %s", got)
+	}
+}

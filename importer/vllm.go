@@ -1,0 +1,231 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pel-ladder/pel/record"
+)
+
+// vllmResult is the part of a vllm bench serve --save-result file pel reads; the
+// per-request arrays come with --save-detailed, index i of each being request i.
+type vllmResult struct {
+	Date           string          `json:"date"`
+	Backend        string          `json:"backend"`
+	ModelID        string          `json:"model_id"`
+	RequestRate    json.RawMessage `json:"request_rate"` // a number, or "inf"
+	Burstiness     *float64        `json:"burstiness"`
+	MaxConcurrency *int            `json:"max_concurrency"`
+	Duration       *float64        `json:"duration"`
+	Completed      *int            `json:"completed"`
+
+	InputLens  []float64   `json:"input_lens"`
+	OutputLens []float64   `json:"output_lens"`
+	TTFTs      []float64   `json:"ttfts"`
+	ITLs       [][]float64 `json:"itls"`
+	Errors     []string    `json:"errors"`
+}
+
+func readVLLM(r io.Reader, name string, s *sink) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var v vllmResult
+	if err := strictJSON(pythonJSON(data), &v); err != nil {
+		return badf("%s: not a vllm bench serve result: %v", name, err)
+	}
+	n := len(v.TTFTs)
+	if n == 0 {
+		return badf("%s: ttfts: no per-request arrays (write the file with vllm bench serve --save-result --save-detailed)", name)
+	}
+	for _, a := range []struct {
+		field string
+		n     int
+	}{{"input_lens", len(v.InputLens)}, {"output_lens", len(v.OutputLens)}, {"itls", len(v.ITLs)}} {
+		if a.n != n {
+			return badf("%s: %s: %d entries, ttfts has %d (one per request each)", name, a.field, a.n, n)
+		}
+	}
+	if v.Errors != nil && len(v.Errors) != n {
+		return badf("%s: errors: %d entries, ttfts has %d", name, len(v.Errors), n)
+	}
+	f := &s.facts
+	f.model, f.engine = v.ModelID, vllmEngine(v.Backend)
+	rate, err := vllmRate(v.RequestRate)
+	if err != nil {
+		return badf("%s: request_rate: %v", name, err)
+	}
+	f.rate = rate
+	if v.Burstiness != nil {
+		if *v.Burstiness <= 0 {
+			return badf("%s: burstiness: %v is not a gamma shape (want > 0)", name, *v.Burstiness)
+		}
+		f.burstiness = *v.Burstiness
+	}
+	if v.MaxConcurrency != nil && *v.MaxConcurrency > 0 {
+		f.concurrency = *v.MaxConcurrency
+	}
+	start := time.Unix(0, 0).UTC()
+	if t, err := time.Parse("20060102-150405", v.Date); err == nil {
+		start = t
+		f.notes = append(f.notes, "the run's start is the file's date field, read as UTC (vllm bench serve writes the local time without a zone)")
+	}
+	f.started = start
+	if v.Duration != nil && *v.Duration > 0 {
+		f.durationS = *v.Duration
+	}
+	if f.rate == 0 && f.concurrency == 0 {
+		f.notes = append(f.notes, "a burst run (request_rate inf, no max_concurrency): every request was due at once, so the file has no per-request schedule")
+	}
+	// Requests are placed evenly over the run's duration: the file does not say when each
+	// was sent, and an even spread keeps the rates the tool measured.
+	spacing := time.Duration(0)
+	if f.durationS > 0 {
+		spacing = time.Duration(f.durationS / float64(n) * float64(time.Second))
+	}
+	f.perChunk = true
+	for i := 0; i < n; i++ {
+		rec := &record.Record{TokenSource: record.TokensUsage}
+		rec.ScheduledAt = start.Add(time.Duration(i) * spacing)
+		rec.SentAt = rec.ScheduledAt
+		at := func(field string) string { return fmt.Sprintf("%s[%d]", field, i) }
+		if rec.PromptTokens, err = checkTokens(name+": "+at("input_lens"), v.InputLens[i]); err != nil {
+			return err
+		}
+		if rec.OutputTokens, err = checkTokens(name+": "+at("output_lens"), v.OutputLens[i]); err != nil {
+			return err
+		}
+		msg := ""
+		if v.Errors != nil {
+			msg = v.Errors[i]
+		}
+		ttft, ok := secs(v.TTFTs[i])
+		if !ok {
+			return badf("%s: %s: %v is not a time to first token in seconds", name, at("ttfts"), v.TTFTs[i])
+		}
+		// vllm bench serve marks a failed request by its error text; one without output
+		// (no first token) failed too.
+		if msg != "" || ttft == 0 {
+			rec.Status, rec.ErrorClass = errorClass(0, msg)
+			rec.Error = firstLine(msg)
+			if rec.Error == "" {
+				rec.Error = "no output (ttft 0)"
+			}
+			rec.DoneAt = rec.SentAt
+			if err := s.emit(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		gaps := make([]time.Duration, len(v.ITLs[i]))
+		for j, g := range v.ITLs[i] {
+			if gaps[j], ok = secs(g); !ok {
+				return badf("%s: itls[%d][%d]: %v is not an inter-token latency in seconds", name, i, j, g)
+			}
+		}
+		rec.Status = record.StatusOK
+		chunks(rec, ttft, gaps)
+		rec.DoneAt = rec.LastTokenAt
+		if err := s.emit(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func vllmRate(raw json.RawMessage) (float64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		if strings.EqualFold(str, "inf") {
+			return 0, nil
+		}
+		v, err := strconv.ParseFloat(str, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("%q is not a rate", str)
+		}
+		return v, nil
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil || v < 0 {
+		return 0, fmt.Errorf("%s is not a rate", raw)
+	}
+	return v, nil
+}
+
+// vllmEngine is the engine a vllm bench serve backend name implies, when it implies one.
+func vllmEngine(backend string) string {
+	switch b := strings.ToLower(backend); {
+	case b == "vllm" || b == "vllm-chat":
+		return "vllm"
+	case strings.HasPrefix(b, "sglang"):
+		return "sglang"
+	case b == "tgi":
+		return "tgi"
+	case b == "tensorrt-llm":
+		return "trtllm"
+	}
+	return ""
+}
+
+// strictJSON decodes one JSON value and refuses anything after it.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the JSON value")
+	}
+	return nil
+}
+
+// pythonJSON rewrites the NaN, Infinity and -Infinity that Python's json module writes
+// (as in a failed request's statistics) to null, outside strings, so encoding/json reads
+// the file; a field that must be a number then says so by name.
+func pythonJSON(data []byte) []byte {
+	if !bytes.Contains(data, []byte("NaN")) && !bytes.Contains(data, []byte("Infinity")) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	in := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if in {
+			out = append(out, c)
+			if c == '\\' && i+1 < len(data) {
+				i++
+				out = append(out, data[i])
+			} else if c == '"' {
+				in = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			in = true
+		case bytes.HasPrefix(data[i:], []byte("NaN")):
+			out = append(out, "null"...)
+			i += len("NaN") - 1
+			continue
+		case bytes.HasPrefix(data[i:], []byte("-Infinity")):
+			out = append(out, "null"...)
+			i += len("-Infinity") - 1
+			continue
+		case bytes.HasPrefix(data[i:], []byte("Infinity")):
+			out = append(out, "null"...)
+			i += len("Infinity") - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
