@@ -31,6 +31,9 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 		p.f("  Scenario: %s", ev.Run.Scenario)
 	}
 	p.f("  Duration: %.1f s\n", ev.Run.DurationS)
+	for _, n := range ev.Run.Notes {
+		p.f("  note: %s\n", n) // an import names here what its file does not carry
+	}
 
 	p.f("\nFINDINGS (ranked)\n")
 	if len(ev.Findings) == 0 {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportReportCompare: an imported AIPerf run reads like a run of pel's own: pel report
+// shows its latency table and notes, pel compare compares two imports of it.
+func TestImportReportCompare(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join("..", "..", "importer", "testdata", "aiperf-run1", "profile_export.jsonl")
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	for _, d := range []string{a, b} {
+		code, out, errs := runCLI(t, "import", "aiperf", file, "-o", d)
+		if code != 0 {
+			t.Fatalf("import: exit %d: %s", code, errs)
+		}
+		if !strings.Contains(out, "100 requests (89 completed)") || !strings.Contains(out, "server metrics") {
+			t.Errorf("import output:\n%s", out)
+		}
+	}
+	code, out, errs := runCLI(t, "report", a)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	// AIPerf printed TTFT p50 2369.3, p95 3825.3, p99 3833.4 ms over the same 89 requests.
+	for _, want := range []string{"TTFT     89  2370  3828  3832", "imported by pel import aiperf", "not in the file, not measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// The verdict itself is compare's (the run's 11 deliberately cancelled requests weigh
+	// on its acceptance trigger); what matters here is that the two imports are compared.
+	if code, out, errs := runCLI(t, "compare", a, b); code == 2 || !strings.Contains(out, "comparable: yes") || !strings.Contains(out, "TTFT p50 (ms)    2369.3  2369.3") {
+		t.Errorf("compare of two imports: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "import", "aiperf", file, "-o", a); code != 2 || !strings.Contains(errs, "not empty") {
+		t.Errorf("import into a run: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "import", "nosuch", file, "-o", filepath.Join(tmp, "c")); code != 2 || !strings.Contains(errs, "unknown format") {
+		t.Errorf("unknown format: exit %d: %s", code, errs)
+	}
+}
