@@ -349,6 +349,8 @@ func errorClass(code int, msg string) (status, class string) {
 	}
 	l := strings.ToLower(msg)
 	switch {
+	case strings.Contains(l, "cancel"):
+		return record.StatusCancelled, "" // stopped by the tool (or pel), not failed
 	case strings.Contains(l, "timeout") || strings.Contains(l, "timed out"):
 		return record.StatusTimeout, record.ErrTimeout
 	case strings.Contains(l, "connect") || strings.Contains(l, "connection"):

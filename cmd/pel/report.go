@@ -16,7 +16,7 @@ import (
 func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(a *app) *cobra.Command {
-	var htmlOut, csvOut string
+	var htmlOut, csvOut, format, pcts string
 	var asJSON, force bool
 	c := &cobra.Command{
 		Use:   "report DIR",
@@ -37,6 +37,9 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 				if _, err := os.Lstat(htmlOut); err == nil && !force {
 					return usageErrorf("--html %s: the file exists (choose another name, or add --force to replace it)", htmlOut)
 				}
+			}
+			if format != "" && format != "text" {
+				return reportFormat(a, args[0], format, pcts)
 			}
 			if sw, ok := readSweep(args[0]); ok {
 				return reportSweep(a, sw, htmlOut, asJSON || csvOut != "")
@@ -77,6 +80,8 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
 	c.Flags().BoolVar(&force, "force", false, "with --html, replace an existing FILE")
+	c.Flags().StringVar(&format, "format", "", "text (default) or vllm-bench: the run as vllm bench serve --save-result --save-detailed JSON, on stdout")
+	c.Flags().StringVar(&pcts, "percentiles", "", "percentiles to list besides p50/p95/p99, e.g. 50,90,95,99,99.9 (default: the contract's percentiles key)")
 	c.Flags().StringVar(&csvOut, "csv", "", "write tasks.csv (per-task records) and summary.csv (summary tables) into `OUTDIR`")
 	return c
 }
