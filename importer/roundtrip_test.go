@@ -48,3 +48,34 @@ func TestVLLMBenchRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentileTableIsStageOne: the report's percentile table (--percentiles) counts the
+// tasks stage 1 counts with stage 1's definitions: its p50, p95 and p99 are evidence.json's.
+func TestPercentileTableIsStageOne(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Import("aiperf", "testdata/aiperf-run1/profile_export.jsonl", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := rundir.Rebuild(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := report.Percentiles(d.Each, []float64{50, 95, 99, 99.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ev.Workload.Latency
+	for i, q := range []evidence.Quantiles{l.TTFTms, l.TTFTFromSentMs, l.ITLms, l.TPOTms, l.E2Ems} {
+		r := tab.Rows[i]
+		if r.N != q.N || math.Abs(r.Ms[0]-q.P50) > 0.001 || math.Abs(r.Ms[1]-q.P95) > 0.001 || math.Abs(r.Ms[2]-q.P99) > 0.001 {
+			t.Errorf("%s: table n %d %v, evidence %+v", r.Metric, r.N, r.Ms, q)
+		}
+		if r.Ms[3] < r.Ms[2] || r.Ms[3] > q.Max+0.001*q.Max {
+			t.Errorf("%s: p99.9 %.3f outside [p99 %.3f, max %.3f]", r.Metric, r.Ms[3], r.Ms[2], q.Max)
+		}
+	}
+}

@@ -52,6 +52,10 @@ func TestRunFromFlagsAgainstSim(t *testing.T) {
 	if !strings.Contains(out, "sha256    "+m[1]) {
 		t.Errorf("contract check prints another sha256 than the run did (%s):\n%s", m[1], out)
 	}
+	// The contract's percentiles key drives the report's table as --percentiles would.
+	if code, out, _ := runCLI(t, "report", dir); code != 0 || !strings.Contains(out, "PERCENTILES") || !strings.Contains(out, "p99.9") {
+		t.Errorf("report of a contract with percentiles [50, 90, 99.9]: exit %d\n%s", code, out)
+	}
 	c, err := contract.Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -43,3 +43,33 @@ func TestImportReportCompare(t *testing.T) {
 		t.Errorf("unknown format: exit %d: %s", code, errs)
 	}
 }
+
+// TestReportPercentiles: --percentiles (or the contract's percentiles key) adds a table to
+// the text report, a "percentiles" key to --json and percentiles.csv to --csv; the summary
+// strip keeps its three.
+func TestReportPercentiles(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	file := filepath.Join("..", "..", "importer", "testdata", "aiperf-run1", "profile_export.jsonl")
+	if code, _, errs := runCLI(t, "import", "aiperf", file, "-o", dir); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	code, out, errs := runCLI(t, "report", dir, "--percentiles", "50,90,99.9")
+	if code != 0 || !strings.Contains(out, "PERCENTILES (warm, ms)") || !strings.Contains(out, "p99.9") || !strings.Contains(out, "TTFT p99") {
+		t.Errorf("text: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, _ = runCLI(t, "report", dir, "--percentiles", "99.9", "--json")
+	if code != 0 || !strings.Contains(out, `"percentiles": {`) || !strings.Contains(out, `"framework"`) {
+		t.Errorf("json: exit %d\n%.300s", code, out)
+	}
+	code, out, _ = runCLI(t, "report", dir, "--percentiles", "99.9", "--csv", filepath.Join(tmp, "csv"))
+	if code != 0 || !strings.Contains(out, "percentiles.csv") {
+		t.Errorf("csv: exit %d %s", code, out)
+	}
+	if code, _, errs := runCLI(t, "report", dir, "--percentiles", "100"); code != 2 || !strings.Contains(errs, "strictly between") {
+		t.Errorf("bad percentile: exit %d %s", code, errs)
+	}
+	if code, _, _ := runCLI(t, "report", dir); code != 0 {
+		t.Errorf("plain report: exit %d", code)
+	}
+}

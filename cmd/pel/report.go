@@ -48,6 +48,10 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 			if err != nil {
 				return err
 			}
+			pt, err := percentileTable(args[0], pcts)
+			if err != nil {
+				return err
+			}
 			// A file output is the whole job: write it, print where, and nothing else.
 			if htmlOut != "" || csvOut != "" {
 				if htmlOut != "" {
@@ -61,6 +65,13 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 					if err != nil {
 						return err
 					}
+					if pt != nil {
+						p, err := writePercentilesCSV(csvOut, pt)
+						if err != nil {
+							return err
+						}
+						paths = append(paths, p)
+					}
 					for _, p := range paths {
 						fmt.Fprintln(a.stdout, p)
 					}
@@ -68,10 +79,18 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 				return nil
 			}
 			if asJSON {
+				if pt != nil {
+					return jsonWithPercentiles(a.stdout, ev, pt)
+				}
 				return report.JSON(a.stdout, ev)
 			}
 			if err := report.Text(a.stdout, ev); err != nil {
 				return err
+			}
+			if pt != nil {
+				if err := pt.Text(a.stdout); err != nil {
+					return err
+				}
 			}
 			printCanary(a.stdout, args[0]) // an interleaved canary run: the candidate's scope and stop
 			return nil

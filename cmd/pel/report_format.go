@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"path/filepath"
+
 	"errors"
+	"github.com/pel-ladder/pel/evidence"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/report"
@@ -48,4 +54,58 @@ func reportPercentiles(flag string, c *contract.Contract) ([]float64, error) {
 		return c.Percentiles, nil
 	}
 	return nil, nil
+}
+
+// percentileTable is the table of the percentiles asked for (--percentiles, else the
+// contract's percentiles key) over dir's tasks; nil when none is asked for.
+func percentileTable(dir, flag string) (*report.PercentileTable, error) {
+	d, err := rundir.Open(dir)
+	if err != nil {
+		if flag != "" {
+			return nil, usageErrorf("--percentiles needs a run directory (its requests.jsonl): %v", err)
+		}
+		return nil, nil // an evidence.json alone: its three percentiles are all there is
+	}
+	ps, err := reportPercentiles(flag, d.Contract)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	t, err := report.Percentiles(d.Each, ps)
+	if errors.Is(err, rundir.ErrBadInput) {
+		return nil, usageError(err)
+	}
+	if err != nil {
+		return nil, failError(err)
+	}
+	return t, nil
+}
+
+// writePercentilesCSV writes OUTDIR/percentiles.csv.
+func writePercentilesCSV(outDir string, t *report.PercentileTable) (string, error) {
+	p := filepath.Join(outDir, report.PercentilesCSVFile)
+	if err := evidence.WriteAtomic(p, t.CSV); err != nil {
+		return "", failError(err)
+	}
+	return p, nil
+}
+
+// jsonWithPercentiles prints the evidence with the percentile table as one more key,
+// "percentiles" (only when a table was asked for, so the plain --json stays evidence.json).
+func jsonWithPercentiles(w io.Writer, ev *evidence.Evidence, t *report.PercentileTable) error {
+	var b bytes.Buffer
+	if err := ev.Encode(&b); err != nil {
+		return failError(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		return failError(err)
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return failError(err)
+	}
+	m["percentiles"] = raw
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
 }
