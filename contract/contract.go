@@ -113,6 +113,9 @@ type Task struct {
 const (
 	FormatPrompts  = "prompts"
 	FormatShareGPT = "sharegpt"
+	// FormatShareGPTVLLM reads a ShareGPT file as vllm bench serve --dataset-name sharegpt
+	// samples it: single-turn prompts, filtered by its length rules (package workload).
+	FormatShareGPTVLLM = "sharegpt-vllm"
 )
 
 // Dataset is a JSONL file of prompts (see package workload for the formats).

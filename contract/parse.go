@@ -393,8 +393,8 @@ func (d *decoder) dataset(n *yaml.Node, path string) *Dataset {
 	}
 	ds := &Dataset{Format: FormatPrompts}
 	m.requiredStr("file", &ds.File)
-	if m.str("format", &ds.Format) && ds.Format != FormatPrompts && ds.Format != FormatShareGPT {
-		m.errf("format", "unknown dataset format %q (want prompts|sharegpt)", ds.Format)
+	if m.str("format", &ds.Format) && ds.Format != FormatPrompts && ds.Format != FormatShareGPT && ds.Format != FormatShareGPTVLLM {
+		m.errf("format", "unknown dataset format %q (want prompts|sharegpt|sharegpt-vllm)", ds.Format)
 	}
 	m.finish()
 	return ds

@@ -41,7 +41,9 @@ func LoadDataset(path, format string) ([]Item, error) {
 // ("from" is human|user, gpt|assistant|chatgpt|bard|bing, or system); conversations
 // without a non-empty human turn are skipped. (vLLM's ShareGPT benchmark dataset takes
 // conversations[0] as the prompt and skips entries with fewer than two turns; taking the
-// first human turn also serves files that open with a system turn.) Either
+// first human turn also serves files that open with a system turn.) Format
+// "sharegpt-vllm" samples the same files exactly as vllm bench serve does (sharegpt_vllm.go).
+// Either
 // format may also be one JSON array of such objects (how the public ShareGPT files ship).
 // Other keys are ignored (datasets come from elsewhere); a line that is not valid JSON, or
 // lacks the required key, is an error naming its line.
@@ -58,8 +60,10 @@ func ReadDataset(r io.Reader, name, format string) ([]Item, error) {
 			ok = err == nil
 		case contract.FormatShareGPT:
 			it, ok, err = parseShareGPTLine(raw)
+		case contract.FormatShareGPTVLLM:
+			it, ok, err = parseShareGPTVLLM(raw)
 		default:
-			return fmt.Errorf("%s: unknown dataset format %q (want prompts|sharegpt)", name, format)
+			return fmt.Errorf("%s: unknown dataset format %q (want prompts|sharegpt|sharegpt-vllm)", name, format)
 		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", name, line, err)
@@ -77,6 +81,9 @@ func ReadDataset(r io.Reader, name, format string) ([]Item, error) {
 	}
 	if len(items) == 0 {
 		if skipped > 0 {
+			if format == contract.FormatShareGPTVLLM {
+				return nil, fmt.Errorf("%s: no usable prompt (%d conversations with fewer than 2 turns or outside vllm bench serve's length rules)", name, skipped)
+			}
 			return nil, fmt.Errorf("%s: no usable prompt (%d conversations without a human turn)", name, skipped)
 		}
 		return nil, fmt.Errorf("%s: no prompts", name)

@@ -79,57 +79,79 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// eachArrayElem reads a JSON array and calls f per element with the line it starts on.
+// eachArrayElem reads a JSON array as a stream (encoding/json's Decoder over the file, one
+// element in memory at a time: the public ShareGPT file is ~640 MB) and calls f per element
+// with the line it starts on.
 func eachArrayElem(br *bufio.Reader, name string, firstLine int, f func([]byte, int) error) error {
-	data, err := io.ReadAll(br)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	lineAt := lineCounter(data, firstLine)
-	dec := json.NewDecoder(bytes.NewReader(data))
+	lt := &lineTracker{r: br, line: firstLine}
+	dec := json.NewDecoder(lt)
 	if _, err := dec.Token(); err != nil { // '['
 		return fmt.Errorf("%s:%d: bad JSON: %v", name, firstLine, err)
 	}
 	for dec.More() {
-		start := skipSep(data, int(dec.InputOffset()))
+		start := lt.elementLine(dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("%s:%d: bad JSON: %v", name, lineAt(start), err)
+			return fmt.Errorf("%s:%d: bad JSON: %v", name, start, err)
 		}
-		if err := f(raw, lineAt(start)); err != nil {
+		if len(raw) > MaxLine {
+			return fmt.Errorf("%s:%d: element longer than %d bytes", name, start, MaxLine)
+		}
+		if err := f(raw, start); err != nil {
 			return err
 		}
 	}
 	if _, err := dec.Token(); err != nil { // ']'
-		return fmt.Errorf("%s:%d: bad JSON: %v", name, lineAt(int(dec.InputOffset())), err)
+		return fmt.Errorf("%s:%d: bad JSON: %v", name, lt.lineAt(dec.InputOffset()), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s:%d: data after the closing ]", name, lineAt(int(dec.InputOffset())))
+		return fmt.Errorf("%s:%d: data after the closing ]", name, lt.lineAt(dec.InputOffset()))
 	}
 	return nil
 }
 
-func skipSep(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n' || data[i] == ',') {
-		i++
-	}
-	return i
+// lineTracker passes a stream to a json.Decoder and maps the decoder's offsets (asked in
+// increasing order) to 1-based lines. It holds only the bytes between the last offset asked
+// and what the decoder has read ahead: memory is bounded by the largest element.
+type lineTracker struct {
+	r    io.Reader
+	base int64  // stream offset of buf[0]
+	line int    // line at base
+	buf  []byte // bytes read from base on
 }
 
-// lineCounter maps byte offsets (asked in increasing order) to 1-based line numbers.
-func lineCounter(data []byte, first int) func(off int) int {
-	pos, line := 0, first
-	return func(off int) int {
-		if off > len(data) {
-			off = len(data)
-		}
-		if off < pos {
-			pos, line = 0, first
-		}
-		line += bytes.Count(data[pos:off], []byte{'\n'})
-		pos = off
-		return line
+func (t *lineTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// lineAt is the line of stream offset off, and forgets the bytes before it.
+func (t *lineTracker) lineAt(off int64) int {
+	k := int(min(max(off-t.base, 0), int64(len(t.buf))))
+	t.line += bytes.Count(t.buf[:k], []byte{'\n'})
+	t.base += int64(k)
+	t.buf = t.buf[k:]
+	if cap(t.buf) > 1<<20 && len(t.buf) < cap(t.buf)/4 {
+		t.buf = append([]byte(nil), t.buf...) // let a large element's buffer go
 	}
+	return t.line
+}
+
+// elementLine is the line the element after offset off starts on (past the separating
+// whitespace and comma).
+func (t *lineTracker) elementLine(off int64) int {
+	line := t.lineAt(off)
+	for _, c := range t.buf {
+		switch c {
+		case '\n':
+			line++
+		case ' ', '\t', '\r', ',':
+		default:
+			return line
+		}
+	}
+	return line
 }
 
 // decodeStrict decodes one JSON value into v, rejecting unknown fields and trailing data.

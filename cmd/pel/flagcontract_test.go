@@ -96,3 +96,25 @@ func TestContractFromFlags(t *testing.T) {
 		t.Errorf("x.yaml created")
 	}
 }
+
+// TestFlagsDataset: --dataset works from flags as from a contract: the contract written
+// names the file by its absolute path (it is read from the run directory later) and pel
+// contract check plans it.
+func TestFlagsDataset(t *testing.T) {
+	tmp := t.TempDir()
+	ds := filepath.Join(tmp, "ShareGPT.json")
+	os.WriteFile(ds, []byte(`[{"id": "a", "conversations": [{"from": "human", "value": "what is the capital of France, and why?"}, {"from": "gpt", "value": "Paris: it has been the seat of government for centuries."}]}]`), 0o600)
+	code, out, errs := runCLI(t, "contract", "from-flags", "--concurrency", "2", "--requests", "4", "--dataset", ds, "--dataset-format", "sharegpt-vllm")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	cf := filepath.Join(tmp, "elsewhere", "c.yaml")
+	os.MkdirAll(filepath.Dir(cf), 0o700)
+	os.WriteFile(cf, []byte(out), 0o600)
+	if code, _, errs := runCLI(t, "contract", "check", cf); code != 0 {
+		t.Errorf("contract check of a flags contract with a dataset: exit %d: %s\n%s", code, errs, out)
+	}
+	if !strings.Contains(out, "file: "+ds) || !strings.Contains(out, "format: sharegpt-vllm") {
+		t.Errorf("dataset not named by its path:\n%s", out)
+	}
+}
