@@ -348,3 +348,16 @@ func TestPythonJSON(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestVLLMStartTimes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vllm.json")
+	data := strings.Replace(vllmDetailed, `"errors"`, `"start_times": [353399.5, 353399.75, 353401.5], "errors"`, 1)
+	os.WriteFile(file, []byte(data), 0o600)
+	_, ev, recs := importRun(t, "vllm-bench", file)
+	if d := recs[1].SentAt.Sub(recs[0].SentAt); d != 250*time.Millisecond {
+		t.Errorf("second request sent %v after the first, want start_times' 250ms", d)
+	}
+	if hasNote(ev, "when each request was sent") || !hasNote(ev, "when each request was due") {
+		t.Errorf("notes: %q", ev.Run.Notes)
+	}
+}

@@ -29,6 +29,9 @@ type vllmResult struct {
 	TTFTs      []float64   `json:"ttfts"`
 	ITLs       [][]float64 `json:"itls"`
 	Errors     []string    `json:"errors"`
+	// StartTimes (vLLM 0.14 on) is each request's send time on the benchmark's monotonic
+	// clock, in seconds.
+	StartTimes []float64 `json:"start_times"`
 }
 
 func readVLLM(r io.Reader, name string, s *sink) error {
@@ -83,17 +86,34 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 	if f.rate == 0 && f.concurrency == 0 {
 		f.notes = append(f.notes, "a burst run (request_rate inf, no max_concurrency): every request was due at once, so the file has no per-request schedule")
 	}
-	// Requests are placed evenly over the run's duration: the file does not say when each
-	// was sent, and an even spread keeps the rates the tool measured.
+	// Without start_times, requests are placed evenly over the run's duration: the file
+	// does not say when each was sent, and an even spread keeps the rates the tool measured.
 	spacing := time.Duration(0)
 	if f.durationS > 0 {
 		spacing = time.Duration(f.durationS / float64(n) * float64(time.Second))
 	}
+	sendAt := func(i int) time.Time { return start.Add(time.Duration(i) * spacing) }
+	if len(v.StartTimes) > 0 {
+		if len(v.StartTimes) != n {
+			return badf("%s: start_times: %d entries, ttfts has %d", name, len(v.StartTimes), n)
+		}
+		t0 := v.StartTimes[0]
+		for i, t := range v.StartTimes {
+			if d := t - t0; d < -1e6 || d > 1e6 {
+				return badf("%s: start_times[%d]: %v is %v s from the first request's", name, i, t, d)
+			}
+			t0 = min(t0, t)
+		}
+		f.sendTimes = true
+		sendAt = func(i int) time.Time {
+			return start.Add(time.Duration((v.StartTimes[i] - t0) * float64(time.Second)))
+		}
+	}
 	f.perChunk = true
 	for i := 0; i < n; i++ {
 		rec := &record.Record{TokenSource: record.TokensUsage}
-		rec.ScheduledAt = start.Add(time.Duration(i) * spacing)
-		rec.SentAt = rec.ScheduledAt
+		rec.SentAt = sendAt(i)
+		rec.ScheduledAt = rec.SentAt
 		at := func(field string) string { return fmt.Sprintf("%s[%d]", field, i) }
 		if rec.PromptTokens, err = checkTokens(name+": "+at("input_lens"), v.InputLens[i]); err != nil {
 			return err

@@ -20,8 +20,8 @@ var VLLMBenchPercentiles = []float64{99}
 
 // VLLMBench writes a run as vllm bench serve --save-result --save-detailed JSON, so what
 // reads those files (dashboards, scripts) reads pel's runs: the run's figures under vllm's
-// keys and, per request in file order, input_lens, output_lens, ttfts, itls, e2els and
-// errors. Each streams the run's task records (rundir.Dir.Each); it is called twice, so
+// keys and, per request in file order, input_lens, output_lens, ttfts, itls, e2els,
+// start_times and errors. Each streams the run's task records (rundir.Dir.Each); it is called twice, so
 // the per-token itls are written as they are read instead of held.
 //
 // The figures follow vllm's definitions: TTFT, E2E and ITL count from the send (vllm has no
@@ -35,6 +35,7 @@ func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each fu
 		ttft    float64 // s, 0 for a failed request
 		e2e     float64 // s
 		err     string
+		sent    time.Time
 	}
 	var reqs []perReq
 	dists := map[string]*stats.Dist{"ttft": stats.NewDist(), "tpot": stats.NewDist(), "itl": stats.NewDist(), "e2el": stats.NewDist()}
@@ -49,7 +50,7 @@ func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each fu
 		if r.Step != nil {
 			return nil
 		}
-		q := perReq{in: r.PromptTokens}
+		q := perReq{in: r.PromptTokens, sent: r.SentAt}
 		if !r.SentAt.IsZero() && (first.IsZero() || r.SentAt.Before(first)) {
 			first = r.SentAt
 		}
@@ -168,6 +169,14 @@ func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each fu
 	arr("output_lens", len(reqs), func(i int) { enc(reqs[i].out) })
 	arr("ttfts", len(reqs), func(i int) { enc(reqs[i].ttft) })
 	arr("e2els", len(reqs), func(i int) { enc(reqs[i].e2e) })
+	// start_times as vLLM writes them (seconds on one clock), counted from the first send.
+	arr("start_times", len(reqs), func(i int) {
+		if reqs[i].sent.IsZero() {
+			enc(0)
+		} else {
+			enc(reqs[i].sent.Sub(first).Seconds())
+		}
+	})
 	// itls: a second pass, written as read.
 	bw.WriteString(`, "itls": [`)
 	i := 0
