@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pel-ladder/pel/sweep"
 )
 
 // TestImportReportCompare: an imported AIPerf run reads like a run of pel's own: pel report
@@ -71,5 +73,37 @@ func TestReportPercentiles(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "report", dir); code != 0 {
 		t.Errorf("plain report: exit %d", code)
+	}
+}
+
+// TestSweepFromImports: pel sweep --from reads a directory of imports as a sweep's points,
+// each at its contract's load (GuideLLM's synchronous benchmark: one in flight; the AIPerf
+// run: 100).
+func TestSweepFromImports(t *testing.T) {
+	tmp := t.TempDir()
+	imports := filepath.Join(tmp, "imports")
+	for _, im := range []struct{ format, file, dir string }{
+		{"guidellm", "guidellm/benchmarks-2025-07.json", "guidellm"},
+		{"aiperf", "aiperf-run1/profile_export.jsonl", "aiperf"},
+	} {
+		file := filepath.Join("..", "..", "importer", "testdata", im.file)
+		if code, _, errs := runCLI(t, "import", im.format, file, "-o", filepath.Join(imports, im.dir)); code != 0 {
+			t.Fatalf("import %s: %s", im.format, errs)
+		}
+	}
+	out := filepath.Join(tmp, "sweep")
+	code, stdout, errs := runCLI(t, "sweep", "--from", imports, "-o", out)
+	if code != 0 {
+		t.Fatalf("sweep --from: exit %d: %s", code, errs)
+	}
+	r, err := sweep.ReadResult(filepath.Join(out, sweep.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mode != "concurrency" || len(r.Points) != 2 || r.Points[0].Name != "c1" || r.Points[1].Name != "c100" || r.Points[1].Requests != 100 {
+		t.Errorf("points: %+v\n%s", r.Points, stdout)
+	}
+	if code, _, errs := runCLI(t, "sweep", "--from", filepath.Join(imports, "aiperf"), "-o", filepath.Join(tmp, "one")); code != 2 || !strings.Contains(errs, "at least two runs") {
+		t.Errorf("one run: exit %d: %s", code, errs)
 	}
 }

@@ -25,9 +25,10 @@ func newSweepCmd(a *app) *cobra.Command {
 		search                                         sweep.Search
 		minAcc, targetRate                             float64
 		replicas                                       int
+		from                                           []string
 	)
 	cmd := &cobra.Command{
-		Use:   "sweep --target URL --contract FILE (--concurrency 1,4,16,64 | --rates 5,10,20 | --slo-search [--rates START[,MAX]]) [-o DIR]",
+		Use:   "sweep --target URL --contract FILE (--concurrency 1,4,16,64 | --rates 5,10,20 | --slo-search [--rates START[,MAX]]) [-o DIR] | sweep --from DIR[,DIR...] [-o DIR]",
 		Short: "Run a contract at several loads: the throughput–latency curve, its knee, and the capacity at the SLO",
 		Long: `sweep runs the contract once per load, each into its own run directory: with
 --concurrency as a closed loop of that many tasks in flight (DIR/c<N>/; the contract's
@@ -53,6 +54,9 @@ marked).
 Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(from) > 0 {
+				return sweepFromRuns(a, from, out, minAcc, asJSON)
+			}
 			if target == "" || contractFile == "" {
 				return usageErrorf("sweep needs --target URL and --contract FILE")
 			}
@@ -135,5 +139,6 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 	cf.register(f)
 	f.BoolVar(&asJSON, "json", false, "print sweep.json instead of the table")
+	f.StringSliceVar(&from, "from", nil, "build the sweep from existing run `DIR`s (or a directory of them, e.g. pel imports of another tool's load points) instead of running")
 	return cmd
 }
