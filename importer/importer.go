@@ -10,6 +10,7 @@
 package importer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -112,6 +113,11 @@ func (s *sink) emit(r *record.Record) error {
 	if s.n >= MaxRequests {
 		return badf("%s: more than %d requests (pel import's bound)", s.file, MaxRequests)
 	}
+	if s.opt.Ctx != nil && s.n%1024 == 0 {
+		if err := s.opt.Ctx.Err(); err != nil {
+			return err
+		}
+	}
 	r.Seq = s.n
 	if r.ID == "" {
 		r.ID = "import-" + strconv.Itoa(s.n)
@@ -155,6 +161,9 @@ type Result struct {
 type Options struct {
 	// Benchmark picks one benchmark of a file that holds several (a GuideLLM sweep).
 	Benchmark int
+	// Ctx, when set, stops the import between records once it is done (Ctrl-C); what was
+	// written is removed.
+	Ctx context.Context
 }
 
 // Import reads file in format and writes the run directory dir (absent or empty): the
@@ -312,7 +321,7 @@ func fmtF(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 
 
 // emptyDir creates dir, or accepts it when it exists and is empty (runs never mix).
 func emptyDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(dir)

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -359,5 +360,18 @@ func TestVLLMStartTimes(t *testing.T) {
 	}
 	if hasNote(ev, "when each request was sent") || !hasNote(ev, "when each request was due") {
 		t.Errorf("notes: %q", ev.Run.Notes)
+	}
+}
+
+func TestImportStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := Import("aiperf", "testdata/aiperf-run1/profile_export.jsonl", dir, Options{Ctx: ctx})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("a stopped import left %d files", len(ents))
 	}
 }

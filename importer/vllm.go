@@ -29,8 +29,8 @@ type vllmResult struct {
 	TTFTs      []float64   `json:"ttfts"`
 	ITLs       [][]float64 `json:"itls"`
 	Errors     []string    `json:"errors"`
-	// StartTimes (vLLM 0.14 on) is each request's send time on the benchmark's monotonic
-	// clock, in seconds.
+	// StartTimes, which recent vllm bench serve versions write, is each request's send
+	// time on the benchmark's monotonic clock, in seconds.
 	StartTimes []float64 `json:"start_times"`
 }
 

@@ -42,5 +42,6 @@ func parseShareGPTVLLM(raw []byte) (Item, bool, error) {
 	if p < vllmShareGPTMinLen || o < vllmShareGPTMinLen || p > vllmShareGPTMaxPrompt || p+o > vllmShareGPTMaxPromptOut {
 		return Item{}, false, nil
 	}
-	return Item{Prompt: prompt, Messages: []Message{{Role: "user", Content: prompt}}, OutputTokens: o}, true, nil
+	// No Messages: the chat request is the prompt as one user turn (fromDataset).
+	return Item{Prompt: prompt, OutputTokens: o}, true, nil
 }

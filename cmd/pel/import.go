@@ -40,6 +40,7 @@ Exit status: 0 done, 2 bad input (the file, with the field at fault, or DIR not 
 			if out == "" {
 				return usageErrorf("import needs -o DIR (a new or empty directory)")
 			}
+			o.Ctx = a.ctx
 			res, err := importer.Import(args[0], args[1], out, o)
 			if errors.Is(err, importer.ErrBadInput) {
 				return usageError(err)
