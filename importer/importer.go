@@ -76,9 +76,8 @@ func FormatNames() string {
 
 // facts is what a reader learns about the run besides its records.
 type facts struct {
-	model   string
-	engine  string
-	started time.Time
+	model  string
+	engine string
 	// durationS is the run's duration as the tool measured it (0: unknown).
 	durationS float64
 	// Arrival, as the tool was configured: rate (req/s, 0: none or infinite), burstiness

@@ -79,7 +79,6 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 		start = t
 		f.notes = append(f.notes, "the run's start is the file's date field, read as UTC (vllm bench serve writes the local time without a zone)")
 	}
-	f.started = start
 	if v.Duration != nil && *v.Duration > 0 {
 		f.durationS = *v.Duration
 	}

@@ -57,13 +57,13 @@ func (w *workloadFlags) register(fs *pflag.FlagSet) {
 
 // given reports whether any workload flag was set (then no --contract may be).
 func (w *workloadFlags) given() bool {
-	any := false
+	set := false
 	w.fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Changed && w.owns(fl.Name) {
-			any = true
+			set = true
 		}
 	})
-	return any
+	return set
 }
 
 func (w *workloadFlags) owns(name string) bool {
