@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare/comparetest"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -152,17 +152,7 @@ func TestCanaryDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := strings.ReplaceAll(buf.String(), tmp, "TMP")
-			golden := filepath.Join("testdata", "canary-"+strings.ReplaceAll(c.name, " ", "-")+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("text differs from %s (rerun with -update if intended):\n%s", golden, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "canary-"+strings.ReplaceAll(c.name, " ", "-")+".golden"), []byte(got))
 		})
 	}
 }

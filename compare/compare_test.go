@@ -3,7 +3,6 @@ package compare
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -15,10 +14,9 @@ import (
 
 	"github.com/pel-ladder/pel/compare/comparetest"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/record"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // p99TTFT is the nearest-rank p99 TTFT (ms) of completed records.
 func p99TTFT(recs []record.Record) float64 {
@@ -298,18 +296,7 @@ func TestTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.ReplaceAll(buf.String(), tmp, "TMP")
-	golden := filepath.Join("testdata", "reject.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("text output differs from %s (rerun with -update if intended):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "reject.golden"), []byte(got))
 }
 
 // A p99 of few tasks can prove a breach (its lower bound exists) but never a pass (its

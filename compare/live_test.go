@@ -3,13 +3,13 @@ package compare
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 )
@@ -97,17 +97,7 @@ func TestLive(t *testing.T) {
 			if err := LiveText(&buf, r); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", c.golden+".golden")
-			if *update {
-				os.WriteFile(golden, buf.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if buf.String() != string(want) {
-				t.Errorf("text differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
-			}
+			golden.Check(t, filepath.Join("testdata", c.golden+".golden"), buf.Bytes())
 		})
 	}
 	if _, err := Live(nil, nil, "a", "b", LiveOptions{Start: liveStart, End: liveStart.Add(time.Minute)}); err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // simContract is short and light: pel sim's healthy H100 serves it far below saturation, so
@@ -42,18 +43,7 @@ func TestAgainstSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives pel sim for four short runs")
 	}
-	sc, err := sim.LoadScenario("healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 1, Seed: 1, Hostname: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := simtest.Start(t, "healthy", sim.Options{Speed: 1, Seed: 1, Hostname: "test"}, false)
 	tmp := t.TempDir()
 	run := func(name, src string) string {
 		t.Helper()

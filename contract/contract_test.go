@@ -3,33 +3,14 @@ package contract
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-// golden compares got with testdata file name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(name, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden:\n got: %s\nwant: %s", name, got, want)
-	}
-}
 
 // TestBadFiles: every file in testdata/bad fails with the messages in its .golden file
 // (file:line: key.path: message, one per line).
@@ -53,7 +34,7 @@ func TestBadFiles(t *testing.T) {
 					t.Errorf("error does not name the file: %v", fe)
 				}
 			}
-			golden(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
 		})
 	}
 }
@@ -72,7 +53,7 @@ func TestGoodFiles(t *testing.T) {
 			if !bytes.Equal(c.Raw(), raw) {
 				t.Error("Raw() is not the file's bytes")
 			}
-			golden(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(c.SHA256()+"\n"+string(c.Canonical())+"\n"))
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(c.SHA256()+"\n"+string(c.Canonical())+"\n"))
 		})
 	}
 }

@@ -2,15 +2,14 @@ package evidence
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/pel-ladder/pel/internal/golden"
+)
 
 func sample() *Evidence {
 	e := New()
@@ -33,18 +32,11 @@ func TestGoldenEncoding(t *testing.T) {
 	if err := sample().Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "sample.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
+	path := filepath.Join("testdata", "sample.golden.json")
+	golden.Check(t, path, buf.Bytes())
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("encoding differs from %s (run with -update if intended):\n%s", golden, buf.String())
 	}
 	// Round trip through Decode keeps what the encoder wrote.
 	e, err := Decode(bytes.NewReader(want))

@@ -2,7 +2,6 @@ package k8s
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden manifests")
+	"github.com/pel-ladder/pel/internal/golden"
+)
 
 func testJob() *Job {
 	return &Job{
@@ -58,13 +57,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "job.yaml")
-	if *update {
-		os.WriteFile(golden, m, 0o644)
-	}
-	if want, _ := os.ReadFile(golden); !bytes.Equal(m, want) {
-		t.Errorf("manifests differ from %s (go test ./k8s -update to accept):\n%s", golden, m)
-	}
+	golden.Check(t, filepath.Join("testdata", "job.yaml"), m)
 	objs := decodeStrict(t, m)
 	if len(objs) != 4 {
 		t.Fatalf("%d objects", len(objs))

@@ -16,6 +16,7 @@ import (
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // the receiver is a runner.Collector.
@@ -134,10 +135,6 @@ tasks:
 func TestSimLoopback(t *testing.T) {
 	c := parseContract(t, simContract)
 	dir := filepath.Join(t.TempDir(), "run")
-	sc, err := sim.LoadScenario("healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rcv, err := New(Config{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -146,14 +143,7 @@ func TestSimLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 20, Seed: 1, Hostname: "sim", OTLPEndpoint: u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := simtest.Start(t, "healthy", sim.Options{Speed: 20, Seed: 1, Hostname: "sim", OTLPEndpoint: u}, false)
 	ev, err := runner.Run(context.Background(), runner.Config{Target: srv.URL(), Contract: c, OutDir: dir, Collectors: []runner.Collector{rcv}})
 	if err != nil {
 		t.Fatal(err)

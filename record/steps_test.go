@@ -2,14 +2,12 @@ package record
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/pel-ladder/pel/internal/golden"
+)
 
 // TestStepRecordsFormat: a multi-step task's lines are its calls' records (each linked by
 // "step") then its task record ("steps"); the golden file pins the format. ReadFile returns
@@ -42,15 +40,11 @@ func TestStepRecordsFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden := filepath.Join("testdata", "steps.jsonl")
-	if *updateGolden {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
+	path := filepath.Join("testdata", "steps.jsonl")
+	if !golden.Check(t, path, buf.Bytes()) {
+		t.FailNow() // what follows reads the file back
 	}
-	want, err := os.ReadFile(golden)
-	if err != nil || !bytes.Equal(buf.Bytes(), want) {
-		t.Fatalf("step record format changed (go test ./record -update if deliberate):\n%s", buf.Bytes())
-	}
-	all, _, err := ReadAllFile(golden)
+	all, _, err := ReadAllFile(path)
 	if err != nil || len(all) != 4 {
 		t.Fatalf("%d lines, %v", len(all), err)
 	}
@@ -72,7 +66,7 @@ func TestStepRecordsFormat(t *testing.T) {
 	if _, ok := got.TPOT(); ok {
 		t.Error("a multi-step task has no TPOT")
 	}
-	if recs, err := ReadFile(golden); err != nil || len(recs) != 1 || len(recs[0].StepRecords()) != 2 {
+	if recs, err := ReadFile(path); err != nil || len(recs) != 1 || len(recs[0].StepRecords()) != 2 {
 		t.Errorf("ReadFile: %d records, %v", len(recs), err)
 	}
 }

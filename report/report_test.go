@@ -2,10 +2,7 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,10 +11,9 @@ import (
 
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/record"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -103,41 +99,6 @@ func synthetic(durS float64, n int) *evidence.Evidence {
 	return diagnose.Diagnose(ev, recs, diagnose.Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000, evidence.SigITLP99: 100}, Resamples: 100})
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./report -update to accept):\n%s", name, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\nwant %q\ngot  %q", i+1, x, y)
-		}
-	}
-	return ""
-}
-
 // inputs are the evidence packages rendered by the golden tests: the synthetic one, and
 // every testdata/*.evidence.json (real runs).
 func inputs(t *testing.T) map[string]*evidence.Evidence {
@@ -162,7 +123,7 @@ func TestTextGolden(t *testing.T) {
 		if !strings.HasPrefix(b.String(), "VERDICT: "+ev.Verdict) {
 			t.Errorf("%s: text does not start with the verdict", name)
 		}
-		golden(t, name+".txt", b.Bytes())
+		golden.Check(t, filepath.Join("testdata", name+".txt"), b.Bytes())
 	}
 }
 
@@ -173,7 +134,7 @@ func TestHTMLGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSelfContained(t, name, b.String())
-		golden(t, name+".html", b.Bytes())
+		golden.Check(t, filepath.Join("testdata", name+".html"), b.Bytes())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/sweep"
 )
 
@@ -48,6 +49,6 @@ func TestSweepHTMLGolden(t *testing.T) {
 				t.Errorf("%s: no line for the %s bound", name, l.Signal)
 			}
 		}
-		golden(t, name, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", name), b.Bytes())
 	}
 }

@@ -2,14 +2,12 @@ package scrape
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+	"github.com/pel-ladder/pel/internal/golden"
+)
 
 // TestFixtures: every real /metrics capture either parses, and its normalized reading
 // is pinned by a golden file, or fails with an error naming the file and line.
@@ -36,20 +34,7 @@ func TestFixtures(t *testing.T) {
 				}
 				got.WriteString(snap)
 			}
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./scrape -run TestFixtures -update)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("%s differs from golden:\n--- got\n%s--- want\n%s", name, got.String(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), got.Bytes())
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -421,18 +422,9 @@ func signature(labels map[string]string, skip string) string {
 func without(labels map[string]string, skip ...string) map[string]string {
 	out := make(map[string]string, len(labels))
 	for k, v := range labels {
-		if !contains(skip, k) {
+		if !slices.Contains(skip, k) {
 			out[k] = v
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

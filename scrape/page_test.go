@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 )
 
 func FuzzParsePage(f *testing.F) {
@@ -162,7 +163,7 @@ func TestDocMappingTable(t *testing.T) {
 		}
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	if *update && got != MappingTable() {
+	if golden.Update() && got != MappingTable() {
 		old := "//\t" + strings.ReplaceAll(strings.TrimSuffix(got, "\n"), "\n", "\n//\t")
 		repl := "//\t" + strings.ReplaceAll(strings.TrimSuffix(MappingTable(), "\n"), "\n", "\n//\t")
 		if err := os.WriteFile("doc.go", []byte(strings.Replace(string(doc), old, repl, 1)), 0o644); err != nil {

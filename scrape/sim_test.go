@@ -9,6 +9,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // runSim serves a pel sim scenario on loopback, drives it with a closed loop of
@@ -17,18 +18,7 @@ import (
 // completions: event counts, not wall time.
 func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, requests int) *evidence.Evidence {
 	t.Helper()
-	sc, err := sim.LoadScenario(scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 20, Seed: 1, Hostname: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := simtest.Start(t, scenario, sim.Options{Speed: 20, Seed: 1, Hostname: "sim"}, true)
 	// 200 ms (each request bounded by 160 ms): short enough for several samples inside the
 	// load, long enough that a loaded -race machine still answers the first and last ones.
 	cfg := Config{Engine: []string{srv.URL() + "/metrics"}, Interval: 200 * time.Millisecond}

@@ -351,6 +351,8 @@ func (ep *epData) replica(key string) *replica {
 	return r
 }
 
+// ingest stores the chosen targets of every good sample, in time order, then rescales the
+// ratios this endpoint reports as percents.
 func (ep *epData) ingest(ok []*Sample, base time.Time) {
 	prevT := math.NaN()
 	for _, s := range ok {
@@ -361,124 +363,154 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 			if ep.chosenT[tg.q] != tg {
 				continue
 			}
-			fams := ep.chosen[tg.q]
-			scale := tg.scale
-			if scale == 0 {
-				scale = 1
-			}
 			switch tg.kind {
 			case kGauge:
-				type acc struct {
-					sum float64
-					n   int
-				}
-				per := map[string]*acc{}
-				var keys []string
-				for _, fam := range fams {
-					for _, lv := range fi.scalars(fam) {
-						if !matches(lv.labels, tg.match) || math.IsNaN(lv.v) || math.IsInf(lv.v, 0) || lv.v >= blankDCGM {
-							continue
-						}
-						if tg.ratio && lv.v < 0 {
-							continue // vLLM V0 reports -1 for "no data yet"
-						}
-						k := ep.replicaKey(lv.labels)
-						a, ok := per[k]
-						if !ok {
-							a = &acc{}
-							per[k] = a
-							keys = append(keys, k)
-						}
-						a.sum += lv.v * scale
-						a.n++
-					}
-				}
-				for _, k := range keys {
-					a := per[k]
-					v := a.sum
-					if tg.ratio && !tg.all {
-						v /= float64(a.n)
-					}
-					r := ep.replica(k)
-					if r == nil {
-						continue
-					}
-					g := r.gauge(tg.q)
-					g.t = append(g.t, t)
-					g.v = append(g.v, v)
-				}
+				ep.ingestGauge(tg, fi, t)
 			case kCounter:
-				for _, fam := range fams {
-					for _, lv := range fi.scalars(fam) {
-						if !matches(lv.labels, tg.match) || math.IsNaN(lv.v) || math.IsInf(lv.v, 0) {
-							continue
-						}
-						r := ep.replica(ep.replicaKey(lv.labels))
-						if r == nil {
-							continue
-						}
-						raw := fam + "|" + signature(lv.labels, "")
-						m := r.counters[tg.q]
-						if m == nil {
-							m = map[string]*cseries{}
-							r.counters[tg.q] = m
-						}
-						c, ok := m[raw]
-						if !ok && !ep.newSeries() {
-							continue
-						}
-						if !ok {
-							c = &cseries{}
-							m[raw] = c
-							if !math.IsNaN(prevT) {
-								// A series that appears mid-run was 0 before (client
-								// libraries expose a labelled child on first use).
-								c.t, c.c = append(c.t, prevT), append(c.c, 0)
-							}
-						}
-						v := lv.v * scale
-						if len(c.c) > 0 && v < c.last {
-							c.off += c.last
-							ep.addReset(fmt.Sprintf("%s fell from %g to %g at %+.1f s", fam, c.last, v, t))
-						}
-						c.last = v
-						c.t = append(c.t, t)
-						c.c = append(c.c, v+c.off)
-					}
-				}
+				ep.ingestCounter(tg, fi, t, prevT)
 			case kHist:
-				for _, fam := range fams {
-					f, ok := fi[fam]
-					if !ok || (f.Type != "histogram" && f.Type != "gaugehistogram") {
-						continue
-					}
-					for _, m := range f.Metrics {
-						if !matches(m.Labels, tg.match) || m.C == nil {
-							continue
-						}
-						ep.addHist(tg.q, fam, m, t, prevT, scale)
-					}
-				}
+				ep.ingestHist(tg, fi, t, prevT)
 			}
 		}
 		prevT = t
 	}
-	// Some engines report a "ratio" as a percent (SGLang's early cache_hit_rate: 10.61).
-	// A value above 1 on the endpoint means percent for the whole series.
-	ep.percent = map[string]bool{}
-	for _, q := range []string{qKVUsage, qPrefixHitGauge, qSpecRateGauge} {
-		for _, r := range ep.replicas {
-			if g := r.gauges[q]; g != nil {
-				for _, v := range g.v {
-					if v > 1.0+1e-9 {
-						ep.percent[q] = true
-					}
-				}
+	ep.rescalePercents()
+}
+
+// targetScale is tg's unit factor (0 means none).
+func targetScale(tg *target) float64 {
+	if tg.scale == 0 {
+		return 1
+	}
+	return tg.scale
+}
+
+// ingestGauge adds one point per replica at t: the sum of the matching series (their mean
+// for a ratio that is not summed over all).
+func (ep *epData) ingestGauge(tg *target, fi famIndex, t float64) {
+	type acc struct {
+		sum float64
+		n   int
+	}
+	scale := targetScale(tg)
+	per := map[string]*acc{}
+	var keys []string
+	for _, fam := range ep.chosen[tg.q] {
+		for _, lv := range fi.scalars(fam) {
+			if !matches(lv.labels, tg.match) || math.IsNaN(lv.v) || math.IsInf(lv.v, 0) || lv.v >= blankDCGM {
+				continue
 			}
+			if tg.ratio && lv.v < 0 {
+				continue // vLLM V0 reports -1 for "no data yet"
+			}
+			k := ep.replicaKey(lv.labels)
+			a, ok := per[k]
+			if !ok {
+				a = &acc{}
+				per[k] = a
+				keys = append(keys, k)
+			}
+			a.sum += lv.v * scale
+			a.n++
 		}
-		if !ep.percent[q] {
+	}
+	for _, k := range keys {
+		a := per[k]
+		v := a.sum
+		if tg.ratio && !tg.all {
+			v /= float64(a.n)
+		}
+		r := ep.replica(k)
+		if r == nil {
 			continue
 		}
+		g := r.gauge(tg.q)
+		g.t = append(g.t, t)
+		g.v = append(g.v, v)
+	}
+}
+
+// ingestCounter adds each matching raw series' value at t, carried over counter resets.
+func (ep *epData) ingestCounter(tg *target, fi famIndex, t, prevT float64) {
+	scale := targetScale(tg)
+	for _, fam := range ep.chosen[tg.q] {
+		for _, lv := range fi.scalars(fam) {
+			if !matches(lv.labels, tg.match) || math.IsNaN(lv.v) || math.IsInf(lv.v, 0) {
+				continue
+			}
+			c := ep.counterSeries(tg.q, fam, lv.labels, prevT)
+			if c == nil {
+				continue
+			}
+			v := lv.v * scale
+			if len(c.c) > 0 && v < c.last {
+				c.off += c.last
+				ep.addReset(fmt.Sprintf("%s fell from %g to %g at %+.1f s", fam, c.last, v, t))
+			}
+			c.last = v
+			c.t = append(c.t, t)
+			c.c = append(c.c, v+c.off)
+		}
+	}
+}
+
+// counterSeries returns the raw series of quantity q for family fam and labels, created on
+// first use; nil past maxStoreSeries.
+func (ep *epData) counterSeries(q, fam string, labels map[string]string, prevT float64) *cseries {
+	r := ep.replica(ep.replicaKey(labels))
+	if r == nil {
+		return nil
+	}
+	raw := fam + "|" + signature(labels, "")
+	m := r.counters[q]
+	if m == nil {
+		m = map[string]*cseries{}
+		r.counters[q] = m
+	}
+	c, ok := m[raw]
+	if ok {
+		return c
+	}
+	if !ep.newSeries() {
+		return nil
+	}
+	c = &cseries{}
+	m[raw] = c
+	if !math.IsNaN(prevT) {
+		// A series that appears mid-run was 0 before (client libraries expose a labelled
+		// child on first use).
+		c.t, c.c = append(c.t, prevT), append(c.c, 0)
+	}
+	return c
+}
+
+// ingestHist adds each matching histogram series at t.
+func (ep *epData) ingestHist(tg *target, fi famIndex, t, prevT float64) {
+	scale := targetScale(tg)
+	for _, fam := range ep.chosen[tg.q] {
+		f, ok := fi[fam]
+		if !ok || (f.Type != "histogram" && f.Type != "gaugehistogram") {
+			continue
+		}
+		for _, m := range f.Metrics {
+			if !matches(m.Labels, tg.match) || m.C == nil {
+				continue
+			}
+			ep.addHist(tg.q, fam, m, t, prevT, scale)
+		}
+	}
+}
+
+// rescalePercents divides by 100 every ratio quantity this endpoint reports as a percent.
+// Some engines do (SGLang's early cache_hit_rate: 10.61); a value above 1 on the endpoint
+// means percent for the whole series.
+func (ep *epData) rescalePercents() {
+	ep.percent = map[string]bool{}
+	for _, q := range []string{qKVUsage, qPrefixHitGauge, qSpecRateGauge} {
+		if !ep.anyGaugeAbove(q, 1.0+1e-9) {
+			continue
+		}
+		ep.percent[q] = true
 		for _, r := range ep.replicas {
 			if g := r.gauges[q]; g != nil {
 				for i := range g.v {
@@ -487,6 +519,20 @@ func (ep *epData) ingest(ok []*Sample, base time.Time) {
 			}
 		}
 	}
+}
+
+// anyGaugeAbove reports whether any replica's gauge q holds a value over limit.
+func (ep *epData) anyGaugeAbove(q string, limit float64) bool {
+	for _, r := range ep.replicas {
+		if g := r.gauges[q]; g != nil {
+			for _, v := range g.v {
+				if v > limit {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func (r *replica) gauge(q string) *gseries {

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -117,19 +118,10 @@ func LookupModel(name string) (Model, error) {
 }
 
 // GPUNames lists the GPU catalog keys, sorted.
-func GPUNames() []string { return sortedKeys(gpus) }
+func GPUNames() []string { return slices.Sorted(maps.Keys(gpus)) }
 
 // ModelNames lists the model catalog keys, sorted.
-func ModelNames() []string { return sortedKeys(models) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func ModelNames() []string { return slices.Sorted(maps.Keys(models)) }
 
 // Per-layer matmul weight counts; they split the layer's weight traffic among its GEMMs.
 func (m Model) qkvParams() float64 {

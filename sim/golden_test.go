@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/pel-ladder/pel/internal/golden"
+)
 
 // The exposed metric families (name, type, label names) are a contract with every scraper:
 // a golden file makes any change to them deliberate. Update with `go test ./sim -update`.
@@ -34,19 +33,7 @@ func TestMetricFamiliesGolden(t *testing.T) {
 	}
 	sort.Strings(lines)
 	got := strings.Join(lines, "\n") + "\n"
-	path := filepath.Join("testdata", "metric-families.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("metric families changed (run with -update if deliberate):\n--- got\n%s--- want\n%s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "metric-families.golden"), []byte(got))
 }
 
 type keyset map[string]map[string]bool

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -253,16 +254,16 @@ func (s *Scenario) validate() error {
 	if s.Name == "" {
 		return errors.New("name: required")
 	}
-	if !contains(ownerLayers, s.OwnerLayer) {
+	if !slices.Contains(ownerLayers, s.OwnerLayer) {
 		return fmt.Errorf("owner_layer: %q is not one of %s", s.OwnerLayer, strings.Join(ownerLayers, "|"))
 	}
 	for _, l := range s.AlsoReported {
-		if l == "none" || !contains(ownerLayers, l) {
+		if l == "none" || !slices.Contains(ownerLayers, l) {
 			return fmt.Errorf("also_reported: %q is not a layer (%s)", l, strings.Join(ownerLayers[:len(ownerLayers)-1], "|"))
 		}
 	}
 	for _, e := range s.Evidence {
-		if !contains(evidenceKinds, e) {
+		if !slices.Contains(evidenceKinds, e) {
 			return fmt.Errorf("evidence: %q is not one of %s", e, strings.Join(evidenceKinds, "|"))
 		}
 	}
@@ -337,15 +338,6 @@ func (s *Scenario) validate() error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // costParams resolves the scenario's cost-model knobs over the defaults.

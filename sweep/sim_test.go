@@ -11,6 +11,7 @@ import (
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 	"github.com/pel-ladder/pel/sweep"
 )
 
@@ -42,23 +43,12 @@ cost: {accelerator_hour_usd: 2.5}
 // resolution, and stage 5's figures at the capacity (1 replica seen on /metrics). The
 // closed-form check of "within the resolution of the true capacity" is TestSLOSearch's
 // (sweep/search_test.go); against the simulator the reference is a dense grid of long runs
-// (see the package README), too long for a unit test.
+// (docs/sweep.md), too long for a unit test.
 func TestSLOSearchAgainstSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives pel sim for four or five 10-second runs")
 	}
-	sc, err := sim.LoadScenario("healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 0.25, Seed: 1, Hostname: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := simtest.Start(t, "healthy", sim.Options{Speed: 0.25, Seed: 1, Hostname: "test"}, false)
 	c, err := contract.Parse([]byte(capContract), filepath.Join(t.TempDir(), "cap.yaml"))
 	if err != nil {
 		t.Fatal(err)

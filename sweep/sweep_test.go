@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -16,11 +15,10 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/runner"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const baseContract = `name: sweep-test   # a comment survives
 version: 3
@@ -443,16 +441,5 @@ func TestTextGolden(t *testing.T) {
 	if err := Text(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "text.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
-	}
+	golden.Check(t, filepath.Join("testdata", "text.golden"), buf.Bytes())
 }

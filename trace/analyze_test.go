@@ -5,17 +5,15 @@ import (
 	"compress/gzip"
 	"database/sql"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/trace/timeline"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 
 // TestGolden runs every real fixture through Analyze and compares the JSON with its golden
 // file. Run `go test ./trace -update` after a deliberate change and review the diff.
@@ -36,20 +34,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := path + ".golden.json"
-			if *update {
-				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
-				t.Errorf("%s differs from its golden file; rerun with -update and review the diff", path)
-			}
+			golden.Check(t, path+".golden.json", append(got, '\n'))
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 func runPel(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
@@ -77,18 +78,7 @@ func TestRunAgainstSim(t *testing.T) {
 		t.Skip("drives pel sim with pel run")
 	}
 	run := func(t *testing.T, scenario string, speed float64, concurrency, requests, outTokens int) *evidence.Evidence {
-		sc, err := sim.LoadScenario(scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := sim.NewServer(sc, sim.Options{Speed: speed, Seed: 1, Hostname: "sim"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start("127.0.0.1:0", ""); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
+		srv := simtest.Start(t, scenario, sim.Options{Speed: speed, Seed: 1, Hostname: "sim"}, false)
 		tmp := t.TempDir()
 		cf := filepath.Join(tmp, "c.yaml")
 		contract := fmt.Sprintf(`name: sim-%s

@@ -24,6 +24,7 @@ import (
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // interval is both Prometheus' scrape_interval and pel's sampling interval / step.
@@ -325,18 +326,7 @@ func TestPrometheusScrapesSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Prometheus server and pel sim (about 10 s)")
 	}
-	sc, err := sim.LoadScenario("kv-thrash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 20, Seed: 1, Hostname: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := simtest.Start(t, "kv-thrash", sim.Options{Speed: 20, Seed: 1, Hostname: "sim"}, false)
 	promURL := startPrometheus(t, bin, t.TempDir(), hostPort(srv.URL()+"/metrics"))
 	load := &scrapetest.Load{BaseURL: srv.URL(), Concurrency: 64, PromptLen: 600, MaxTokens: 512}
 	if err := load.Start(0); err != nil {
