@@ -3,13 +3,12 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/resample"
 	"github.com/pel-ladder/pel/stats"
 )
 
@@ -21,14 +20,10 @@ const minHalfTasks = 5
 // minHOLSamples: each side of the head-of-line ratio needs this many short prompts.
 const minHOLSamples = 5
 
-// quantile is the linear-interpolated q-quantile of xs (NaN for none), left unsorted.
-func quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return resample.QuantileSorted(s, q)
-}
-
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// rec is a latency as stage 1 records it, for quantiles (quantile.RecordedMs).
+func rec(d time.Duration) float64 { return quantile.RecordedMs(d) }
 
 // clientSignals re-derives the stage-1 values a rule may read from a set of records of one
 // phase.
@@ -43,18 +38,18 @@ func clientSignals(recs []*record.Record, j *stats.Join) map[string]float64 {
 			accepted++
 		}
 		if d, ok := r.TTFT(); ok {
-			ttft = append(ttft, ms(d))
+			ttft = append(ttft, rec(d))
 		}
 		if d, ok := r.TTFTFromSent(); ok {
-			ttftSent = append(ttftSent, ms(d))
+			ttftSent = append(ttftSent, rec(d))
 		}
 		if d, ok := r.E2E(); ok && r.OK() {
-			e2e = append(e2e, ms(d))
+			e2e = append(e2e, rec(d))
 		}
 		if d, ok := r.TimeToHeaders(); ok {
-			hdr = append(hdr, ms(d))
+			hdr = append(hdr, rec(d))
 		}
-		r.ITLs(func(d time.Duration) { itl = append(itl, ms(d)) })
+		r.ITLs(func(d time.Duration) { itl = append(itl, rec(d)) })
 		chunks += len(r.ChunkUS)
 		for _, k := range r.ChunkTokens {
 			tokens += k
@@ -69,7 +64,7 @@ func clientSignals(recs []*record.Record, j *stats.Join) map[string]float64 {
 	out := map[string]float64{}
 	put := func(name string, xs []float64, q float64) {
 		if len(xs) > 0 {
-			out[name] = quantile(xs, q)
+			out[name] = quantile.Of(xs, q)
 		}
 	}
 	put(evidence.SigTTFTP50, ttft, 0.5)

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 		}
 		cold = append(cold, r)
 		if d, ok := r.ScheduleLag(); ok {
-			lag = append(lag, ms(d))
+			lag = append(lag, rec(d))
 		}
 		if _, ok := r.TTFTFromSent(); ok && r.OK() && r.InFlight == 0 && (first == nil || r.SentAt.Before(first.SentAt)) {
 			first = r
@@ -84,7 +85,7 @@ func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 	}
 	client := clientSignals(cold, t.join(joinCold))
 	if len(lag) > 0 {
-		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
+		client[evidence.SigScheduleLagP99] = quantile.Of(lag, 0.99)
 	}
 	if first != nil {
 		d, _ := first.TTFTFromSent()

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/resample"
 )
 
 // Series names (client-side time series, one point per 1 s window; t is the window start in
@@ -98,10 +98,10 @@ func perSecondSeries(start, end time.Time, comp, good, busy []float64, ttfts, it
 	return []evidence.Series{sc, sg, st, si, sf}
 }
 
-// median is the lower median (nearest rank), exact.
+// median is the median (package quantile's, the lower one of an even count), exact.
 func median(v []float64) float64 {
 	sort.Float64s(v)
-	return round6(v[(len(v)-1)/2])
+	return round6(quantile.Sorted(v, 0.5))
 }
 
 // clientBuckets is how many time buckets the diagnosis's stage-1 series get: enough to see
@@ -127,7 +127,7 @@ func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float6
 	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
 	q := func(xs []float64, q float64) float64 {
 		sort.Float64s(xs)
-		return resample.QuantileSorted(xs, q)
+		return quantile.Sorted(xs, q)
 	}
 	for b := range done {
 		t := math.Min((float64(b)+1)*width, end)
