@@ -131,15 +131,33 @@ func sloRejected(r *record.Record) bool {
 	return false
 }
 
-// warmWindow is the warm phase in seconds since start: from the run's phases, else from the
-// warm records' schedule.
-func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
+// warmWindow is the warm phase in seconds since start (from the run's phases, else from the
+// warm records' schedule) and when its last task was scheduled: the phase runs on past it
+// while its tasks drain.
+func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arrivalsEnd float64, ok bool) {
+	last := func() float64 {
+		x := math.Inf(-1)
+		for i := range recs {
+			if recs[i].Phase == record.PhaseWarm {
+				x = math.Max(x, relTime(ev.Run.StartedAt, recs[i].ScheduledAt))
+			}
+		}
+		return x
+	}
 	for _, p := range ev.Run.Phases {
 		if p.Name == evidence.PhaseWarm && p.EndS > p.StartS {
-			return interval{p.StartS, p.EndS}, true
+			w = interval{p.StartS, p.EndS}
+			arrivalsEnd = p.ArrivalsEndS
+			if arrivalsEnd <= p.StartS {
+				arrivalsEnd = last() // evidence written without it
+			}
+			if !(arrivalsEnd > p.StartS && arrivalsEnd <= p.EndS) {
+				arrivalsEnd = p.EndS
+			}
+			return w, arrivalsEnd, true
 		}
 	}
-	w := interval{math.Inf(1), math.Inf(-1)}
+	w = interval{math.Inf(1), math.Inf(-1)}
 	for i := range recs {
 		if recs[i].Phase != record.PhaseWarm {
 			continue
@@ -147,7 +165,7 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (interval, bool) {
 		t := relTime(ev.Run.StartedAt, recs[i].ScheduledAt)
 		w.a, w.b = math.Min(w.a, t), math.Max(w.b, t)
 	}
-	return w, w.b > w.a
+	return w, w.b, w.b > w.a
 }
 
 // halfView re-derives a view for the warm records scheduled in w and the series samples in
@@ -222,7 +240,7 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 // reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
 // in both halves on at least one re-derived signal that holds.
 func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) evidence.StopCondition {
-	w, ok := warmWindow(ev, t.All)
+	w, arrivalsEnd, ok := warmWindow(ev, t.All)
 	if !ok {
 		return evidence.StopCondition{Reason: "no warm window to split"}
 	}
@@ -230,7 +248,7 @@ func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) e
 		return evidence.StopCondition{Reason: "a cold start happens once per server start: reproduce it with a second run against a fresh server"}
 	}
 	var notes []string
-	for _, part := range halves(w) {
+	for _, part := range halves(w, arrivalsEnd) {
 		hv, n := halfView(ev, t, full, part.w, part.name, part.join)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}

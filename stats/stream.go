@@ -241,14 +241,9 @@ func (s *Stream) exact(full bool) *exactResult {
 	}
 	names := s.phaseNames()
 	for _, p := range names {
-		w := s.phases[p].win
-		ex.phases = append(ex.phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(ex.start)), EndS: secs(w.end.Sub(ex.start))})
+		ex.phases = append(ex.phases, s.phases[p].win.phase(p, ex.start))
 	}
-	for i := 0; i+1 < len(ex.phases); i++ {
-		if next := ex.phases[i+1].StartS; ex.phases[i].EndS > next && next >= ex.phases[i].StartS {
-			ex.phases[i].EndS = next
-		}
-	}
+	clipPhases(ex.phases)
 	if !full {
 		return ex
 	}
@@ -417,6 +412,9 @@ func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
 	if p.n == 0 || r.ScheduledAt.Before(p.win.start) {
 		p.win.start = r.ScheduledAt
 	}
+	if r.ScheduledAt.After(p.win.lastArrival) {
+		p.win.lastArrival = r.ScheduledAt
+	}
 	if end.After(p.win.end) {
 		p.win.end = end
 	}
@@ -487,6 +485,9 @@ func (p *phaseAcc) merge(o *phaseAcc) {
 		}
 		if o.win.end.After(p.win.end) {
 			p.win.end = o.win.end
+		}
+		if o.win.lastArrival.After(p.win.lastArrival) {
+			p.win.lastArrival = o.win.lastArrival
 		}
 	}
 	p.n += o.n

@@ -83,16 +83,12 @@ func Compute(recs []record.Record, opt Options) *Result {
 	for _, p := range phaseNames {
 		w := windowOf(byPhase[p])
 		windows[p] = w
-		res.Phases = append(res.Phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(res.Start)), EndS: secs(w.end.Sub(res.Start))})
+		res.Phases = append(res.Phases, w.phase(p, res.Start))
 	}
 	// Run phases are time ranges that never overlap, so that a server-side window (metrics,
 	// traces) holds one phase: a phase ends where the next one's schedule begins, even though
 	// its own slowest tasks may still be finishing (their records keep their phase label).
-	for i := 0; i+1 < len(res.Phases); i++ {
-		if next := res.Phases[i+1].StartS; res.Phases[i].EndS > next && next >= res.Phases[i].StartS {
-			res.Phases[i].EndS = next
-		}
-	}
+	clipPhases(res.Phases)
 	head := byPhase[record.PhaseWarm]
 	headPhase := record.PhaseWarm
 	if len(head) == 0 {
@@ -154,9 +150,26 @@ func (r *Result) Apply(ev *evidence.Evidence) {
 	st.Notes = r.Notes
 }
 
-type window struct{ start, end time.Time }
+// window is the measured window of a set of tasks: first scheduled_at (start) to last
+// done_at (end); lastArrival is the last scheduled_at.
+type window struct{ start, end, lastArrival time.Time }
 
 func (w window) dur() time.Duration { return w.end.Sub(w.start) }
+
+// phase is the run phase name over w, in seconds since start.
+func (w window) phase(name string, start time.Time) evidence.Phase {
+	return evidence.Phase{Name: name, StartS: secs(w.start.Sub(start)), EndS: secs(w.end.Sub(start)), ArrivalsEndS: secs(w.lastArrival.Sub(start))}
+}
+
+// clipPhases ends each phase where the next one's schedule begins (see Compute).
+func clipPhases(ps []evidence.Phase) {
+	for i := 0; i+1 < len(ps); i++ {
+		if next := ps[i+1].StartS; ps[i].EndS > next && next >= ps[i].StartS {
+			ps[i].EndS = next
+			ps[i].ArrivalsEndS = min(ps[i].ArrivalsEndS, next)
+		}
+	}
+}
 
 // windowOf is the measured window of a set of tasks: first scheduled_at to last done_at.
 func windowOf(rs []*record.Record) window {
@@ -164,6 +177,9 @@ func windowOf(rs []*record.Record) window {
 	for i, r := range rs {
 		if i == 0 || r.ScheduledAt.Before(w.start) {
 			w.start = r.ScheduledAt
+		}
+		if r.ScheduledAt.After(w.lastArrival) {
+			w.lastArrival = r.ScheduledAt
 		}
 		end := r.DoneAt
 		if end.IsZero() {
