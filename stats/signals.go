@@ -118,7 +118,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 			add(evidence.SigKneeBand, sc.Knee, "count", nil, sc.KneeNote)
 		}
 	} else if sc.Note != "" {
-		res.Notes = append(res.Notes, "band scaling not computed: "+sc.Note)
+		res.Notes = append(res.Notes, Note{NoteBandScaling, "band scaling not computed: " + sc.Note})
 	}
 
 	// Where the client's own records say the time went (every server gives these).
@@ -137,7 +137,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 	if h, ok := HOLWith(reqs, 10, opt.Join); ok {
 		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
 	} else if h.Note != "" {
-		res.Notes = append(res.Notes, "hol_ttft_ratio not computed: "+h.Note)
+		res.Notes = append(res.Notes, Note{NoteHOLNotComputed, "hol_ttft_ratio not computed: " + h.Note})
 	}
 }
 

@@ -149,7 +149,7 @@ func (s *Stream) Result(join *Join) *Result {
 	res.Signals = sigs
 	notes := ex.notes
 	for _, n := range res.Notes {
-		if !countNote(n) {
+		if !n.Kind.counts() {
 			notes = append(notes, n)
 		}
 	}
@@ -158,7 +158,7 @@ func (s *Stream) Result(join *Join) *Result {
 	return res
 }
 
-func (s *Stream) sampleNote(joined bool) string {
+func (s *Stream) sampleNote(joined bool) Note {
 	var parts []string
 	for _, p := range s.phaseNames() {
 		parts = append(parts, fmt.Sprintf("%s %d of %d", orAll(p), s.sample.Kept(p), s.sample.Seen(p)))
@@ -167,8 +167,8 @@ func (s *Stream) sampleNote(joined bool) string {
 	if joined {
 		j = "; stall alignment and head-of-line waits are joined against every task"
 	}
-	return fmt.Sprintf("%d tasks are more than the analysis holds in memory: counts, rates, latency percentiles, histograms, error and flag rates and per-second counts cover every task; "+
-		"the other shape signals, the multi-step tables and per-second medians are estimates from a seeded uniform sample of tasks (%s)%s", s.n, strings.Join(parts, ", "), j)
+	return Note{NoteSampled, fmt.Sprintf("%d tasks are more than the analysis holds in memory: counts, rates, latency percentiles, histograms, error and flag rates and per-second counts cover every task; "+
+		"the other shape signals, the multi-step tables and per-second medians are estimates from a seeded uniform sample of tasks (%s)%s", s.n, strings.Join(parts, ", "), j)}
 }
 
 func orAll(p string) string {
@@ -176,22 +176,6 @@ func orAll(p string) string {
 		return "(no phase)"
 	}
 	return p
-}
-
-// countNote reports whether a note of Compute counts tasks (the exact ones replace it).
-func countNote(n string) bool {
-	for _, p := range []string{"no task records", "no warm-phase tasks", "band scaling not computed"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	for _, p := range []string{"completed tasks came without a usage block", "tasks were never sent", "one task: no rate",
-		"completed tasks in the headline phase", "completed tasks: p99 rests"} {
-		if strings.Contains(n, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func sigKey(s evidence.Signal) string { return s.Name + "\x00" + s.Labels["task"] }
@@ -225,7 +209,7 @@ type exactResult struct {
 	win        *evidence.Window
 	workload   evidence.Workload
 	signals    []evidence.Signal
-	notes      []string
+	notes      []Note
 	series     []evidence.Series
 	buckets    []evidence.Series
 }
@@ -236,7 +220,7 @@ func (s *Stream) exact(full bool) *exactResult {
 	opt := s.opt
 	ex := &exactResult{start: opt.Start, end: s.end}
 	if s.n == 0 {
-		ex.notes = append(ex.notes, "no task records: nothing was measured")
+		ex.notes = append(ex.notes, Note{NoteNoRecords, "no task records: nothing was measured"})
 		return ex
 	}
 	names := s.phaseNames()
@@ -253,7 +237,7 @@ func (s *Stream) exact(full bool) *exactResult {
 		for _, p := range names {
 			head.merge(s.phases[p])
 		}
-		ex.notes = append(ex.notes, "no warm-phase tasks: the headline summary covers all tasks")
+		ex.notes = append(ex.notes, Note{NoteNoWarm, "no warm-phase tasks: the headline summary covers all tasks"})
 	}
 	hw := head.win
 	ex.headPhase = headPhase
@@ -261,7 +245,7 @@ func (s *Stream) exact(full bool) *exactResult {
 	w.Summary = head.set.summary(hw.dur(), opt.CostPerHourUSD)
 	w.TokenSource = head.tokenSource()
 	if head.estimated > 0 {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated))
+		ex.notes = append(ex.notes, Note{NoteTokenEstimate, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated)})
 	}
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range names {
@@ -282,16 +266,16 @@ func (s *Stream) exact(full bool) *exactResult {
 		}
 	}
 	if head.sent < head.n {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent))
+		ex.notes = append(ex.notes, Note{NoteNeverSent, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent)})
 	}
 	if head.n == 1 {
-		ex.notes = append(ex.notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
+		ex.notes = append(ex.notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
 	}
 	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
 	if completed < opt.MinSamples {
-		ex.notes = append(ex.notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
+		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples)})
 	} else if completed < 100 {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
+		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
 	}
 	s.exactSignals(ex, head, hw)
 	ex.series, ex.buckets = s.ser.result(ex.start, ex.end)
@@ -358,7 +342,7 @@ func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 			add(evidence.SigKneeBand, sc.Knee, "count", nil, sc.KneeNote)
 		}
 	} else if sc.Note != "" {
-		ex.notes = append(ex.notes, "band scaling not computed: "+sc.Note)
+		ex.notes = append(ex.notes, Note{NoteBandScaling, "band scaling not computed: " + sc.Note})
 	}
 	sh := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
 	head.shape.put(&sh)

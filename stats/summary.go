@@ -42,7 +42,7 @@ type Result struct {
 	Phases     []evidence.Phase
 	Signals    []evidence.Signal
 	Series     []evidence.Series
-	Notes      []string
+	Notes      []Note
 }
 
 // Source is the signal source of every client-side figure.
@@ -60,7 +60,7 @@ func Compute(recs []record.Record, opt Options) *Result {
 		all[i] = &recs[i]
 	}
 	if len(all) == 0 {
-		res.Notes = append(res.Notes, "no task records: nothing was measured")
+		res.Notes = append(res.Notes, Note{NoteNoRecords, "no task records: nothing was measured"})
 		return res
 	}
 	if res.Start.IsZero() {
@@ -93,7 +93,7 @@ func Compute(recs []record.Record, opt Options) *Result {
 	headPhase := record.PhaseWarm
 	if len(head) == 0 {
 		head, headPhase = all, ""
-		res.Notes = append(res.Notes, "no warm-phase tasks: the headline summary covers all tasks")
+		res.Notes = append(res.Notes, Note{NoteNoWarm, "no warm-phase tasks: the headline summary covers all tasks"})
 	}
 	hw := windowOf(head)
 	if headPhase != "" {
@@ -103,7 +103,7 @@ func Compute(recs []record.Record, opt Options) *Result {
 	w.Summary = Summarize(head, hw.dur(), opt.CostPerHourUSD)
 	w.TokenSource = tokenSource(head)
 	if est := countEstimated(head); est > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", est))
+		res.Notes = append(res.Notes, Note{NoteTokenEstimate, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", est)})
 	}
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range phaseNames {
@@ -118,16 +118,16 @@ func Compute(recs []record.Record, opt Options) *Result {
 	w.Steps = stepTables(head, hw.dur())
 	w.Histograms = histograms(head)
 	if n := countSent(head); n < len(head) {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n))
+		res.Notes = append(res.Notes, Note{NoteNeverSent, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n)})
 	}
 	if len(head) == 1 {
-		res.Notes = append(res.Notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
+		res.Notes = append(res.Notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
 	}
 	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
 	if completed < opt.MinSamples {
-		res.Notes = append(res.Notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
+		res.Notes = append(res.Notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples)})
 	} else if completed < 100 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
+		res.Notes = append(res.Notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
 	}
 	res.signals(all, byPhase, head, headPhase, hw, byTask, opt)
 	res.Series = series(all, res.Start, res.End)
@@ -147,7 +147,7 @@ func (r *Result) Apply(ev *evidence.Evidence) {
 	st.Sources = []string{Source}
 	st.Signals = append(st.Signals[:0], r.Signals...)
 	st.Series = r.Series
-	st.Notes = r.Notes
+	st.Notes = texts(r.Notes)
 }
 
 // window is the measured window of a set of tasks: first scheduled_at (start) to last
