@@ -17,7 +17,8 @@ import (
 // depend on the task count at all.
 const minHalfTasks = 5
 
-// minHOLSamples: each side of the head-of-line ratio needs this many short prompts.
+// minHOLSamples: each side of a half's (or the cold phase's) head-of-line ratio needs this
+// many short prompts.
 const minHOLSamples = 5
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
@@ -25,100 +26,23 @@ func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 // rec is a latency as stage 1 records it, for quantiles (quantile.RecordedMs).
 func rec(d time.Duration) float64 { return quantile.RecordedMs(d) }
 
-// clientSignals re-derives the stage-1 values a rule may read from a set of records of one
-// phase.
-func clientSignals(recs []*record.Record, j *stats.Join) map[string]float64 {
-	var ttft, ttftSent, itl, e2e, hdr []float64
-	var chunks, tokens, missed, completed, accepted int
-	for _, r := range recs {
-		if r.Status == record.StatusCancelled {
-			continue
-		}
-		if r.Accepted {
-			accepted++
-		}
-		if d, ok := r.TTFT(); ok {
-			ttft = append(ttft, rec(d))
-		}
-		if d, ok := r.TTFTFromSent(); ok {
-			ttftSent = append(ttftSent, rec(d))
-		}
-		if d, ok := r.E2E(); ok && r.OK() {
-			e2e = append(e2e, rec(d))
-		}
-		if d, ok := r.TimeToHeaders(); ok {
-			hdr = append(hdr, rec(d))
-		}
-		r.ITLs(func(d time.Duration) { itl = append(itl, rec(d)) })
-		chunks += len(r.ChunkUS)
-		for _, k := range r.ChunkTokens {
-			tokens += k
-		}
-		if r.OK() {
-			completed++
-			if !r.Accepted && sloRejected(r) {
-				missed++
-			}
-		}
+// clientSignals is stage 1 over a set of records of one phase (a half of the warm window,
+// the cold phase), read from the accumulator behind evidence.json (stats.Compute, with the
+// run's stage-1 options and, over a sample, the set's join against every task): the
+// unlabelled signals a rule may read. The diagnosis defines none of them itself.
+func clientSignals(recs []*record.Record, j *stats.Join, opt stats.Options) map[string]evidence.Signal {
+	rs := make([]record.Record, len(recs))
+	for i, r := range recs {
+		rs[i] = *r
 	}
-	out := map[string]float64{}
-	put := func(name string, xs []float64, q float64) {
-		if len(xs) > 0 {
-			out[name] = quantile.Of(xs, q)
+	opt.Join, opt.MinHOLSamples = j, minHOLSamples
+	out := map[string]evidence.Signal{}
+	for _, s := range stats.Compute(rs, opt).Signals {
+		if len(s.Labels) == 0 {
+			out[s.Name] = s
 		}
-	}
-	put(evidence.SigTTFTP50, ttft, 0.5)
-	put(evidence.SigTTFTP95, ttft, 0.95)
-	put(evidence.SigTTFTP99, ttft, 0.99)
-	put(evidence.SigTTFTFromSentP50, ttftSent, 0.5)
-	put(evidence.SigITLP50, itl, 0.5)
-	put(evidence.SigITLP99, itl, 0.99)
-	put(evidence.SigE2EP50, e2e, 0.5)
-	put(evidence.SigE2EP99, e2e, 0.99)
-	put(evidence.SigHeadersP50, hdr, 0.5)
-	if chunks > 0 {
-		out[evidence.SigTokensPerChunk] = float64(tokens) / float64(chunks)
-	}
-	if completed > 0 {
-		out[evidence.SigSLOMissRate] = float64(missed) / float64(completed)
-	}
-	if n := len(recs); n > 0 {
-		out[evidence.SigAcceptanceRate] = float64(accepted) / float64(n)
-	}
-	sh := stats.ShapeWith(recs, j)
-	for n, x := range sh.Values {
-		out[n] = x
-	}
-	for n, x := range stats.StepSignals(recs).Values {
-		out[n] = x // multi-step tasks: re-prefill, wait and later-turn figures
-	}
-	// Long prompts in the other half are in recs' phase too; stats.HOL sees only this half's,
-	// so a long prefill straddling the boundary counts on one side only.
-	if h, ok := stats.HOLWith(recs, minHOLSamples, j); ok {
-		out[evidence.SigHOLTTFTRatio] = h.Ratio
 	}
 	return out
-}
-
-// clientNames are the stage-1 signals clientSignals can re-derive; in a half view they are
-// either re-derived or absent, never carried over from the whole run.
-var clientNames = []string{
-	evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99, evidence.SigTTFTFromSentP50,
-	evidence.SigITLP50, evidence.SigITLP99, evidence.SigE2EP50, evidence.SigE2EP99,
-	evidence.SigHeadersP50, evidence.SigTokensPerChunk, evidence.SigSLOMissRate,
-	evidence.SigAcceptanceRate, evidence.SigHOLTTFTRatio,
-}
-
-// isShape reports whether a stage-1 signal comes from stats.ShapeOf or stats.StepSignals
-// (re-derived per half).
-func isShape(n string) bool {
-	switch n {
-	case evidence.SigQueueShare, evidence.SigServiceTTFT, evidence.SigCoalescedShare, evidence.SigTTFTShareE2E,
-		evidence.SigStallShare, evidence.SigStallAligned, evidence.SigStallAlignedBase,
-		evidence.SigPrefillMsPerToken, evidence.SigPrefillFitR2, evidence.SigTPOTLoadRatio, evidence.SigContextExhaustedRate:
-		return true
-	}
-	return strings.HasPrefix(n, "client.error_rate.") || strings.HasPrefix(n, "client.flag_rate.") || strings.HasPrefix(n, "client.steps.")
 }
 
 // sloRejected reports whether a completed task was rejected for an SLO.
@@ -171,7 +95,7 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arriva
 // halfView re-derives a view for the warm records scheduled in w and the series samples in
 // w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
 // over and not marked derived, so they never count as reproduction on their own.
-func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string) (*view, int) {
+func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string, o *Options) (*view, int) {
 	recs := t.All
 	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
 	for k, s := range full.sig {
@@ -185,20 +109,14 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 			sub = append(sub, r)
 		}
 	}
-	for _, n := range clientNames {
-		delete(h.sig, n)
-	}
+	// Stage 1 of the half is the half's own: re-read or absent, never the whole run's.
 	for n, s := range h.sig {
-		if s.Stage == evidence.StageRequestTrace && isShape(n) {
+		if s.Stage == evidence.StageRequestTrace {
 			delete(h.sig, n)
 		}
 	}
-	for n, x := range clientSignals(sub, t.join(join)) {
-		s, ok := full.sig[n]
-		if !ok {
-			s = evidence.Signal{Name: n, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseWarm}
-		}
-		s.Value, s.Window = x, &evidence.Window{StartS: w.a, EndS: w.b}
+	for n, s := range clientSignals(sub, t.join(join), o.Stage1) {
+		s.Phase, s.Window = evidence.PhaseWarm, &evidence.Window{StartS: w.a, EndS: w.b}
 		h.sig[n] = s
 		h.derived[n] = true
 	}
@@ -249,7 +167,7 @@ func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) e
 	}
 	var notes []string
 	for _, part := range halves(w, arrivalsEnd) {
-		hv, n := halfView(ev, t, full, part.w, part.name, part.join)
+		hv, n := halfView(ev, t, full, part.w, part.name, part.join, o)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
 		}

@@ -91,3 +91,60 @@ func doneTask(seq int, phase string, s, took float64, accepted bool) record.Reco
 	}
 	return r
 }
+
+// TestHalfViewIsStageOne: a half of the warm window reads its client figures from stage 1's
+// accumulator over the half's tasks, figure for figure, and keeps none of the whole run's.
+func TestHalfViewIsStageOne(t *testing.T) {
+	rs := recs(120, func(i int, at float64, r *record.Record) {
+		if at > 30 { // the second half is slower and half of it rejected
+			r.FirstTokenAt = r.SentAt.Add(time.Duration(300+i) * time.Millisecond)
+			if i%2 == 0 {
+				r.Accepted, r.Reasons = false, []string{"slo ttft max"}
+			}
+		}
+	})
+	ev := build(sig{evidence.SigKVUsageMax, 1})
+	stats.Compute(rs, stats.Options{Start: t0}).Apply(ev)
+	full := newView(ev)
+	o := &Options{Stage1: stats.Options{Start: t0, SLOFor: func(string) stats.RequestSLO { return stats.RequestSLO{TTFT: 250 * time.Millisecond} }}}
+	o.defaults()
+	w, arrivalsEnd, _ := warmWindow(ev, rs)
+	for _, h := range halves(w, arrivalsEnd) {
+		hv, n := halfView(ev, Tasks{All: rs}, full, h.w, h.name, h.join, o)
+		var sub []record.Record
+		for i := range rs {
+			if at := relTime(t0, rs[i].ScheduledAt); at >= h.w.a && at < h.w.b {
+				sub = append(sub, rs[i])
+			}
+		}
+		if n != len(sub) || n < 50 {
+			t.Fatalf("%s: %d tasks, want %d (about 60)", h.name, n, len(sub))
+		}
+		opt := o.Stage1
+		opt.MinHOLSamples = minHOLSamples
+		want := map[string]float64{}
+		for _, s := range stats.Compute(sub, opt).Signals {
+			if len(s.Labels) == 0 {
+				want[s.Name] = s.Value
+			}
+		}
+		for _, name := range []string{evidence.SigTTFTP99, evidence.SigAcceptanceRate, evidence.SigSLOMissRate, evidence.SigE2EP99} {
+			if _, ok := want[name]; !ok {
+				t.Fatalf("%s: stage 1 over the half gives no %s", h.name, name)
+			}
+		}
+		for name, s := range hv.sig {
+			if s.Stage != evidence.StageRequestTrace {
+				continue
+			}
+			v, ok := want[name]
+			if !ok || v != s.Value || !hv.derived[name] {
+				t.Errorf("%s: %s = %v (derived %v), stage 1 over the half gives %v (%v)", h.name, name, s.Value, hv.derived[name], v, ok)
+			}
+			delete(want, name)
+		}
+		if len(want) > 0 {
+			t.Errorf("%s: stage-1 signals missing from the half view: %v", h.name, want)
+		}
+	}
+}

@@ -134,7 +134,7 @@ func (res *Result) signals(all []*record.Record, byPhase map[string][]*record.Re
 	}
 
 	// Head-of-line blocking of short prompts by long ones.
-	if h, ok := HOLWith(reqs, 10, opt.Join); ok {
+	if h, ok := HOLWith(reqs, opt.MinHOLSamples, opt.Join); ok {
 		add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
 	} else if h.Note != "" {
 		res.Notes = append(res.Notes, Note{NoteHOLNotComputed, "hol_ttft_ratio not computed: " + h.Note})

@@ -30,6 +30,9 @@ type Options struct {
 	Start time.Time
 	// MinSamples below which a statistic carries a "few samples" note (default 20).
 	MinSamples int
+	// MinHOLSamples is the fewest short prompts on each side of the head-of-line ratio
+	// (default 10).
+	MinHOLSamples int
 	// Join, when set, gives the headline set's stall alignment and head-of-line waits from
 	// every task (Stream: the records given are a sample of a larger run).
 	Join *Join
@@ -53,6 +56,9 @@ const Source = "client"
 func Compute(recs []record.Record, opt Options) *Result {
 	if opt.MinSamples <= 0 {
 		opt.MinSamples = 20
+	}
+	if opt.MinHOLSamples <= 0 {
+		opt.MinHOLSamples = 10
 	}
 	res := &Result{Start: opt.Start}
 	all := make([]*record.Record, len(recs))
