@@ -13,9 +13,9 @@ import (
 // TestHalvesSplitTheArrivals: the default pel demo schedules its 79 warm tasks from 5.7 s
 // to 19.2 s and they drain until 33.4 s; every one is rejected under a steady KV thrash. The
 // warm window's halves split the arrivals, so each half holds half of the tasks (39 and 40)
-// and a symptom present throughout reproduces in both, while halving the window up to its
-// drained end put the midpoint (19.5 s) after the last arrival and left the second half
-// with no task.
+// and a symptom present throughout reproduces in both; halving the window up to its drained
+// end puts the midpoint (19.5 s) after the last arrival and leaves the second half with no
+// task.
 func TestHalvesSplitTheArrivals(t *testing.T) {
 	const n = 79
 	first, last, end := 5.7, 19.2, 33.4
