@@ -115,6 +115,45 @@ func BucketLayout(end float64) (width float64, n int) {
 	return width, int(math.Ceil(end/width)) + 1
 }
 
+// RecordBuckets is BucketSeries over records (times in seconds since start): the
+// non-cancelled tasks by the bucket they ended in, TTFT and ITL in ms.
+func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
+	end := 0.0
+	for i := range recs {
+		if t := recs[i].DoneAt; !t.IsZero() {
+			end = math.Max(end, t.Sub(start).Seconds())
+		}
+	}
+	if end <= 0 {
+		return nil
+	}
+	width, n := BucketLayout(end)
+	ttft := make([][]float64, n)
+	itl := make([][]float64, n)
+	done := make([]float64, n)
+	good := make([]float64, n)
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 }
+	for i := range recs {
+		r := &recs[i]
+		if r.DoneAt.IsZero() || r.Status == record.StatusCancelled {
+			continue
+		}
+		b := int(r.DoneAt.Sub(start).Seconds() / width)
+		if b < 0 || b >= n {
+			continue
+		}
+		done[b]++
+		if r.Accepted {
+			good[b]++
+		}
+		if d, ok := r.TTFT(); ok {
+			ttft[b] = append(ttft[b], ms(d))
+		}
+		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
+	}
+	return BucketSeries(end, width, done, good, ttft, itl)
+}
+
 // BucketSeries builds the diagnosis's bucketed stage-1 series from per-bucket tallies of
 // non-cancelled tasks: TTFT p50/p99, ITL p50, throughput and goodput, a bucket's value at
 // its end as a scrape's would be. diagnose (over records) and the stream (over its
