@@ -391,15 +391,17 @@ func mean(xs []float64) float64 {
 
 // bootMean is the bootstrap distribution of a sample's mean (len(xs) resampled values).
 func bootMean(xs []float64, o LiveOptions, who string, row int) []float64 {
-	rng := rng(o.Seed, "live/"+who, fmt.Sprint(row))
 	out := make([]float64, o.Resamples)
-	for r := range out {
+	resample.Bootstrap(len(xs), o.Resamples, rng(o.Seed, "live/"+who, fmt.Sprint(row)), func(r int, w []int) {
+		if r < 0 {
+			return
+		}
 		s := 0.0
-		for range xs {
-			s += xs[rng.IntN(len(xs))]
+		for i, k := range w {
+			s += float64(k) * xs[i]
 		}
 		out[r] = s / float64(len(xs))
-	}
+	})
 	return out
 }
 

@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"os"
 	"path/filepath"
@@ -576,15 +577,6 @@ func tokenCheck(bs, cs []*record.Record, o Options) Precondition {
 	return pc
 }
 
-// quantile is the nearest-rank q-quantile of sorted values.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
 // latenessCheck: TTFT and E2E are measured from the scheduled time, so the load generator's
 // own lateness (schedule lag: sent − scheduled, less any contract-imposed client queue) is
 // part of them. Lateness can explain a difference when taking the lag difference out of a
@@ -597,7 +589,7 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 		var v []float64
 		for _, r := range rs {
 			if d, ok := r.ScheduleLag(); ok {
-				v = append(v, ms(d))
+				v = append(v, quantile.RecordedMs(d)) // as stage 1's schedule_lag figures
 			}
 		}
 		sort.Float64s(v)
@@ -609,9 +601,9 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 		return pc
 	}
 	pc.Known = true
-	pc.Base = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile(lb, 0.5), quantile(lb, 0.99))
-	pc.Candidate = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile(lc, 0.5), quantile(lc, 0.99))
-	pc.BaseValue, pc.CandidateValue = num(quantile(lb, 0.99)), num(quantile(lc, 0.99))
+	pc.Base = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile.Sorted(lb, 0.5), quantile.Sorted(lb, 0.99))
+	pc.Candidate = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile.Sorted(lc, 0.5), quantile.Sorted(lc, 0.99))
+	pc.BaseValue, pc.CandidateValue = num(quantile.Sorted(lb, 0.99)), num(quantile.Sorted(lc, 0.99))
 	judged := 0
 	for _, q := range []struct {
 		row string
@@ -627,7 +619,7 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 			continue // not judged (too few values): nothing for lateness to explain
 		}
 		judged++
-		d := quantile(lc, q.q) - quantile(lb, q.q)
+		d := quantile.Sorted(lc, q.q) - quantile.Sorted(lb, q.q)
 		lo, hi := *row.CILo, *row.CIHi
 		before, after := lo > 0 || hi < 0, lo-d > 0 || hi-d < 0
 		if before == after {
@@ -639,7 +631,7 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 			what = "hides"
 		}
 		pc.Reason = fmt.Sprintf("the load generator's own lateness (schedule lag) at p%g is %.2f ms on the base and %.2f ms on the candidate; %s is measured from the schedule and includes it, and the %+.2f ms difference %s the change of %s (CI [%+.2f, %+.2f] ms, without the lag difference [%+.2f, %+.2f] ms). The client was busier on one side: rerun on a quieter client machine",
-			q.q*100, quantile(lb, q.q), quantile(lc, q.q), row.Label, d, what, row.Label, lo, hi, lo-d, hi-d)
+			q.q*100, quantile.Sorted(lb, q.q), quantile.Sorted(lc, q.q), row.Label, d, what, row.Label, lo, hi, lo-d, hi-d)
 		return pc
 	}
 	pc.OK = true

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
 )
@@ -79,21 +80,24 @@ func newSide(recs []*record.Record, costPerHour float64) *side {
 			continue
 		}
 		s.completed++
+		// Quantiles read the values as stage 1 records them (quantile.RecordedMs), so a
+		// row's point estimate is the figure pel report prints for the same run; the U
+		// test reads them as measured.
 		if d, ok := r.TTFT(); ok {
-			per[kTTFT][i] = []float64{ms(d)}
+			per[kTTFT][i] = []float64{quantile.RecordedMs(d)}
 			s.perTask[kTTFT] = append(s.perTask[kTTFT], ms(d))
 		}
 		if d, ok := r.TPOT(); ok {
-			per[kTPOT][i] = []float64{ms(d)}
+			per[kTPOT][i] = []float64{quantile.RecordedMs(d)}
 			s.perTask[kTPOT] = append(s.perTask[kTPOT], ms(d))
 		}
 		if d, ok := r.E2E(); ok {
-			per[kE2E][i] = []float64{ms(d)}
+			per[kE2E][i] = []float64{quantile.RecordedMs(d)}
 			s.perTask[kE2E] = append(s.perTask[kE2E], ms(d))
 		}
 		sum := 0.0
 		r.ITLs(func(d time.Duration) {
-			per[kITL][i] = append(per[kITL][i], ms(d))
+			per[kITL][i] = append(per[kITL][i], quantile.RecordedMs(d))
 			sum += ms(d)
 		})
 		if k := len(per[kITL][i]); k > 0 {
@@ -179,22 +183,24 @@ type boot struct {
 // The generator is seeded, so the same inputs always give the same intervals.
 func (s *side) bootstrap(stats []stat, b int, rng *rand.Rand) boot {
 	out := boot{point: make([]float64, len(stats)), reps: make([][]float64, len(stats))}
-	w := make([]int, s.n)
-	resample.Unit(w)
-	s.eval(w, stats, out.point)
 	if s.n == 0 {
+		w := []int{}
+		s.eval(w, stats, out.point)
 		return out
 	}
 	for i := range out.reps {
 		out.reps[i] = make([]float64, b)
 	}
 	row := make([]float64, len(stats))
-	for r := 0; r < b; r++ {
-		resample.Draw(rng, w)
+	resample.Bootstrap(s.n, b, rng, func(r int, w []int) {
+		if r < 0 {
+			s.eval(w, stats, out.point)
+			return
+		}
 		s.eval(w, stats, row)
 		for i := range stats {
 			out.reps[i][r] = row[i]
 		}
-	}
+	})
 	return out
 }

@@ -29,6 +29,10 @@ type Options struct {
 	// MaxSeriesPoints caps every series kept in the evidence, for the report's size
 	// (default 240; a 10-minute run at 1 s scrapes keeps its shape at 2.5 s per point).
 	MaxSeriesPoints int
+	// Stage1 are the options stage 1 ran with (the contract's per-request bounds, the run's
+	// start): the halves of the warm window and the cold phase read their client figures
+	// from stage 1's accumulator with them.
+	Stage1 stats.Options
 }
 
 func (o *Options) defaults() {
@@ -90,7 +94,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	recs := t.All
 	addClientSeries(ev, recs)
 	full := newView(ev)
-	full.cold = coldSignals(ev, t)
+	full.cold = coldSignals(ev, t, o)
 	if t.present() {
 		full.bounds = boundTests(recs, o)
 	}

@@ -19,15 +19,14 @@ const minTriggerTasks = 30
 // resampling tasks with replacement (stat gets each task's weight); ok is false when the
 // statistic has no value on the sample or on most resamples.
 func bootstrapCI(tasks int, stat func(w []int) float64, o *Options) (est, lo, hi float64, ok bool) {
-	w := make([]int, tasks)
-	resample.Unit(w)
-	est = stat(w)
-	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	res := make([]float64, o.Resamples)
-	for b := range res {
-		resample.Draw(rng, w)
-		res[b] = stat(w)
-	}
+	resample.Bootstrap(tasks, o.Resamples, rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)), func(r int, w []int) {
+		if r < 0 {
+			est = stat(w)
+		} else {
+			res[r] = stat(w)
+		}
+	})
 	lo, hi, ok = resample.PercentileCI(res, 0.95)
 	return est, lo, hi, ok && !math.IsNaN(est)
 }
@@ -112,20 +111,24 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	per := make([][]float64, len(warm))
 	q := 0.0
 	switch sig {
+	// Latencies are over completed tasks, as recorded: the estimate on the sample is the
+	// figure stage 1 reports (quantile.RecordedMs, package quantile's estimator).
 	case evidence.SigTTFTP50, evidence.SigTTFTP99:
 		for i, r := range warm {
-			if d, ok := r.TTFT(); ok {
-				per[i] = []float64{ms(d)}
+			if d, ok := r.TTFT(); ok && r.OK() {
+				per[i] = []float64{rec(d)}
 			}
 		}
 	case evidence.SigITLP50, evidence.SigITLP99:
 		for i, r := range warm {
-			r.ITLs(func(d time.Duration) { per[i] = append(per[i], ms(d)) })
+			if r.OK() {
+				r.ITLs(func(d time.Duration) { per[i] = append(per[i], rec(d)) })
+			}
 		}
 	case evidence.SigE2EP50, evidence.SigE2EP99:
 		for i, r := range warm {
 			if d, ok := r.E2E(); ok && r.OK() {
-				per[i] = []float64{ms(d)}
+				per[i] = []float64{rec(d)}
 			}
 		}
 	case evidence.SigAcceptanceRate:

@@ -2,15 +2,15 @@ package diagnose
 
 import (
 	"math"
-	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
 
-// addClientSeries adds stage-1 time series (latency quantiles and throughput per bucket)
-// computed from the records, unless a producer already supplied them. The report draws
+// addClientSeries adds stage 1's bucketed time series (latency quantiles and throughput
+// per bucket, stats.RecordBuckets) over the records, unless a producer already supplied
+// them. The report draws
 // them; it computes nothing itself.
 func addClientSeries(ev *evidence.Evidence, recs []record.Record) {
 	if len(recs) == 0 {
@@ -22,40 +22,7 @@ func addClientSeries(ev *evidence.Evidence, recs []record.Record) {
 			return
 		}
 	}
-	start := ev.Run.StartedAt
-	end := 0.0
-	for i := range recs {
-		if t := recs[i].DoneAt; !t.IsZero() {
-			end = math.Max(end, relTime(start, t))
-		}
-	}
-	if end <= 0 {
-		return
-	}
-	width, n := stats.BucketLayout(end)
-	ttft := make([][]float64, n)
-	itl := make([][]float64, n)
-	done := make([]float64, n)
-	good := make([]float64, n)
-	for i := range recs {
-		r := &recs[i]
-		if r.DoneAt.IsZero() || r.Status == record.StatusCancelled {
-			continue
-		}
-		b := int(relTime(start, r.DoneAt) / width)
-		if b < 0 || b >= n {
-			continue
-		}
-		done[b]++
-		if r.Accepted {
-			good[b]++
-		}
-		if d, ok := r.TTFT(); ok {
-			ttft[b] = append(ttft[b], ms(d))
-		}
-		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
-	}
-	st.Series = append(st.Series, stats.BucketSeries(end, width, done, good, ttft, itl)...)
+	st.Series = append(st.Series, stats.RecordBuckets(recs, ev.Run.StartedAt)...)
 }
 
 // downsampleAll caps every series at max points by averaging consecutive samples into

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestPercentileBreachNeedsEnoughTasks(t *testing.T) {
 			d, _ := rs[i].TTFT()
 			ttft = append(ttft, ms(d))
 		}
-		p99 := quantile(ttft, 0.99)
+		p99 := quantile.Of(ttft, 0.99)
 		if p99 <= 1000 {
 			t.Fatalf("n=%d slow=%d: the records' p99 %.0f ms does not cross the bound", c.n, c.slow, p99)
 		}

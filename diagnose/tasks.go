@@ -60,8 +60,8 @@ func JoinSets(phases []evidence.Phase, start time.Time) []stats.JoinSet {
 			Waiting: func(*record.Record) bool { return true }},
 	}
 	ev := &evidence.Evidence{Run: evidence.Run{Phases: phases, StartedAt: start}}
-	if w, ok := warmWindow(ev, nil); ok {
-		for _, h := range halves(w) {
+	if w, arrivalsEnd, ok := warmWindow(ev, nil); ok {
+		for _, h := range halves(w, arrivalsEnd) {
 			h := h
 			sets = append(sets, stats.JoinSet{Name: h.join, In: func(r *record.Record) bool {
 				t := relTime(start, r.ScheduledAt)
@@ -78,9 +78,11 @@ type half struct {
 	w          interval
 }
 
-// halves splits the warm window in two (the second half closed at the end).
-func halves(w interval) []half {
-	mid := (w.a + w.b) / 2
+// halves splits the warm window in two at the middle of its arrivals (w.a to arrivalsEnd),
+// so each half holds half of the warm tasks' schedule; the second half runs on to the
+// window's end (closed there), through the drain, which belongs to its tasks.
+func halves(w interval, arrivalsEnd float64) []half {
+	mid := (w.a + arrivalsEnd) / 2
 	return []half{{"first half", joinFirst, interval{w.a, mid}}, {"second half", joinSecond, interval{mid, w.b + 1e-9}}}
 }
 

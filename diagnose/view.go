@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -53,10 +52,10 @@ func newView(ev *evidence.Evidence) *view {
 }
 
 // coldSignals collects the cold phase's figures: the engine's and devices' signals of that
-// phase as the producers wrote them, and the client's re-derived from the cold records
-// (stats reports client figures for the headline phase only), including the load
-// generator's own lateness in that phase.
-func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
+// phase as the producers wrote them, and the client's from stage 1's accumulator over the
+// cold records (evidence.json carries client figures for the headline phase only),
+// including the load generator's own lateness in that phase.
+func coldSignals(ev *evidence.Evidence, t Tasks, o *Options) map[string]evidence.Signal {
 	recs := t.All
 	out := map[string]evidence.Signal{}
 	for _, st := range ev.Stages {
@@ -67,7 +66,6 @@ func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 		}
 	}
 	var cold []*record.Record
-	var lag []float64
 	var first *record.Record
 	for i := range recs {
 		r := &recs[i]
@@ -75,30 +73,20 @@ func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 			continue
 		}
 		cold = append(cold, r)
-		if d, ok := r.ScheduleLag(); ok {
-			lag = append(lag, ms(d))
-		}
 		if _, ok := r.TTFTFromSent(); ok && r.OK() && r.InFlight == 0 && (first == nil || r.SentAt.Before(first.SentAt)) {
 			first = r
 		}
 	}
-	client := clientSignals(cold, t.join(joinCold))
-	if len(lag) > 0 {
-		client[evidence.SigScheduleLagP99] = quantile(lag, 0.99)
+	if len(cold) == 0 {
+		return out
+	}
+	for n, s := range clientSignals(cold, t.join(joinCold), o.Stage1) {
+		s.Phase, s.Window = evidence.PhaseCold, nil
+		out[n] = s
 	}
 	if first != nil {
 		d, _ := first.TTFTFromSent()
-		client[sigColdFirstTTFT] = ms(d)
-	}
-	for n, x := range client {
-		unit := "ratio"
-		switch {
-		case strings.HasSuffix(n, "_ms"):
-			unit = "ms"
-		case n == evidence.SigTokensPerChunk:
-			unit = "tokens"
-		}
-		out[n] = evidence.Signal{Name: n, Value: x, Unit: unit, Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
+		out[sigColdFirstTTFT] = evidence.Signal{Name: sigColdFirstTTFT, Value: ms(d), Unit: "ms", Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
 	}
 	return out
 }

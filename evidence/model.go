@@ -147,6 +147,9 @@ type Phase struct {
 	Name   string  `json:"name"`
 	StartS float64 `json:"start_s"` // seconds since Run.StartedAt
 	EndS   float64 `json:"end_s"`
+	// ArrivalsEndS is when the phase's last task was scheduled; the phase runs on to EndS
+	// while its tasks drain (0: not recorded).
+	ArrivalsEndS float64 `json:"arrivals_end_s,omitempty"`
 }
 
 // Quantiles summarise one latency distribution in milliseconds (or the stated unit).

@@ -144,7 +144,8 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	for _, r := range results {
 		trace.FillEvidence(ev, r)
 	}
-	diagnose.DiagnoseTasks(ev, tasks, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed"})
+	diagnose.DiagnoseTasks(ev, tasks, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed",
+		Stage1: rundir.StatsOptions(c, ev.Run.StartedAt)})
 	return ev, recs, nil
 }
 

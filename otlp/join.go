@@ -3,6 +3,7 @@ package otlp
 import (
 	"errors"
 	"fmt"
+	"github.com/pel-ladder/pel/quantile"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -139,8 +140,8 @@ func AddSignals(ev *evidence.Evidence, pairs []Pair, nSpans int) {
 				return
 			}
 			sort.Float64s(xs)
-			add(p50, quantile(xs, 0.50), "ms", note)
-			add(p99, quantile(xs, 0.99), "ms", note)
+			add(p50, quantile.Sorted(xs, 0.50), "ms", note)
+			add(p99, quantile.Sorted(xs, 0.99), "ms", note)
 		}
 		pct(evidence.SigOTLPQueueP50, evidence.SigOTLPQueueP99, queue, "")
 		pct(evidence.SigOTLPPrefillP50, evidence.SigOTLPPrefillP99, prefill, "")
@@ -164,21 +165,6 @@ func appendMS(xs *[]float64, s *float64) {
 	if s != nil {
 		*xs = append(*xs, *s*1e3)
 	}
-}
-
-// quantile of sorted xs by linear interpolation between closest ranks (Hyndman-Fan type 7,
-// numpy's default), exact over the per-request values.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	h := q * float64(len(xs)-1)
-	lo := math.Floor(h)
-	i := int(lo)
-	if i+1 >= len(xs) {
-		return xs[len(xs)-1]
-	}
-	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
 }
 
 func round(v float64) float64 { return math.Round(v*1e3) / 1e3 }

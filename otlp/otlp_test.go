@@ -193,16 +193,17 @@ func TestAddSignals(t *testing.T) {
 	}{
 		{evidence.SigOTLPJoinCoverage, "warm", 0.75},
 		{evidence.SigOTLPJoinCoverage, "cold", 1},
-		// gaps 10, 50, 200 ms
+		// gaps 10, 50, 200 ms; quantiles are package quantile's nearest rank, so the
+		// p99 of three values is the largest
 		{evidence.SigTTFTGapP50, "warm", 50},
-		{evidence.SigTTFTGapP99, "warm", 50 + 0.98*150},
+		{evidence.SigTTFTGapP99, "warm", 200},
 		{evidence.SigTTFTGapP50, "cold", 500},
 		{evidence.SigOTLPTTFTP50, "warm", 100},
 		{evidence.SigOTLPQueueP50, "warm", 20},
-		{evidence.SigOTLPQueueP99, "warm", 29.8},
+		{evidence.SigOTLPQueueP99, "warm", 30},
 		{evidence.SigOTLPPrefillP50, "warm", 80},
 		{evidence.SigOTLPDecodeP50, "warm", 600},
-		{evidence.SigOTLPE2EP99, "warm", 798},
+		{evidence.SigOTLPE2EP99, "warm", 800},
 	} {
 		if got := get(tc.name, tc.phase); math.Abs(got-tc.want) > 1e-6 {
 			t.Errorf("%s %s = %v, want %v", tc.name, tc.phase, got, tc.want)

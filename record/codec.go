@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 )
 
@@ -171,31 +170,16 @@ func ReadAllFile(path string) ([]Record, *TornLine, error) {
 }
 
 // Group returns the task records of all (in their order) with each multi-step task's step
-// records attached in order of their index. orphans counts step records whose task record
-// is missing: the run ended (a crash, a kill) while their task was still running, so the
-// task has no verdict; the finished steps stay in the file.
+// records attached in order of their index (Joiner). orphans counts step records whose task
+// record does not follow them: the run ended (a crash, a kill) while their task was still
+// running, so the task has no verdict; the finished steps stay in the file.
 func Group(all []Record) (tasks []Record, orphans int) {
-	steps := map[int][]Record{}
-	for i := range all {
-		if all[i].Step != nil {
-			steps[all[i].Step.Task] = append(steps[all[i].Step.Task], all[i])
-		}
-	}
+	j := NewJoiner()
 	for i := range all {
 		r := all[i]
-		if r.Step != nil {
-			continue
+		if t := j.Add(&r); t != nil {
+			tasks = append(tasks, *t)
 		}
-		if r.Steps > 0 {
-			ss := steps[r.Seq]
-			delete(steps, r.Seq)
-			slices.SortStableFunc(ss, func(a, b Record) int { return a.Step.Index - b.Step.Index })
-			r.AttachSteps(ss)
-		}
-		tasks = append(tasks, r)
 	}
-	for _, ss := range steps {
-		orphans += len(ss)
-	}
-	return tasks, orphans
+	return tasks, j.Orphans()
 }

@@ -70,3 +70,27 @@ func TestStepRecordsFormat(t *testing.T) {
 		t.Errorf("ReadFile: %d records, %v", len(recs), err)
 	}
 }
+
+// TestJoinerStreams: steps are held until their task's record and handed over with it,
+// sorted by index; a task's record passes on at once; steps of a task whose record never
+// comes are orphans, and what a joiner held is released with its task.
+func TestJoinerStreams(t *testing.T) {
+	step := func(task, i int) *Record { return &Record{Seq: task, Step: &StepRef{Task: task, Index: i}} }
+	j := NewJoiner()
+	var out []*Record
+	for _, r := range []*Record{step(1, 1), {Seq: 2}, step(1, 0), step(3, 0), {Seq: 1, Steps: 2}} {
+		if got := j.Add(r); got != nil {
+			out = append(out, got)
+		}
+	}
+	if len(out) != 2 || out[0].Seq != 2 || out[1].Seq != 1 {
+		t.Fatalf("passed on %+v, want task 2 then task 1", out)
+	}
+	ss := out[1].StepRecords()
+	if len(ss) != 2 || ss[0].Step.Index != 0 || ss[1].Step.Index != 1 {
+		t.Errorf("task 1's steps %+v, want indexes 0 and 1", ss)
+	}
+	if n := j.Orphans(); n != 1 {
+		t.Errorf("%d orphans, want task 3's one step", n)
+	}
+}

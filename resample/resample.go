@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/pel-ladder/pel/quantile"
 )
 
 // Clustered holds values that belong to tasks, pooled and sorted once.
@@ -45,10 +47,10 @@ func (c *Clustered) Value(i int) float64 { return c.vals[i] }
 // Tasks is the number of tasks (weights a resample must give).
 func (c *Clustered) Tasks() int { return len(c.per) }
 
-// Quantiles writes to out the nearest-rank qs-quantiles (qs ascending, in (0, 1]) of the
-// values when task i counts w[i] times, in one pass; NaN when no value has weight. Nearest
-// rank is the convention of the HDR histograms behind evidence.json (stats package), so a
-// unit-weight quantile is a value that was measured.
+// Quantiles writes to out the qs-quantiles (qs ascending, in (0, 1]) of the values when task
+// i counts w[i] times, in one pass; NaN when no value has weight. They are package
+// quantile's estimator (rank ⌈q·total⌉ over the weights' total), so a unit-weight quantile
+// of values as recorded (quantile.RecordedMs) is the figure stage 1 reports.
 func (c *Clustered) Quantiles(w []int, qs []float64, out []float64) {
 	total := 0
 	for i, k := range w {
@@ -63,7 +65,7 @@ func (c *Clustered) Quantiles(w []int, qs []float64, out []float64) {
 	j, cum := 0, 0
 	for i, v := range c.vals {
 		cum += w[c.owner[i]]
-		for j < len(qs) && float64(cum) >= math.Max(qs[j]*float64(total), 1) {
+		for j < len(qs) && cum >= quantile.Rank(total, qs[j]) {
 			out[j] = v
 			j++
 		}
@@ -114,6 +116,19 @@ func Draw(rng *rand.Rand, w []int) {
 	}
 }
 
+// Bootstrap calls stat on the sample of n tasks itself (r -1, every weight 1) and then on b
+// resamples of it (r 0 to b-1, Draw with rng): the one percentile bootstrap behind pel's
+// intervals. w is reused between calls.
+func Bootstrap(n, b int, rng *rand.Rand, stat func(r int, w []int)) {
+	w := make([]int, n)
+	Unit(w)
+	stat(-1, w)
+	for r := range b {
+		Draw(rng, w)
+		stat(r, w)
+	}
+}
+
 // PercentileCI is the central level interval (0.95: the 2.5th to 97.5th percentile) of the
 // finite values of xs (left as they are); ok is false when fewer than half the
 // resamples gave a value (a statistic that mostly does not exist has no interval).
@@ -128,25 +143,8 @@ func PercentileCI(xs []float64, level float64) (lo, hi float64, ok bool) {
 		return 0, 0, false
 	}
 	sort.Float64s(fin)
+	// A bootstrap distribution is a smooth distribution of a statistic, not measured
+	// latencies: its percentiles interpolate (package quantile's one exception).
 	a := (1 - level) / 2
-	return QuantileSorted(fin, a), QuantileSorted(fin, 1-a), true
-}
-
-// QuantileSorted interpolates linearly between the order statistics of sorted xs (for
-// bootstrap distributions and small samples, where smoothness matters more than matching a
-// recorded value); NaN for no values.
-func QuantileSorted(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(xs)-1)
-	i := int(math.Floor(pos))
-	if i >= len(xs)-1 {
-		return xs[len(xs)-1]
-	}
-	if i < 0 {
-		return xs[0]
-	}
-	f := pos - float64(i)
-	return xs[i]*(1-f) + xs[i+1]*f
+	return quantile.Linear(fin, a), quantile.Linear(fin, 1-a), true
 }

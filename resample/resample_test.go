@@ -85,19 +85,6 @@ func TestPercentileCI(t *testing.T) {
 	}
 }
 
-func TestQuantileSorted(t *testing.T) {
-	for _, c := range []struct {
-		xs   []float64
-		q    float64
-		want float64
-	}{{[]float64{1, 2, 3, 4}, 0.5, 2.5}, {[]float64{1, 2, 3, 4}, 1, 4}, {[]float64{1, 2, 3, 4}, 0, 1}, {[]float64{7}, 0.3, 7}, {nil, 0.5, math.NaN()}} {
-		got := QuantileSorted(c.xs, c.q)
-		if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
-			t.Errorf("QuantileSorted(%v, %v) = %v, want %v", c.xs, c.q, got, c.want)
-		}
-	}
-}
-
 func TestMinSamples(t *testing.T) {
 	for _, tc := range []struct {
 		q, level float64
@@ -105,6 +92,40 @@ func TestMinSamples(t *testing.T) {
 	}{{0.5, 0.95, 6}, {0.99, 0.95, 368}, {0.95, 0.95, 72}, {0.01, 0.95, 368}, {0.5, 0.99, 8}, {1, 0.95, math.MaxInt32}} {
 		if got := MinSamples(tc.q, tc.level); got != tc.want {
 			t.Errorf("MinSamples(%v, %v) = %d, want %d", tc.q, tc.level, got, tc.want)
+		}
+	}
+}
+
+// TestBootstrap: the sample comes first with unit weights, then b seeded resamples of n
+// tasks each, the same for the same seed.
+func TestBootstrap(t *testing.T) {
+	run := func() [][]int {
+		var out [][]int
+		Bootstrap(5, 3, rand.New(rand.NewPCG(9, 9)), func(r int, w []int) {
+			if want := len(out) - 1; r != want {
+				t.Fatalf("replicate %d given as %d", want, r)
+			}
+			out = append(out, append([]int(nil), w...))
+		})
+		return out
+	}
+	a, b := run(), run()
+	if len(a) != 4 {
+		t.Fatalf("%d evaluations, want the sample and 3 resamples", len(a))
+	}
+	for i, w := range a {
+		sum := 0
+		for j, k := range w {
+			sum += k
+			if i == 0 && k != 1 {
+				t.Errorf("sample weight %d = %d, want 1", j, k)
+			}
+			if k != b[i][j] {
+				t.Errorf("same seed, different resample %d", i)
+			}
+		}
+		if sum != 5 {
+			t.Errorf("evaluation %d holds %d tasks, want 5", i, sum)
 		}
 	}
 }

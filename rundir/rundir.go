@@ -90,18 +90,11 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 		return bad(err)
 	}
 	defer file.Close()
-	pending := map[int][]record.Record{}
+	steps := record.NewJoiner()
 	var stop error
 	torn, err := record.ReadParallel(file, 0, nil, func(r *record.Record) error {
-		if r.Step != nil {
-			pending[r.Step.Task] = append(pending[r.Step.Task], *r)
+		if r = steps.Add(r); r == nil {
 			return nil
-		}
-		if r.Steps > 0 {
-			ss := pending[r.Seq]
-			delete(pending, r.Seq)
-			slices.SortStableFunc(ss, func(a, b record.Record) int { return a.Step.Index - b.Step.Index })
-			r.AttachSteps(ss)
 		}
 		stop = f(r)
 		return stop
@@ -113,10 +106,7 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 		return bad(fmt.Errorf("%s: %w", d.File(RequestsFile), err))
 	}
 	d.Torn = torn
-	d.Orphans = 0
-	for _, ss := range pending {
-		d.Orphans += len(ss)
-	}
+	d.Orphans = steps.Orphans()
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -227,15 +228,11 @@ func mean(xs []float64) float64 {
 }
 
 // percentile is linear interpolation between closest ranks (numpy's default), as the
-// benchmark tools report p50/p99.
+// benchmark tools report p50/p99 (package quantile's one exception, quantile.Linear); 0 for
+// none.
 func percentile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+	return quantile.Linear(quantile.SortedCopy(xs), q)
 }

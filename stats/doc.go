@@ -9,8 +9,9 @@
 //   - latency distributions (TTFT, ITL, TPOT, E2E) are over completed tasks (status ok), and
 //     TTFT and E2E run from scheduled_at, so client queueing and schedule lag are included;
 //   - phases are never mixed: the headline is the warm phase;
-//   - percentiles come from HDR histograms (1 µs resolution, 3 significant digits, so a
-//     reported value is at most 0.1% above the exact order statistic, nearest-rank);
+//   - percentiles are package quantile's estimator (nearest rank over the values as recorded:
+//     1 µs, three significant digits, at most 0.1% below the measured order statistic), read
+//     from HDR histograms, so they merge exactly and agree with pel compare's;
 //   - with too few samples a statistic is still reported, with a note saying so, rather than
 //     silently judged.
 package stats

@@ -4,38 +4,29 @@ import (
 	"math"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 )
 
-// maxTrackableUS bounds recorded latencies (one hour, in µs); larger values are clamped.
-const maxTrackableUS = int64(time.Hour / time.Microsecond)
-
-// Dist accumulates a latency distribution in microseconds: an HDR histogram for
+// Dist accumulates a latency distribution in microseconds: a quantile.Hist for
 // percentiles, an exact sum and max.
 type Dist struct {
-	h   *hdr.Histogram
+	h   *quantile.Hist
 	n   int
 	sum float64
 	max int64
 }
 
 // NewDist returns an empty distribution.
-func NewDist() *Dist { return &Dist{h: hdr.New(1, maxTrackableUS, 3)} }
+func NewDist() *Dist { return &Dist{h: quantile.NewHist()} }
 
 // Add records one duration (negative values count as 0).
-func (d *Dist) Add(v time.Duration) { d.AddUS(v.Microseconds()) }
+func (d *Dist) Add(v time.Duration) { d.AddUS(quantile.ClampUS(v)) }
 
-// AddUS records one value in µs.
+// AddUS records one value in µs (clamped to [0, quantile.MaxUS]).
 func (d *Dist) AddUS(us int64) {
-	if us < 0 {
-		us = 0
-	}
-	if us > maxTrackableUS {
-		us = maxTrackableUS
-	}
-	_ = d.h.RecordValue(us)
+	us = min(max(us, 0), quantile.MaxUS)
+	d.h.AddUS(us)
 	d.n++
 	d.sum += float64(us)
 	d.max = max(d.max, us)
@@ -44,12 +35,14 @@ func (d *Dist) AddUS(us int64) {
 // N is the number of values.
 func (d *Dist) N() int { return d.n }
 
-// QuantileMs returns the q-th percentile (q in 0..100, HDR convention) in milliseconds.
-func (d *Dist) QuantileMs(q float64) float64 {
-	if d.n == 0 {
+// QuantileMs returns the p-th percentile (p in 0..100) in milliseconds: package
+// quantile's estimator (nearest rank, the value as recorded); 0 for no values.
+func (d *Dist) QuantileMs(p float64) float64 {
+	us, ok := d.h.QuantileUS(p / 100)
+	if !ok {
 		return 0
 	}
-	return float64(d.h.ValueAtQuantile(q)) / 1000
+	return float64(us) / 1000
 }
 
 // MeanMs is the exact mean in milliseconds.
@@ -92,10 +85,7 @@ func (d *Dist) Histogram() evidence.Histogram {
 		}
 	}
 	counts := make([]int64, len(bounds))
-	for _, b := range d.h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
+	for _, b := range d.h.Buckets() {
 		v := float64(b.From) / 1000
 		i := 0
 		for i < len(bounds)-1 && v > bounds[i] {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/resample"
 )
 
 // Series names (client-side time series, one point per 1 s window; t is the window start in
@@ -98,10 +98,10 @@ func perSecondSeries(start, end time.Time, comp, good, busy []float64, ttfts, it
 	return []evidence.Series{sc, sg, st, si, sf}
 }
 
-// median is the lower median (nearest rank), exact.
+// median is the median (package quantile's, the lower one of an even count), exact.
 func median(v []float64) float64 {
 	sort.Float64s(v)
-	return round6(v[(len(v)-1)/2])
+	return round6(quantile.Sorted(v, 0.5))
 }
 
 // clientBuckets is how many time buckets the diagnosis's stage-1 series get: enough to see
@@ -113,6 +113,45 @@ const clientBuckets = 60
 func BucketLayout(end float64) (width float64, n int) {
 	width = math.Max(1, math.Ceil(end/clientBuckets))
 	return width, int(math.Ceil(end/width)) + 1
+}
+
+// RecordBuckets is BucketSeries over records (times in seconds since start): the
+// non-cancelled tasks by the bucket they ended in, TTFT and ITL in ms.
+func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
+	end := 0.0
+	for i := range recs {
+		if t := recs[i].DoneAt; !t.IsZero() {
+			end = math.Max(end, t.Sub(start).Seconds())
+		}
+	}
+	if end <= 0 {
+		return nil
+	}
+	width, n := BucketLayout(end)
+	ttft := make([][]float64, n)
+	itl := make([][]float64, n)
+	done := make([]float64, n)
+	good := make([]float64, n)
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 }
+	for i := range recs {
+		r := &recs[i]
+		if r.DoneAt.IsZero() || r.Status == record.StatusCancelled {
+			continue
+		}
+		b := int(r.DoneAt.Sub(start).Seconds() / width)
+		if b < 0 || b >= n {
+			continue
+		}
+		done[b]++
+		if r.Accepted {
+			good[b]++
+		}
+		if d, ok := r.TTFT(); ok {
+			ttft[b] = append(ttft[b], ms(d))
+		}
+		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
+	}
+	return BucketSeries(end, width, done, good, ttft, itl)
 }
 
 // BucketSeries builds the diagnosis's bucketed stage-1 series from per-bucket tallies of
@@ -127,7 +166,7 @@ func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float6
 	thr, gp := mk(evidence.SigThroughput, "1/s"), mk(evidence.SigGoodput, "1/s")
 	q := func(xs []float64, q float64) float64 {
 		sort.Float64s(xs)
-		return resample.QuantileSorted(xs, q)
+		return quantile.Sorted(xs, q)
 	}
 	for b := range done {
 		t := math.Min((float64(b)+1)*width, end)

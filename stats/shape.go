@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/resample"
 )
 
 // What each bound means (shape signals are judged by the diagnosis; these only decide what
@@ -552,11 +552,7 @@ func fitLine(xs, ys []float64) (slope, r2 float64, ok bool) {
 	return slope, r2, true
 }
 
-func med(xs []float64) float64 {
-	c := append([]float64(nil), xs...)
-	sort.Float64s(c)
-	return resample.QuantileSorted(c, 0.5)
-}
+func med(xs []float64) float64 { return quantile.Of(xs, 0.5) }
 
 func clamp01(x float64) float64 { return math.Max(0, math.Min(1, x)) }
 

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,7 +263,7 @@ func TestComputeSignalsAndPhases(t *testing.T) {
 	few := Compute(rs[:12], Options{})
 	found := false
 	for _, n := range few.Notes {
-		if len(n) > 0 && n[:4] == "only" {
+		if n.Kind == NoteFewCompleted && strings.HasPrefix(n.Text, "only") {
 			found = true
 		}
 	}

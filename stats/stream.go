@@ -18,12 +18,14 @@ import (
 // the records themselves for the figures that need them (medians of per-task shares,
 // fits, the multi-step tables).
 //
-// While the sample holds every task (every run a test or a demo makes), Result is Compute
-// over them, figure for figure. Past the bound, Result is Compute over the sample with
-// every figure the state holds exactly put back: counts, rates, latency percentiles and
-// histograms, wire-level figures, band scaling, error and flag rates, per-second counts;
-// the rest are estimates from the sample, said so in a note, with stall alignment and
-// head-of-line waits joined against every task (BuildJoins).
+// The state is the one stage-1 accumulator: Compute is the same state over records in
+// memory. Every figure it holds is exact over every task — counts, rates, latency
+// percentiles and histograms, wire-level figures, band scaling, error and flag rates,
+// per-second counts — and the figures that need the records themselves (shape medians and
+// fits, the multi-step tables, head-of-line blocking) are read from the sample: every task
+// while it holds them all (every run a test or a demo makes), so Result is then Compute
+// over them, figure for figure; past the bound they are estimates, said so in a note, with
+// stall alignment and head-of-line waits joined against every task (BuildJoins).
 type Stream struct {
 	opt    Options
 	n      int
@@ -46,6 +48,12 @@ func NewStream(opt Options, sampleBytes int64) *Stream {
 
 // Add takes one task record (a multi-step task with its steps attached).
 func (s *Stream) Add(r *record.Record) {
+	s.addState(r)
+	s.sample.Add(r)
+}
+
+// addState adds a record to the state (not the sample).
+func (s *Stream) addState(r *record.Record) {
 	s.n++
 	if r.DoneAt.After(s.end) {
 		s.end = r.DoneAt
@@ -61,7 +69,6 @@ func (s *Stream) Add(r *record.Record) {
 	}
 	p.add(r, slo)
 	s.ser.add(r)
-	s.sample.Add(r)
 }
 
 // AddOutside offers a record to the sample only: the diagnosis sees it, stage 1 does not
@@ -113,52 +120,107 @@ func (s *Stream) Phases() []evidence.Phase { return s.exact(false).phases }
 // signals from the sample alone.
 func (s *Stream) Result(join *Join) *Result {
 	recs := s.stageOne()
+	ptrs := make([]*record.Record, len(recs))
+	for i := range recs {
+		ptrs[i] = &recs[i]
+	}
 	if s.Complete() {
-		return Compute(recs, s.opt)
+		return s.result(ptrs, s.opt.Join, true)
+	}
+	return s.result(ptrs, join, false)
+}
+
+// Compute summarises records: the stream's state over every one of them, and the figures
+// that need the records themselves over all of them. It never fails: an empty input gives an
+// empty summary and a note.
+func Compute(recs []record.Record, opt Options) *Result {
+	if opt.MinSamples <= 0 {
+		opt.MinSamples = 20
+	}
+	if len(recs) == 0 {
+		return &Result{Start: opt.Start, Notes: []Note{{NoteNoRecords, "no task records: nothing was measured"}}}
+	}
+	if opt.Start.IsZero() {
+		opt.Start = recs[0].ScheduledAt
+		for i := range recs {
+			if recs[i].ScheduledAt.Before(opt.Start) {
+				opt.Start = recs[i].ScheduledAt
+			}
+		}
+	}
+	s := &Stream{opt: opt, phases: map[string]*phaseAcc{}, ser: newSeriesAcc(opt.Start)}
+	ptrs := make([]*record.Record, len(recs))
+	for i := range recs {
+		ptrs[i] = &recs[i]
+		s.addState(ptrs[i])
+	}
+	return s.result(ptrs, opt.Join, true)
+}
+
+// result is stage 1: every figure the state holds, exact, and over recs (every task when
+// complete, else the sample) the figures that need the records themselves — the shape
+// signals the state does not count, the multi-step tables and signals, head-of-line
+// blocking (joined against every task through join when given) — and, when complete, the
+// per-second series.
+func (s *Stream) result(recs []*record.Record, join *Join, complete bool) *Result {
+	if s.n == 0 {
+		return &Result{Start: s.opt.Start, Notes: []Note{{NoteNoRecords, "no task records: nothing was measured"}}}
 	}
 	opt := s.opt
-	opt.Join = join
-	res := Compute(recs, opt)
+	if opt.MinHOLSamples <= 0 {
+		opt.MinHOLSamples = 10
+	}
 	ex := s.exact(true)
-	res.Start, res.End, res.Phases = ex.start, ex.end, ex.phases
-	steps := res.Workload.Steps
-	res.Workload = ex.workload
-	res.Workload.Steps = steps
-	idx := map[string]int{}
-	for i, sg := range ex.signals {
-		idx[sigKey(sg)] = i
-	}
-	used := make([]bool, len(ex.signals))
-	var sigs []evidence.Signal
-	for _, sg := range res.Signals {
-		if i, ok := idx[sigKey(sg)]; ok {
-			sigs, used[i] = append(sigs, ex.signals[i]), true
-			continue
-		}
-		if exactSignal(sg.Name) {
-			continue // the sample has it, every task does not
-		}
-		sg.Phase, sg.Window = ex.headPhase, ex.win
-		sigs = append(sigs, sg)
-	}
-	for i, sg := range ex.signals {
-		if !used[i] {
-			sigs = append(sigs, sg)
+	res := &Result{Start: ex.start, End: ex.end, Phases: ex.phases, Workload: ex.workload, Signals: ex.signals, Notes: ex.notes}
+	head := recs
+	if ex.headPhase != "" {
+		head = nil
+		for _, r := range recs {
+			if r.Phase == ex.headPhase {
+				head = append(head, r)
+			}
 		}
 	}
-	res.Signals = sigs
-	notes := ex.notes
-	for _, n := range res.Notes {
-		if !countNote(n) {
-			notes = append(notes, n)
+	hw := ex.headWin
+	res.Workload.Steps = stepTables(head, hw.dur())
+
+	// The shape signals: the state's counts exact, the rest from the records.
+	sh := ShapeWith(head, join)
+	exact := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
+	ex.head.shape.put(&exact)
+	for name := range sh.Values {
+		if exactSignal(name) {
+			delete(sh.Values, name) // the records have it, every task does not
 		}
 	}
-	res.Notes = append(notes, s.sampleNote(join != nil))
+	for name, v := range exact.Values {
+		sh.Values[name], sh.Notes[name] = v, exact.Notes[name]
+	}
+	for _, name := range sortedKeys(sh.Values) {
+		ex.add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
+	}
+	// Multi-step tasks: what later calls cost because of earlier ones, waits between calls.
+	sv := StepSignals(head)
+	for _, name := range sortedKeys(sv.Values) {
+		ex.add(name, sv.Values[name], StepUnit(name), nil, sv.Notes[name])
+	}
+	// Head-of-line blocking of short prompts by long ones.
+	if h, ok := HOLWith(Requests(head), opt.MinHOLSamples, join); ok {
+		ex.add(evidence.SigHOLTTFTRatio, h.Ratio, "ratio", nil, h.Note)
+	} else if h.Note != "" {
+		ex.notes = append(ex.notes, Note{NoteHOLNotComputed, "hol_ttft_ratio not computed: " + h.Note})
+	}
+	res.Signals, res.Notes = ex.signals, ex.notes
+	if complete {
+		res.Series = series(recs, res.Start, res.End)
+		return res
+	}
+	res.Notes = append(res.Notes, s.sampleNote(join != nil))
 	res.Series = append(ex.series, ex.buckets...)
 	return res
 }
 
-func (s *Stream) sampleNote(joined bool) string {
+func (s *Stream) sampleNote(joined bool) Note {
 	var parts []string
 	for _, p := range s.phaseNames() {
 		parts = append(parts, fmt.Sprintf("%s %d of %d", orAll(p), s.sample.Kept(p), s.sample.Seen(p)))
@@ -167,8 +229,8 @@ func (s *Stream) sampleNote(joined bool) string {
 	if joined {
 		j = "; stall alignment and head-of-line waits are joined against every task"
 	}
-	return fmt.Sprintf("%d tasks are more than the analysis holds in memory: counts, rates, latency percentiles, histograms, error and flag rates and per-second counts cover every task; "+
-		"the other shape signals, the multi-step tables and per-second medians are estimates from a seeded uniform sample of tasks (%s)%s", s.n, strings.Join(parts, ", "), j)
+	return Note{NoteSampled, fmt.Sprintf("%d tasks are more than the analysis holds in memory: counts, rates, latency percentiles, histograms, error and flag rates and per-second counts cover every task; "+
+		"the other shape signals, the multi-step tables and per-second medians are estimates from a seeded uniform sample of tasks (%s)%s", s.n, strings.Join(parts, ", "), j)}
 }
 
 func orAll(p string) string {
@@ -176,22 +238,6 @@ func orAll(p string) string {
 		return "(no phase)"
 	}
 	return p
-}
-
-// countNote reports whether a note of Compute counts tasks (the exact ones replace it).
-func countNote(n string) bool {
-	for _, p := range []string{"no task records", "no warm-phase tasks", "band scaling not computed"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	for _, p := range []string{"completed tasks came without a usage block", "tasks were never sent", "one task: no rate",
-		"completed tasks in the headline phase", "completed tasks: p99 rests"} {
-		if strings.Contains(n, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func sigKey(s evidence.Signal) string { return s.Name + "\x00" + s.Labels["task"] }
@@ -225,30 +271,39 @@ type exactResult struct {
 	win        *evidence.Window
 	workload   evidence.Workload
 	signals    []evidence.Signal
-	notes      []string
+	notes      []Note
 	series     []evidence.Series
 	buckets    []evidence.Series
+	// head is the headline phase's state, headWin its window.
+	head    *phaseAcc
+	headWin window
 }
 
-// exact mirrors Compute and Result.signals over the accumulated state; full false stops
-// after the phases.
+// add appends a headline signal (none for a value that is not a number).
+func (ex *exactResult) add(name string, v float64, unit string, labels map[string]string, note string) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	ex.signals = append(ex.signals, evidence.Signal{
+		Name: name, Value: round6(v), Unit: unit, Stage: evidence.StageRequestTrace,
+		Source: Source, Phase: ex.headPhase, Window: ex.win, Labels: labels, Note: note,
+	})
+}
+
+// exact is what the accumulated state gives: phases, workload, the notes that count tasks,
+// the signals it holds and the per-second series; full false stops after the phases.
 func (s *Stream) exact(full bool) *exactResult {
 	opt := s.opt
 	ex := &exactResult{start: opt.Start, end: s.end}
 	if s.n == 0 {
-		ex.notes = append(ex.notes, "no task records: nothing was measured")
+		ex.notes = append(ex.notes, Note{NoteNoRecords, "no task records: nothing was measured"})
 		return ex
 	}
 	names := s.phaseNames()
 	for _, p := range names {
-		w := s.phases[p].win
-		ex.phases = append(ex.phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(ex.start)), EndS: secs(w.end.Sub(ex.start))})
+		ex.phases = append(ex.phases, s.phases[p].win.phase(p, ex.start))
 	}
-	for i := 0; i+1 < len(ex.phases); i++ {
-		if next := ex.phases[i+1].StartS; ex.phases[i].EndS > next && next >= ex.phases[i].StartS {
-			ex.phases[i].EndS = next
-		}
-	}
+	clipPhases(ex.phases)
 	if !full {
 		return ex
 	}
@@ -258,15 +313,15 @@ func (s *Stream) exact(full bool) *exactResult {
 		for _, p := range names {
 			head.merge(s.phases[p])
 		}
-		ex.notes = append(ex.notes, "no warm-phase tasks: the headline summary covers all tasks")
+		ex.notes = append(ex.notes, Note{NoteNoWarm, "no warm-phase tasks: the headline summary covers all tasks"})
 	}
 	hw := head.win
-	ex.headPhase = headPhase
+	ex.headPhase, ex.head, ex.headWin = headPhase, head, hw
 	w := &ex.workload
 	w.Summary = head.set.summary(hw.dur(), opt.CostPerHourUSD)
 	w.TokenSource = head.tokenSource()
 	if head.estimated > 0 {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated))
+		ex.notes = append(ex.notes, Note{NoteTokenEstimate, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated)})
 	}
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range names {
@@ -287,35 +342,27 @@ func (s *Stream) exact(full bool) *exactResult {
 		}
 	}
 	if head.sent < head.n {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent))
+		ex.notes = append(ex.notes, Note{NoteNeverSent, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent)})
 	}
 	if head.n == 1 {
-		ex.notes = append(ex.notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
+		ex.notes = append(ex.notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
 	}
 	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
 	if completed < opt.MinSamples {
-		ex.notes = append(ex.notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
+		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples)})
 	} else if completed < 100 {
-		ex.notes = append(ex.notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
+		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
 	}
 	s.exactSignals(ex, head, hw)
 	ex.series, ex.buckets = s.ser.result(ex.start, ex.end)
 	return ex
 }
 
-// exactSignals mirrors Result.signals for the figures the state holds.
+// exactSignals adds the headline signals the state holds (result adds the rest).
 func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 	opt := s.opt
 	ex.win = &evidence.Window{StartS: secs(hw.start.Sub(ex.start)), EndS: secs(hw.end.Sub(ex.start))}
-	add := func(name string, v float64, unit string, labels map[string]string, note string) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
-		ex.signals = append(ex.signals, evidence.Signal{
-			Name: name, Value: round6(v), Unit: unit, Stage: evidence.StageRequestTrace,
-			Source: Source, Phase: ex.headPhase, Window: ex.win, Labels: labels, Note: note,
-		})
-	}
+	add := ex.add
 	few := func(n int) string {
 		if n < opt.MinSamples {
 			return fmt.Sprintf("few samples (%d)", n)
@@ -363,12 +410,7 @@ func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 			add(evidence.SigKneeBand, sc.Knee, "count", nil, sc.KneeNote)
 		}
 	} else if sc.Note != "" {
-		ex.notes = append(ex.notes, "band scaling not computed: "+sc.Note)
-	}
-	sh := Shape{Values: map[string]float64{}, Notes: map[string]string{}}
-	head.shape.put(&sh)
-	for _, name := range sortedKeys(sh.Values) {
-		add(name, sh.Values[name], ShapeUnit(name), nil, sh.Notes[name])
+		ex.notes = append(ex.notes, Note{NoteBandScaling, "band scaling not computed: " + sc.Note})
 	}
 }
 
@@ -416,6 +458,9 @@ func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
 	}
 	if p.n == 0 || r.ScheduledAt.Before(p.win.start) {
 		p.win.start = r.ScheduledAt
+	}
+	if r.ScheduledAt.After(p.win.lastArrival) {
+		p.win.lastArrival = r.ScheduledAt
 	}
 	if end.After(p.win.end) {
 		p.win.end = end
@@ -487,6 +532,9 @@ func (p *phaseAcc) merge(o *phaseAcc) {
 		}
 		if o.win.end.After(p.win.end) {
 			p.win.end = o.win.end
+		}
+		if o.win.lastArrival.After(p.win.lastArrival) {
+			p.win.lastArrival = o.win.lastArrival
 		}
 	}
 	p.n += o.n

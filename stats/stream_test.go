@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,22 +227,13 @@ func TestStreamSampledKeepsExactFigures(t *testing.T) {
 		t.Errorf("series differ:\n got %+v\nwant %+v", got.Series[:5], want.Series)
 	}
 	for _, n := range want.Notes {
-		if countNote(n) && !contains(got.Notes, n) {
+		if n.Kind.counts() && !slices.Contains(got.Notes, n) {
 			t.Errorf("note %q missing: %q", n, got.Notes)
 		}
 	}
-	if last := got.Notes[len(got.Notes)-1]; !strings.Contains(last, "seeded uniform sample") {
+	if last := got.Notes[len(got.Notes)-1]; last.Kind != NoteSampled || !strings.Contains(last.Text, "seeded uniform sample") {
 		t.Errorf("no note says the sample: %q", last)
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // The sample is a function of the set of tasks: any order, same sample.

@@ -30,6 +30,9 @@ type Options struct {
 	Start time.Time
 	// MinSamples below which a statistic carries a "few samples" note (default 20).
 	MinSamples int
+	// MinHOLSamples is the fewest short prompts on each side of the head-of-line ratio
+	// (default 10).
+	MinHOLSamples int
 	// Join, when set, gives the headline set's stall alignment and head-of-line waits from
 	// every task (Stream: the records given are a sample of a larger run).
 	Join *Join
@@ -42,101 +45,11 @@ type Result struct {
 	Phases     []evidence.Phase
 	Signals    []evidence.Signal
 	Series     []evidence.Series
-	Notes      []string
+	Notes      []Note
 }
 
 // Source is the signal source of every client-side figure.
 const Source = "client"
-
-// Compute summarises records. It never fails: an empty input gives an empty summary and a
-// note.
-func Compute(recs []record.Record, opt Options) *Result {
-	if opt.MinSamples <= 0 {
-		opt.MinSamples = 20
-	}
-	res := &Result{Start: opt.Start}
-	all := make([]*record.Record, len(recs))
-	for i := range recs {
-		all[i] = &recs[i]
-	}
-	if len(all) == 0 {
-		res.Notes = append(res.Notes, "no task records: nothing was measured")
-		return res
-	}
-	if res.Start.IsZero() {
-		res.Start = all[0].ScheduledAt
-		for _, r := range all {
-			if r.ScheduledAt.Before(res.Start) {
-				res.Start = r.ScheduledAt
-			}
-		}
-	}
-	for _, r := range all {
-		if r.DoneAt.After(res.End) {
-			res.End = r.DoneAt
-		}
-	}
-	byPhase := group(all, func(r *record.Record) string { return r.Phase })
-	phaseNames := sortedKeys(byPhase)
-	sort.SliceStable(phaseNames, func(i, j int) bool { return phaseRank(phaseNames[i]) < phaseRank(phaseNames[j]) })
-	windows := map[string]window{}
-	for _, p := range phaseNames {
-		w := windowOf(byPhase[p])
-		windows[p] = w
-		res.Phases = append(res.Phases, evidence.Phase{Name: p, StartS: secs(w.start.Sub(res.Start)), EndS: secs(w.end.Sub(res.Start))})
-	}
-	// Run phases are time ranges that never overlap, so that a server-side window (metrics,
-	// traces) holds one phase: a phase ends where the next one's schedule begins, even though
-	// its own slowest tasks may still be finishing (their records keep their phase label).
-	for i := 0; i+1 < len(res.Phases); i++ {
-		if next := res.Phases[i+1].StartS; res.Phases[i].EndS > next && next >= res.Phases[i].StartS {
-			res.Phases[i].EndS = next
-		}
-	}
-	head := byPhase[record.PhaseWarm]
-	headPhase := record.PhaseWarm
-	if len(head) == 0 {
-		head, headPhase = all, ""
-		res.Notes = append(res.Notes, "no warm-phase tasks: the headline summary covers all tasks")
-	}
-	hw := windowOf(head)
-	if headPhase != "" {
-		hw = windows[headPhase]
-	}
-	w := &res.Workload
-	w.Summary = Summarize(head, hw.dur(), opt.CostPerHourUSD)
-	w.TokenSource = tokenSource(head)
-	if est := countEstimated(head); est > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", est))
-	}
-	w.ByPhase = map[string]evidence.Summary{}
-	for _, p := range phaseNames {
-		w.ByPhase[p] = Summarize(byPhase[p], windows[p].dur(), opt.CostPerHourUSD)
-	}
-	byTask := group(head, func(r *record.Record) string { return r.Task })
-	w.ByTaskType = map[string]evidence.Summary{}
-	for name, rs := range byTask {
-		w.ByTaskType[name] = Summarize(rs, hw.dur(), opt.CostPerHourUSD)
-	}
-	w.ByBand = bandSummaries(head, hw.dur(), opt.CostPerHourUSD)
-	w.Steps = stepTables(head, hw.dur())
-	w.Histograms = histograms(head)
-	if n := countSent(head); n < len(head) {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", len(head)-n))
-	}
-	if len(head) == 1 {
-		res.Notes = append(res.Notes, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration")
-	}
-	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
-	if completed < opt.MinSamples {
-		res.Notes = append(res.Notes, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples))
-	} else if completed < 100 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed))
-	}
-	res.signals(all, byPhase, head, headPhase, hw, byTask, opt)
-	res.Series = series(all, res.Start, res.End)
-	return res
-}
 
 // Apply writes the result into ev: the workload block, the run phases, stage 1 (collected)
 // with its signals, series and notes.
@@ -151,29 +64,31 @@ func (r *Result) Apply(ev *evidence.Evidence) {
 	st.Sources = []string{Source}
 	st.Signals = append(st.Signals[:0], r.Signals...)
 	st.Series = r.Series
-	st.Notes = r.Notes
+	st.Notes = texts(r.Notes)
 }
 
-type window struct{ start, end time.Time }
+// window is the measured window of a set of tasks: first scheduled_at (start) to last
+// done_at (end); lastArrival is the last scheduled_at.
+type window struct{ start, end, lastArrival time.Time }
 
 func (w window) dur() time.Duration { return w.end.Sub(w.start) }
 
-// windowOf is the measured window of a set of tasks: first scheduled_at to last done_at.
-func windowOf(rs []*record.Record) window {
-	var w window
-	for i, r := range rs {
-		if i == 0 || r.ScheduledAt.Before(w.start) {
-			w.start = r.ScheduledAt
-		}
-		end := r.DoneAt
-		if end.IsZero() {
-			end = r.ScheduledAt
-		}
-		if end.After(w.end) {
-			w.end = end
+// phase is the run phase name over w, in seconds since start.
+func (w window) phase(name string, start time.Time) evidence.Phase {
+	return evidence.Phase{Name: name, StartS: secs(w.start.Sub(start)), EndS: secs(w.end.Sub(start)), ArrivalsEndS: secs(w.lastArrival.Sub(start))}
+}
+
+// clipPhases ends each phase where the next one's schedule begins. Run phases are time
+// ranges that never overlap, so that a server-side window (metrics, traces) holds one
+// phase, even though a phase's own slowest tasks may still be finishing (their records keep
+// their phase label).
+func clipPhases(ps []evidence.Phase) {
+	for i := 0; i+1 < len(ps); i++ {
+		if next := ps[i+1].StartS; ps[i].EndS > next && next >= ps[i].StartS {
+			ps[i].EndS = next
+			ps[i].ArrivalsEndS = min(ps[i].ArrivalsEndS, next)
 		}
 	}
-	return w
 }
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
@@ -190,15 +105,6 @@ func phaseRank(p string) int {
 	return 3
 }
 
-func group(rs []*record.Record, key func(*record.Record) string) map[string][]*record.Record {
-	m := map[string][]*record.Record{}
-	for _, r := range rs {
-		k := key(r)
-		m[k] = append(m[k], r)
-	}
-	return m
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -206,41 +112,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-func countSent(rs []*record.Record) int {
-	n := 0
-	for _, r := range rs {
-		if r.Attempts > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-func countEstimated(rs []*record.Record) int {
-	n := 0
-	for _, r := range rs {
-		if r.OK() && r.TokenSource == record.TokensEstimate {
-			n++
-		}
-	}
-	return n
-}
-
-func tokenSource(rs []*record.Record) string {
-	src := ""
-	for _, r := range rs {
-		if !r.OK() || r.TokenSource == "" {
-			continue
-		}
-		if src == "" {
-			src = r.TokenSource
-		} else if src != r.TokenSource {
-			return "mixed"
-		}
-	}
-	return src
 }
 
 // Summarize is the summary of one set of tasks measured over a window of length win
@@ -266,51 +137,6 @@ func Band(inFlight int) (name string, lo, hi int) {
 		return fmt.Sprint(lo), lo, hi
 	}
 	return fmt.Sprintf("%d-%d", lo, hi), lo, hi
-}
-
-func bandSummaries(rs []*record.Record, win time.Duration, cost float64) []evidence.BandSummary {
-	m := map[int][]*record.Record{}
-	for _, r := range rs {
-		if r.Attempts == 0 {
-			continue // never sent: no concurrency at send
-		}
-		_, lo, _ := Band(r.InFlight)
-		m[lo] = append(m[lo], r)
-	}
-	var los []int
-	for lo := range m {
-		los = append(los, lo)
-	}
-	sort.Ints(los)
-	var out []evidence.BandSummary
-	for _, lo := range los {
-		name, lo, hi := Band(lo - 1)
-		out = append(out, evidence.BandSummary{Band: name, Lo: lo, Hi: hi, Summary: Summarize(m[lo], win, cost)})
-	}
-	return out
-}
-
-func histograms(rs []*record.Record) map[string]evidence.Histogram {
-	ttft, itl, e2e := NewDist(), NewDist(), NewDist()
-	for _, r := range rs {
-		if !r.OK() {
-			continue
-		}
-		if v, ok := r.TTFT(); ok {
-			ttft.Add(v)
-		}
-		r.ITLs(itl.Add)
-		if v, ok := r.E2E(); ok {
-			e2e.Add(v)
-		}
-	}
-	out := map[string]evidence.Histogram{}
-	for name, d := range map[string]*Dist{"ttft_ms": ttft, "itl_ms": itl, "e2e_ms": e2e} {
-		if d.N() > 0 {
-			out[name] = d.Histogram()
-		}
-	}
-	return out
 }
 
 // MissedSLO lists the per-request bounds a completed task exceeded ("ttft", "itl", "tpot",

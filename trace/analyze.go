@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	pq "github.com/pel-ladder/pel/quantile"
 	"io"
 	"math"
 	"os"
@@ -200,15 +201,14 @@ func overlapTime(a, b []interval) int64 {
 	return t
 }
 
-// quantile is pandas' default linear-interpolation quantile of sorted values.
+// quantile is HTA's (pandas') default linear-interpolation quantile of sorted values, 0 for
+// none: the trace figures reproduce HTA's, so they keep its definition (package quantile's
+// one exception, quantile.Linear).
 func quantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
+	return pq.Linear(sorted, q)
 }
 
 func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options) RankResult {
