@@ -48,17 +48,18 @@ func importRun(t *testing.T, format, file string) (*Result, *evidence.Evidence, 
 // bracket is the interval both estimators of the q-th percentile of xs lie in. The tools
 // (numpy's default percentile, which AIPerf and vllm bench serve call) interpolate
 // linearly between the order statistics x[a] and x[a+1], a = ⌊(n−1)q⌋ (0-based); pel's
-// stats.Dist returns the nearest-rank order statistic x[⌈qn⌉−1] as the highest value of
-// its HDR bucket (3 significant digits: at most 0.1% above it), at µs resolution. So the
-// two may differ by at most the spread of those order statistics plus 0.1% and 1 µs.
+// estimator (package quantile) returns the nearest-rank order statistic x[⌈qn⌉−1] as
+// recorded: held at the lower bound of its HDR bucket (3 significant digits: at most 0.1%
+// below it), at µs resolution. So the two may differ by at most the spread of those order
+// statistics, less 0.1% and 1 µs below it.
 func bracket(xs []float64, q float64) (lo, hi float64) {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
 	a := int(math.Floor(float64(n-1) * q / 100))
 	k := max(0, int(math.Ceil(q/100*float64(n)))-1)
-	lo = min(s[a], s[k]) - 0.001
-	hi = max(s[min(a+1, n-1)], s[k])*1.001 + 0.001
+	lo = min(s[a], s[k])*0.999 - 0.001
+	hi = max(s[min(a+1, n-1)], s[k]) + 0.001
 	return lo, hi
 }
 
