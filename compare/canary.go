@@ -14,7 +14,7 @@ import (
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/scrape"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // An interleaved canary run (pel run --canary URL) holds both sides of a comparison in one
@@ -119,11 +119,11 @@ func CanaryDir(dir string, o Options) (*CanaryResult, error) {
 		cp.Rollback = evidence.Rollback{Triggers: log.Triggers()}
 		bEv = &cp
 	}
-	cEv, err := evidence.ReadFile(filepath.Join(dir, canary.EvidenceFile))
+	cEv, err := rundir.ReadEvidence(filepath.Join(dir, canary.EvidenceFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, badInput("%v", err)
 	}
-	cFacts, err := engineFactsFile(filepath.Join(dir, canary.MetricsFile))
+	cFacts, err := engineFactsIn(&rundir.Dir{Path: dir}, canary.MetricsFile)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
@@ -171,18 +171,6 @@ func applyStop(res *Result, log *canary.Log) {
 	}
 	res.Verdict = Reject
 	res.Reasons = append(why, res.Reasons...)
-}
-
-// engineFactsFile reads one samples file; nil when it does not exist.
-func engineFactsFile(path string) (*engineFacts, error) {
-	ss, err := scrape.ReadSamples(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return engineFactsOf(ss), nil
 }
 
 // CanaryText writes the canary's own account (scope, routing, triggers, each sequential

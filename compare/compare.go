@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/verify"
 )
 
@@ -31,13 +31,6 @@ func (e *inputError) Error() string   { return e.err.Error() }
 func (e *inputError) Unwrap() []error { return []error{ErrBadInput, e.err} }
 
 func badInput(format string, a ...any) error { return &inputError{fmt.Errorf(format, a...)} }
-
-// File names inside a run directory (DESIGN.md §3; the same names as package runner's).
-const (
-	ContractFile = "contract.yaml"
-	RequestsFile = "requests.jsonl"
-	EvidenceFile = "evidence.json"
-)
 
 // Verdict of a comparison.
 type Verdict string
@@ -124,24 +117,25 @@ func Load(dir string) (*Run, error) {
 	if !st.IsDir() {
 		return nil, badInput("%s is not a run directory", dir)
 	}
-	c, err := contract.Load(filepath.Join(dir, ContractFile))
+	d, err := rundir.Open(dir)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	return FromDir(d)
+}
+
+// FromDir reads the task records and engine facts of an opened run directory (its contract
+// and evidence.json are the ones rundir.Open read).
+func FromDir(d *rundir.Dir) (*Run, error) {
+	r := &Run{Dir: d.Path, Contract: d.Contract, Evidence: d.Evidence}
+	err := d.Each(func(rec *record.Record) error {
+		r.Records = append(r.Records, *rec)
+		return nil
+	})
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	r := &Run{Dir: dir, Contract: c, Records: recs}
-	if r.engine, err = loadEngineFacts(dir); err != nil {
-		return nil, badInput("%v", err)
-	}
-	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
-	switch {
-	case err == nil:
-		r.Evidence = ev
-	case errors.Is(err, os.ErrNotExist):
-	default:
+	if r.engine, err = engineFactsIn(d, rundir.MetricsFile); err != nil {
 		return nil, badInput("%v", err)
 	}
 	return r, nil

@@ -6,18 +6,15 @@ import (
 	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape"
 )
-
-// MetricsFile is the engine and GPU samples of a run (package scrape's name).
-const MetricsFile = scrape.MetricsFile
 
 // Precondition kinds.
 const (
@@ -75,14 +72,20 @@ type engineFacts struct {
 // are left out of the configuration compared across runs.
 var replicaLabels = map[string]bool{"engine": true, "dp_rank": true, "gpu": true, "GPU_I_ID": true, "gpu_uuid": true, "instance": true, "job": true, "Hostname": true, "hostname": true, "model_name": true}
 
-// loadEngineFacts reads dir/metrics.jsonl; nil when the run sampled no engine /metrics.
-func loadEngineFacts(dir string) (*engineFacts, error) {
-	ss, err := scrape.ReadSamples(filepath.Join(dir, MetricsFile))
+// engineFactsIn reads the run directory's samples file name (rundir.MetricsFile, or the
+// candidate's of a canary run); nil when the run sampled no engine /metrics.
+func engineFactsIn(d *rundir.Dir, name string) (*engineFacts, error) {
+	f, err := d.OpenFile(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	ss, err := scrape.DecodeSamples(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", d.File(name), err)
 	}
 	return engineFactsOf(ss), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
@@ -149,7 +150,11 @@ func runScenario(ctx context.Context, sc *sim.Scenario, o Options, begin time.Ti
 		}
 	}
 	// From here on the demo is exactly `pel analyze DIR --trace DIR/trace.json.gz`.
-	ev, _, err = ladder.Analyze(o.OutDir, ladder.Options{Traces: traces, Seed: o.Seed})
+	d, err := rundir.Open(o.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	ev, _, err = ladder.AnalyzeDir(d, ladder.Options{Traces: traces, Seed: o.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +164,7 @@ func runScenario(ctx context.Context, sc *sim.Scenario, o Options, begin time.Ti
 			ev.Run.Notes = append(ev.Run.Notes, n)
 		}
 	}
-	if err := ladder.WriteRun(o.OutDir, ev); err != nil {
+	if err := ladder.WriteRun(d, ev); err != nil {
 		return nil, err
 	}
 	return &Result{Dir: o.OutDir, Scenario: sc, Evidence: ev, Wall: time.Since(begin)}, nil
@@ -192,9 +197,13 @@ func captureTrace(ctx context.Context, srv *sim.Server, c *contract.Contract, f 
 }
 
 func copyFile(src, dst string) error {
-	data, err := os.ReadFile(src)
+	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, data, 0o600)
+	defer in.Close()
+	return rundir.WriteFile(dst, false, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }

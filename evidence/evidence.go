@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/pel-ladder/pel/internal/safefile"
 )
 
 // New returns an Evidence with the fixed fields set and all five stages present as missing.
@@ -110,25 +112,12 @@ func Decode(r io.Reader) (*Evidence, error) {
 // WriteFile writes evidence.json atomically (temp file + rename), mode 0600.
 func (e *Evidence) WriteFile(path string) error { return WriteAtomic(path, e.Encode) }
 
-// WriteAtomic writes a run directory file: write fills path.tmp (mode 0600, since a run
-// describes a private deployment), which then replaces path, so a reader never sees half a
-// file and a failed write leaves the old one in place.
+// WriteAtomic writes a run directory file: write fills a new temporary file in path's
+// directory (mode 0600, since a run describes a private deployment; created exclusively,
+// never through a link), which then replaces path, so a reader never sees half a file and a
+// failed write leaves the old one in place. A symbolic link at path is refused.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return safefile.Write(path, true, write)
 }
 
 // ReadFile reads an evidence.json file.

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -182,11 +181,13 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 	if st.Size() > MaxFileSize {
 		return nil, badf("%s: %d bytes; pel import reads at most %d", file, st.Size(), MaxFileSize)
 	}
-	if err := emptyDir(dir); err != nil {
-		return nil, err
-	}
-	w, err := record.Create(filepath.Join(dir, rundir.RequestsFile))
+	d, err := rundir.Create(dir) // the one -o rule: absent or empty
 	if err != nil {
+		return nil, &badInput{err}
+	}
+	w, err := d.CreateRequests()
+	if err != nil {
+		d.Discard()
 		return nil, err
 	}
 	s := &sink{file: file, w: w.Write, opt: o}
@@ -198,17 +199,17 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 		rerr = badf("%s: no requests in the file", file)
 	}
 	if rerr != nil {
-		removeWritten(dir)
+		d.Discard()
 		return nil, rerr
 	}
 	res := &Result{Dir: dir, Format: f, Requests: s.n, OK: s.ok, Missing: missing(s.facts)}
 	c, raw, err := s.contract(f)
 	if err != nil {
-		removeWritten(dir)
+		d.Discard()
 		return nil, err
 	}
 	res.SHA256 = c.SHA256()
-	if err := os.WriteFile(filepath.Join(dir, rundir.ContractFile), raw, 0o600); err != nil {
+	if err := d.WriteContract(raw); err != nil {
 		return nil, err
 	}
 	ev := evidence.New()
@@ -222,7 +223,7 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 		ev.Run.Notes = append(ev.Run.Notes, "not in the file, not measured: "+m)
 	}
 	ev.Run.Notes = append(ev.Run.Notes, s.facts.notes...)
-	if err := ev.WriteFile(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
+	if err := d.WriteEvidence(ev); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -317,28 +318,6 @@ func (l *lengths) spec() string {
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
-
-// emptyDir creates dir, or accepts it when it exists and is empty (runs never mix).
-func emptyDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	if len(ents) > 0 {
-		return badf("-o %s: the directory is not empty (runs never mix: give a new one)", dir)
-	}
-	return nil
-}
-
-// removeWritten removes what a failed import wrote, leaving dir as it was found.
-func removeWritten(dir string) {
-	for _, n := range []string{rundir.RequestsFile, rundir.ContractFile, rundir.EvidenceFile} {
-		os.Remove(filepath.Join(dir, n))
-	}
-}
 
 // Helpers the readers share.
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pel-ladder/pel/diagnose"
@@ -19,9 +17,6 @@ import (
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/trace"
 )
-
-// ReportFile is the HTML report's name in a run directory.
-const ReportFile = "report.html"
 
 // ErrBadInput marks a run directory or trace that cannot be read (exit 2).
 var ErrBadInput = errors.New("bad input")
@@ -38,7 +33,17 @@ type Options struct {
 	SampleBytes int64
 }
 
-// Analyze rebuilds dir's evidence and diagnoses it. Stage 1 always comes from
+// Analyze opens the run directory dir (rundir.Open) and analyses it (AnalyzeDir); a
+// directory that cannot be used wraps ErrBadInput.
+func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error) {
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return nil, nil, tagBad(err)
+	}
+	return AnalyzeDir(d, o)
+}
+
+// AnalyzeDir rebuilds d's evidence and diagnoses it (d as rundir.Open found it). Stage 1 always comes from
 // requests.jsonl; stages 2, 4 and 5 from metrics.jsonl when present (else they are kept from
 // evidence.json); the OTLP span signals from spans.jsonl when present; each trace in
 // o.Traces replaces the signals of an earlier analysis of the same file, and traces analysed
@@ -47,11 +52,7 @@ type Options struct {
 // The directory's files are read once each, requests.jsonl as a stream (package rundir):
 // the records returned are every task, or for a run longer than memory holds the seeded
 // sample the diagnosis read (with passes over every task for what a sample cannot say).
-func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error) {
-	d, err := rundir.Open(dir)
-	if err != nil {
-		return nil, nil, tagBad(err)
-	}
+func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, error) {
 	c := d.Contract
 	ev := d.Evidence
 	if ev == nil {
@@ -79,11 +80,14 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 		results = append(results, r)
 		replaced[r.Source] = true
 	}
-	metrics := filepath.Join(dir, scrape.MetricsFile)
-	_, statErr := os.Stat(metrics)
-	haveMetrics := statErr == nil
-	_, statErr = os.Stat(filepath.Join(dir, otlp.SpansFile))
-	haveSpans := statErr == nil
+	haveMetrics, err := d.Has(rundir.MetricsFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	haveSpans, err := d.Has(rundir.SpansFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	// Keep a signal unless its source is about to be recomputed.
 	keep := func(src string) bool {
 		if replaced[src] {
@@ -132,12 +136,12 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	}
 	ev.Findings = kept
 	if haveMetrics {
-		if err := scrape.FillFromFile(ev, metrics, ""); err != nil {
+		if err := scrape.FillFromDir(ev, d, rundir.MetricsFile, ""); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 		}
 	}
 	if haveSpans {
-		if err := otlp.FillFromDir(ev, dir); err != nil {
+		if err := otlp.FillFromDir(ev, d); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 		}
 	}
@@ -160,10 +164,11 @@ func tagBad(err error) error {
 	return err
 }
 
-// WriteRun writes evidence.json and report.html into dir (0600, each atomically).
-func WriteRun(dir string, ev *evidence.Evidence) error {
-	if err := ev.WriteFile(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
+// WriteRun writes evidence.json and report.html into d (0600, each atomically; a link
+// planted at either name, or at any temporary name, is never followed).
+func WriteRun(d *rundir.Dir, ev *evidence.Evidence) error {
+	if err := d.WriteEvidence(ev); err != nil {
 		return err
 	}
-	return evidence.WriteAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.HTML(w, ev) })
+	return d.Write(rundir.ReportFile, func(w io.Writer) error { return report.HTML(w, ev) })
 }

@@ -14,17 +14,17 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/runner"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // runDir writes a minimal run directory: the example contract and n synthetic tasks.
 func runDir(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, runner.ContractFile), contract.Example(), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.ContractFile), contract.Example(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w, err := record.Create(filepath.Join(dir, runner.RequestsFile))
+	w, err := record.Create(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +83,10 @@ func TestAnalyzeRebuildsAndAddsTraces(t *testing.T) {
 	if ev.Verdict == "" || len(ev.Rollback.Triggers) == 0 {
 		t.Errorf("not diagnosed: verdict %q, triggers %d", ev.Verdict, len(ev.Rollback.Triggers))
 	}
-	if err := WriteRun(dir, ev); err != nil {
+	if err := WriteRun(&rundir.Dir{Path: dir}, ev); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{runner.EvidenceFile, ReportFile} {
+	for _, f := range []string{rundir.EvidenceFile, rundir.ReportFile} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, err, st)
@@ -100,7 +100,7 @@ func TestAnalyzeRebuildsAndAddsTraces(t *testing.T) {
 	if n := countSource(again, src); n != first {
 		t.Errorf("trace signals after a plain re-analysis: %d, want %d kept", n, first)
 	}
-	WriteRun(dir, again)
+	WriteRun(&rundir.Dir{Path: dir}, again)
 	third, _, err := Analyze(dir, Options{Traces: []string{tr}})
 	if err != nil {
 		t.Fatal(err)
@@ -133,17 +133,17 @@ func TestAnalyzeBadInput(t *testing.T) {
 // `pel run --otlp` (which ends with Analyze) and a later `pel analyze` keep them.
 func TestAnalyzeRebuildsOTLP(t *testing.T) {
 	dir := runDir(t, 20)
-	recs, err := record.ReadFile(filepath.Join(dir, runner.RequestsFile))
+	recs, err := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Rewrite the records with trace ids and add one span per task: server TTFT 70 ms against
 	// the client's 80 ms from send, so the gap is 10 ms.
-	w, err := record.Create(filepath.Join(dir, runner.RequestsFile+".new"))
+	w, err := record.Create(filepath.Join(dir, rundir.RequestsFile+".new"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, otlp.SpansFile), os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, rundir.SpansFile), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestAnalyzeRebuildsOTLP(t *testing.T) {
 	}
 	w.Close()
 	f.Close()
-	if err := os.Rename(filepath.Join(dir, runner.RequestsFile+".new"), filepath.Join(dir, runner.RequestsFile)); err != nil {
+	if err := os.Rename(filepath.Join(dir, rundir.RequestsFile+".new"), filepath.Join(dir, rundir.RequestsFile)); err != nil {
 		t.Fatal(err)
 	}
 	first := 0
@@ -183,7 +183,7 @@ func TestAnalyzeRebuildsOTLP(t *testing.T) {
 		} else if n != first {
 			t.Fatalf("round %d: %d otlp signals, first rebuild had %d", round, n, first)
 		}
-		if err := WriteRun(dir, ev); err != nil {
+		if err := WriteRun(&rundir.Dir{Path: dir}, ev); err != nil {
 			t.Fatal(err)
 		}
 	}

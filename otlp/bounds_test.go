@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // Spans of trace ids this run did not send, repeats past
@@ -30,7 +31,7 @@ func TestReceiverBounds(t *testing.T) {
 		t.Fatalf("prefix %x", p)
 	}
 	ctx := context.Background()
-	if err := r.Start(ctx, dir); err != nil {
+	if err := r.Start(ctx, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	var spans []*tracepb.Span
@@ -74,7 +75,7 @@ func TestReceiverBounds(t *testing.T) {
 	if err := r.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := ReadSpans(filepath.Join(dir, SpansFile))
+	kept, err := ReadSpans(filepath.Join(dir, rundir.SpansFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestReceiverBounds(t *testing.T) {
 		t.Errorf("dropped: foreign %d repeats %d over %d busy %d", foreign, repeats, overCap, busy)
 	}
 	ev := evidence.New()
-	r.Fill(ev, dir)
+	r.Fill(ev, &rundir.Dir{Path: dir})
 	if notes := strings.Join(ev.Stage(evidence.StageServingCache).Notes, "\n"); !strings.Contains(notes, "7 of trace ids this run did not send") {
 		t.Errorf("notes %q", notes)
 	}

@@ -6,11 +6,11 @@ import (
 	"github.com/pel-ladder/pel/quantile"
 	"io/fs"
 	"math"
-	"path/filepath"
 	"sort"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // Source is the evidence source name of every signal this package adds.
@@ -36,9 +36,26 @@ func traceOf(r *record.Record) string {
 // one trace id across attempts; the span that started last belongs to the final attempt,
 // whose timings the record holds.
 func Join(recs []record.Record, spans []Span) []Pair {
-	byTrace := map[string]*Span{}
-	byReq := map[string]*Span{}
-	later := func(m map[string]*Span, k string, s *Span) {
+	ix := newSpanIndex()
+	for i := range spans {
+		ix.add(&spans[i])
+	}
+	out := make([]Pair, len(recs))
+	for i := range recs {
+		out[i] = Pair{Rec: &recs[i], Span: ix.match(&recs[i])}
+	}
+	return out
+}
+
+// spanIndex finds a record's span: by trace id, else by request id.
+type spanIndex struct{ byTrace, byReq map[string]*Span }
+
+func newSpanIndex() *spanIndex {
+	return &spanIndex{byTrace: map[string]*Span{}, byReq: map[string]*Span{}}
+}
+
+func (ix *spanIndex) add(s *Span) {
+	later := func(m map[string]*Span, k string) {
 		if k == "" {
 			return
 		}
@@ -46,25 +63,20 @@ func Join(recs []record.Record, spans []Span) []Pair {
 			m[k] = s
 		}
 	}
-	for i := range spans {
-		later(byTrace, spans[i].TraceID, &spans[i])
-		later(byReq, spans[i].RequestID, &spans[i])
+	later(ix.byTrace, s.TraceID)
+	later(ix.byReq, s.RequestID)
+}
+
+func (ix *spanIndex) match(r *record.Record) *Span {
+	if s := ix.byTrace[traceOf(r)]; s != nil {
+		return s
 	}
-	out := make([]Pair, len(recs))
-	for i := range recs {
-		r := &recs[i]
-		s := byTrace[traceOf(r)]
-		if s == nil {
-			s = byReq[r.ID]
-		}
-		out[i] = Pair{Rec: r, Span: s}
-	}
-	return out
+	return ix.byReq[r.ID]
 }
 
 // Fill adds the stage-4 OTLP signals of the run in dir, per phase (warm is the headline).
 // Spans the receiver counted and did not store are noted on stage 4.
-func (r *Receiver) Fill(ev *evidence.Evidence, dir string) error {
+func (r *Receiver) Fill(ev *evidence.Evidence, dir *rundir.Dir) error {
 	err := FillFromDir(ev, dir)
 	foreign, repeats, overCap, busy, rejected := r.Dropped()
 	if foreign+repeats+overCap+busy+rejected > 0 {
@@ -75,66 +87,96 @@ func (r *Receiver) Fill(ev *evidence.Evidence, dir string) error {
 	return err
 }
 
-// FillFromDir reads dir/spans.jsonl and dir/requests.jsonl and adds the joined signals.
-func FillFromDir(ev *evidence.Evidence, dir string) error {
-	spans, err := ReadSpans(filepath.Join(dir, SpansFile))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("otlp: no %s in %s", SpansFile, dir)
+// FillFromDir joins the run directory's spans with its requests and adds the joined
+// signals. The spans are indexed (the receiver keeps at most MaxKeptSpans); the records are
+// streamed, and of each only the server latencies its span gives are kept.
+func FillFromDir(ev *evidence.Evidence, d *rundir.Dir) error {
+	ix := newSpanIndex()
+	nSpans := 0
+	for s, err := range rundir.JSONLines[Span](d, rundir.SpansFile) {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("otlp: no %s in %s", rundir.SpansFile, d.Path)
+			}
+			return fmt.Errorf("otlp: %v", err)
 		}
-		return fmt.Errorf("otlp: %v", err)
+		ix.add(s)
+		nSpans++
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	acc := newJoinAcc()
+	err := d.Each(func(t *record.Record) error {
+		eachRequest(t, func(q *record.Record) { acc.add(q, ix.match(q)) })
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("otlp: %v", err)
 	}
-	AddSignals(ev, Join(requests(recs), spans), len(spans))
+	acc.apply(ev, nSpans)
 	return nil
 }
 
 // AddSignals adds, per phase, exact percentiles of the server latencies of the joined
 // completed records, the join coverage and the client−server TTFT gap.
 func AddSignals(ev *evidence.Evidence, pairs []Pair, nSpans int) {
-	phases := map[string][]Pair{}
-	var order []string
+	acc := newJoinAcc()
 	for _, p := range pairs {
-		if !p.Rec.OK() {
-			continue
-		}
-		if _, ok := phases[p.Rec.Phase]; !ok {
-			order = append(order, p.Rec.Phase)
-		}
-		phases[p.Rec.Phase] = append(phases[p.Rec.Phase], p)
+		acc.add(p.Rec, p.Span)
+	}
+	acc.apply(ev, nSpans)
+}
+
+// joinAcc gathers, per phase, the completed requests and the server latencies of those
+// that matched a span.
+type joinAcc struct{ phases map[string]*phaseAcc }
+
+type phaseAcc struct {
+	completed, matched                     int
+	queue, prefill, decode, ttft, e2e, gap []float64
+}
+
+func newJoinAcc() *joinAcc { return &joinAcc{phases: map[string]*phaseAcc{}} }
+
+func (a *joinAcc) add(r *record.Record, s *Span) {
+	if !r.OK() {
+		return
+	}
+	pa := a.phases[r.Phase]
+	if pa == nil {
+		pa = &phaseAcc{}
+		a.phases[r.Phase] = pa
+	}
+	pa.completed++
+	if s == nil {
+		return
+	}
+	pa.matched++
+	appendMS(&pa.queue, s.QueueS)
+	appendMS(&pa.prefill, s.PrefillS)
+	appendMS(&pa.decode, s.DecodeS)
+	appendMS(&pa.ttft, s.TTFTS)
+	appendMS(&pa.e2e, s.E2ES)
+	if c, ok := r.TTFTFromSent(); ok && s.TTFTS != nil {
+		pa.gap = append(pa.gap, float64(c.Microseconds())/1e3-*s.TTFTS*1e3)
+	}
+}
+
+func (a *joinAcc) apply(ev *evidence.Evidence, nSpans int) {
+	var order []string
+	for ph := range a.phases {
+		order = append(order, ph)
 	}
 	sort.Strings(order)
 	st := ev.Stage(evidence.StageServingCache)
 	added := false
 	for _, ph := range order {
-		ps := phases[ph]
-		var queue, prefill, decode, ttft, e2e, gap []float64
-		matched := 0
-		for _, p := range ps {
-			s := p.Span
-			if s == nil {
-				continue
-			}
-			matched++
-			appendMS(&queue, s.QueueS)
-			appendMS(&prefill, s.PrefillS)
-			appendMS(&decode, s.DecodeS)
-			appendMS(&ttft, s.TTFTS)
-			appendMS(&e2e, s.E2ES)
-			if c, ok := p.Rec.TTFTFromSent(); ok && s.TTFTS != nil {
-				gap = append(gap, float64(c.Microseconds())/1e3-*s.TTFTS*1e3)
-			}
-		}
+		pa := a.phases[ph]
 		add := func(name string, v float64, unit, note string) {
 			ev.Add(evidence.Signal{Name: name, Value: round(v), Unit: unit, Stage: evidence.StageServingCache,
 				Source: Source, Phase: ph, Note: note})
 			added = true
 		}
-		add(evidence.SigOTLPJoinCoverage, float64(matched)/float64(len(ps)), "ratio",
-			fmt.Sprintf("%d of %d completed tasks matched a span (%d spans received)", matched, len(ps), nSpans))
+		add(evidence.SigOTLPJoinCoverage, float64(pa.matched)/float64(pa.completed), "ratio",
+			fmt.Sprintf("%d of %d completed tasks matched a span (%d spans received)", pa.matched, pa.completed, nSpans))
 		pct := func(p50, p99 string, xs []float64, note string) {
 			if len(xs) == 0 {
 				return
@@ -143,12 +185,12 @@ func AddSignals(ev *evidence.Evidence, pairs []Pair, nSpans int) {
 			add(p50, quantile.Sorted(xs, 0.50), "ms", note)
 			add(p99, quantile.Sorted(xs, 0.99), "ms", note)
 		}
-		pct(evidence.SigOTLPQueueP50, evidence.SigOTLPQueueP99, queue, "")
-		pct(evidence.SigOTLPPrefillP50, evidence.SigOTLPPrefillP99, prefill, "")
-		pct(evidence.SigOTLPDecodeP50, evidence.SigOTLPDecodeP99, decode, "")
-		pct(evidence.SigOTLPTTFTP50, evidence.SigOTLPTTFTP99, ttft, "")
-		pct(evidence.SigOTLPE2EP50, evidence.SigOTLPE2EP99, e2e, "")
-		pct(evidence.SigTTFTGapP50, evidence.SigTTFTGapP99, gap, "per request: client TTFT from sent − server time_to_first_token")
+		pct(evidence.SigOTLPQueueP50, evidence.SigOTLPQueueP99, pa.queue, "")
+		pct(evidence.SigOTLPPrefillP50, evidence.SigOTLPPrefillP99, pa.prefill, "")
+		pct(evidence.SigOTLPDecodeP50, evidence.SigOTLPDecodeP99, pa.decode, "")
+		pct(evidence.SigOTLPTTFTP50, evidence.SigOTLPTTFTP99, pa.ttft, "")
+		pct(evidence.SigOTLPE2EP50, evidence.SigOTLPE2EP99, pa.e2e, "")
+		pct(evidence.SigTTFTGapP50, evidence.SigTTFTGapP99, pa.gap, "per request: client TTFT from sent − server time_to_first_token")
 	}
 	if added {
 		for _, s := range st.Sources {

@@ -13,12 +13,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // DefaultMaxBody bounds one export body (after gzip decompression). The OTel SDK's batch
@@ -73,7 +73,7 @@ type Receiver struct {
 	done    chan struct{}
 	f       *os.File
 	w       *bufio.Writer
-	dir     string
+	dir     *rundir.Dir
 	seen    map[string]int // spans kept per trace id
 	arrived chan struct{}  // signalled (non-blocking) after each kept batch
 	kept    int
@@ -158,12 +158,13 @@ func (r *Receiver) Listen() (string, error) {
 	return r.URL(), nil
 }
 
-// Start listens (unless Listen did) and appends received spans to dir/spans.jsonl (0600).
-func (r *Receiver) Start(ctx context.Context, dir string) error {
+// Start listens (unless Listen did) and appends received spans to the run directory's
+// spans file (0600, created new).
+func (r *Receiver) Start(ctx context.Context, dir *rundir.Dir) error {
 	if _, err := r.Listen(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, SpansFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := dir.Append(rundir.SpansFile)
 	if err != nil {
 		r.mu.Lock()
 		r.ln.Close()
@@ -188,8 +189,7 @@ func (r *Receiver) Start(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Stop waits (at most Linger) until every completed record in dir/requests.jsonl has a
-// span, then shuts the listener down and closes spans.jsonl.
+// Stop waits (at most Linger) until every completed request of the run has a span, then shuts the listener down and closes spans.jsonl.
 func (r *Receiver) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	srv, done, dir := r.srv, r.done, r.dir
@@ -210,7 +210,7 @@ func (r *Receiver) Stop(ctx context.Context) error {
 	}
 	r.srv = nil
 	if r.werr != nil {
-		return fmt.Errorf("otlp: writing %s: %v", SpansFile, r.werr)
+		return fmt.Errorf("otlp: writing %s: %v", rundir.SpansFile, r.werr)
 	}
 	if r.bad > 0 && r.kept == 0 {
 		return fmt.Errorf("otlp: %d export bodies rejected and no span kept", r.bad)
@@ -220,20 +220,21 @@ func (r *Receiver) Stop(ctx context.Context) error {
 
 // linger waits for the spans still in exporters' batches: done when every completed record
 // has a span (event-driven), or after Linger.
-func (r *Receiver) linger(ctx context.Context, dir string) {
+func (r *Receiver) linger(ctx context.Context, dir *rundir.Dir) {
 	if r.cfg.Linger < 0 {
 		return
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	var want []string
+	err := dir.Each(func(t *record.Record) error {
+		eachRequest(t, func(q *record.Record) {
+			if q.OK() {
+				want = append(want, traceOf(q))
+			}
+		})
+		return nil
+	})
 	if err != nil {
 		return
-	}
-	recs = requests(recs)
-	var want []string
-	for i := range recs {
-		if recs[i].OK() {
-			want = append(want, traceOf(&recs[i]))
-		}
 	}
 	if len(want) == 0 {
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/sim/simtest"
@@ -63,7 +64,7 @@ func TestReceiverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := r.Start(ctx, dir); err != nil {
+	if err := r.Start(ctx, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	u := r.URL()
@@ -101,7 +102,7 @@ func TestReceiverHTTP(t *testing.T) {
 	if err := r.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	spans, err := ReadSpans(filepath.Join(dir, SpansFile))
+	spans, err := ReadSpans(filepath.Join(dir, rundir.SpansFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestReceiverHTTP(t *testing.T) {
 			t.Errorf("kept %+v", s)
 		}
 	}
-	if st, _ := os.Stat(filepath.Join(dir, SpansFile)); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(filepath.Join(dir, rundir.SpansFile)); st.Mode().Perm() != 0o600 {
 		t.Errorf("spans.jsonl mode %v", st.Mode().Perm())
 	}
 }
@@ -148,7 +149,7 @@ func TestSimLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, runner.RequestsFile))
+	recs, err := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestSimLoopback(t *testing.T) {
 	if client.Value > 0 && gap.Value >= client.Value {
 		t.Errorf("gap %v ≥ client TTFT %v", gap.Value, client.Value)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, SpansFile)); !strings.Contains(string(b), `"trace_id"`) {
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.SpansFile)); !strings.Contains(string(b), `"trace_id"`) {
 		t.Error("spans.jsonl empty")
 	}
 }

@@ -1,14 +1,10 @@
 package otlp
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"os"
-)
+	"path/filepath"
 
-// SpansFile is the file in a run directory that holds the received spans, one JSON per line.
-const SpansFile = "spans.jsonl"
+	"github.com/pel-ladder/pel/rundir"
+)
 
 // Span attribute names of vLLM's llm_request span (vllm/tracing.py SpanAttributes, which
 // pel sim/otlp.go also emits). Latencies are in seconds.
@@ -55,28 +51,16 @@ type Span struct {
 	ExecuteS   *float64 `json:"execute_s,omitempty"`
 }
 
-// ReadSpans reads a spans.jsonl file. A bad line is an error naming the file and line.
+// ReadSpans reads a spans file (a run directory's rundir.SpansFile). A bad line is an error
+// naming the file and line.
 func ReadSpans(path string) ([]Span, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+	d := &rundir.Dir{Path: filepath.Dir(path)}
 	var out []Span
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
-			continue
+	for s, err := range rundir.JSONLines[Span](d, filepath.Base(path)) {
+		if err != nil {
+			return nil, err
 		}
-		var s Span
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
-		}
-		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		out = append(out, *s)
 	}
 	return out, nil
 }

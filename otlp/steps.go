@@ -2,28 +2,16 @@ package otlp
 
 import "github.com/pel-ladder/pel/record"
 
-// requests expands task records into the requests that carry spans: each call of a
-// multi-step task is its own request with its own trace id (record.ReadFile attaches them
-// to their task); a single-request task is itself. Spans are per request, so this is what
-// they join to.
-func requests(recs []record.Record) []record.Record {
-	multi := false
-	for i := range recs {
-		if len(recs[i].StepRecords()) > 0 {
-			multi = true
-			break
+// eachRequest calls f with each request of a task record that carries a span: each call of
+// a multi-step task is its own request with its own trace id (the run directory's stream
+// attaches them to their task); a single-request task is itself. Spans are per request, so
+// this is what they join to.
+func eachRequest(t *record.Record, f func(*record.Record)) {
+	if ss := t.StepRecords(); len(ss) > 0 {
+		for i := range ss {
+			f(&ss[i])
 		}
+		return
 	}
-	if !multi {
-		return recs
-	}
-	var out []record.Record
-	for i := range recs {
-		if s := recs[i].StepRecords(); len(s) > 0 {
-			out = append(out, s...)
-		} else {
-			out = append(out, recs[i])
-		}
-	}
-	return out
+	f(t)
 }

@@ -9,22 +9,15 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
-)
-
-// Files Merge carries over besides requests.jsonl (named here: rundir imports neither
-// scrape nor otlp).
-const (
-	metricsFile = "metrics.jsonl"
-	spansFile   = "spans.jsonl"
 )
 
 // LateLagMs: a shard whose own schedule lag reaches this at p99 ran late (the bound the
@@ -67,20 +60,13 @@ func Merge(out string, in []string) (*evidence.Evidence, error) {
 	if err := checkShards(shards); err != nil {
 		return nil, err
 	}
-	if err := checkOut(out); err != nil {
+	od, err := Create(out)
+	if err != nil {
 		return nil, err
 	}
-	created, err := makeOut(out)
+	ev, err := writeMerged(od, shards)
 	if err != nil {
-		return nil, bad(err)
-	}
-	ev, err := writeMerged(out, shards)
-	if err != nil {
-		if created {
-			os.RemoveAll(out)
-		} else {
-			removeContents(out)
-		}
+		od.Discard()
 		return nil, err
 	}
 	return ev, nil
@@ -124,45 +110,6 @@ func checkShards(shards []*Dir) error {
 	return nil
 }
 
-// checkOut refuses an output that exists and is not an empty directory.
-func checkOut(dir string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return bad(err)
-	}
-	if !st.IsDir() {
-		return bad(fmt.Errorf("output %s exists and is not a directory", dir))
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return bad(err)
-	}
-	if len(ents) > 0 {
-		return bad(fmt.Errorf("output directory %s is not empty: choose a new -o DIR (runs are never mixed)", dir))
-	}
-	return nil
-}
-
-func makeOut(dir string) (created bool, err error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, err
-		}
-		created = true
-	}
-	return created, os.Chmod(dir, 0o700)
-}
-
-func removeContents(dir string) {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		os.RemoveAll(filepath.Join(dir, e.Name()))
-	}
-}
-
 // shardAcc is what the merge counts of one shard.
 type shardAcc struct {
 	d     *Dir
@@ -172,14 +119,14 @@ type shardAcc struct {
 	end   time.Time
 }
 
-func writeMerged(out string, shards []*Dir) (*evidence.Evidence, error) {
+func writeMerged(out *Dir, shards []*Dir) (*evidence.Evidence, error) {
 	first := shards[0]
 	n := first.Evidence.Run.Shard.Count
-	raw, err := os.ReadFile(first.File(ContractFile))
+	raw, err := safefile.ReadFile(first.File(ContractFile))
 	if err != nil {
 		return nil, bad(err)
 	}
-	if err := writeFile(filepath.Join(out, ContractFile), raw); err != nil {
+	if err := out.WriteContract(raw); err != nil {
 		return nil, err
 	}
 	accs := make([]*shardAcc, len(shards))
@@ -210,29 +157,43 @@ func writeMerged(out string, shards []*Dir) (*evidence.Evidence, error) {
 		}
 		return nil
 	}
-	if err := mergeRequests(filepath.Join(out, RequestsFile), accs, check); err != nil {
+	if err := mergeRequests(out, accs, check); err != nil {
 		return nil, err
 	}
+	// Only regular files are carried over: a link planted in a shard's directory (to a file
+	// outside the run) is refused, not followed.
 	var notes []string
 	for _, d := range shards {
-		if _, err := os.Stat(d.File(metricsFile)); err == nil {
-			if err := copyFile(d.File(metricsFile), filepath.Join(out, metricsFile), false); err != nil {
+		ok, err := d.Has(MetricsFile)
+		if err != nil {
+			return nil, bad(err)
+		}
+		if ok {
+			if err := copyInto(out, MetricsFile, []*Dir{d}); err != nil {
 				return nil, err
 			}
 			s := d.Evidence.Run.Shard
-			notes = append(notes, fmt.Sprintf("engine metrics from shard %d/%d's %s (every shard sampled the same engine)", s.Index, s.Count, metricsFile))
+			notes = append(notes, fmt.Sprintf("engine metrics from shard %d/%d's %s (every shard sampled the same engine)", s.Index, s.Count, MetricsFile))
 			break
 		}
 	}
+	var withSpans []*Dir
 	for _, d := range shards {
-		if _, err := os.Stat(d.File(spansFile)); err == nil {
-			if err := copyFile(d.File(spansFile), filepath.Join(out, spansFile), true); err != nil {
-				return nil, err
-			}
+		ok, err := d.Has(SpansFile)
+		if err != nil {
+			return nil, bad(err)
+		}
+		if ok {
+			withSpans = append(withSpans, d)
+		}
+	}
+	if len(withSpans) > 0 {
+		if err := copyInto(out, SpansFile, withSpans); err != nil {
+			return nil, err
 		}
 	}
 	ev := mergedEvidence(first, accs, notes)
-	if err := ev.WriteFile(filepath.Join(out, EvidenceFile)); err != nil {
+	if err := out.WriteEvidence(ev); err != nil {
 		return nil, err
 	}
 	return ev, nil
@@ -291,8 +252,8 @@ func mergedEvidence(first *Dir, accs []*shardAcc, notes []string) *evidence.Evid
 // mergeRequests writes the union of the shards' requests.jsonl to path, in the order the
 // records ended (each file is already in that order, nearly: a k-way merge by done_at),
 // the lines as written, each checked by check.
-func mergeRequests(path string, accs []*shardAcc, check func(*shardAcc, *record.Record) error) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+func mergeRequests(out *Dir, accs []*shardAcc, check func(*shardAcc, *record.Record) error) error {
+	f, err := out.Append(RequestsFile)
 	if err != nil {
 		return bad(err)
 	}
@@ -301,7 +262,7 @@ func mergeRequests(path string, accs []*shardAcc, check func(*shardAcc, *record.
 	h := &lineHeap{}
 	readers := make([]*lineReader, len(accs))
 	for i, a := range accs {
-		lr, err := openLines(a.d.File(RequestsFile))
+		lr, err := openLines(a.d, RequestsFile)
 		if err != nil {
 			return err
 		}
@@ -340,12 +301,12 @@ type lineReader struct {
 	n    int
 }
 
-func openLines(path string) (*lineReader, error) {
-	f, err := os.Open(path)
+func openLines(d *Dir, name string) (*lineReader, error) {
+	f, err := d.OpenFile(name)
 	if err != nil {
 		return nil, bad(err)
 	}
-	return &lineReader{f: f, br: bufio.NewReaderSize(f, 256<<10), path: path}, nil
+	return &lineReader{f: f, br: bufio.NewReaderSize(f, 256<<10), path: d.File(name)}, nil
 }
 
 func (l *lineReader) close() { l.f.Close() }
@@ -437,28 +398,29 @@ func (b *bitset) testAndSet(i int) bool {
 	return was
 }
 
-func writeFile(path string, b []byte) error {
-	return os.WriteFile(path, b, 0o600)
-}
-
-// copyFile copies src to dst (appending when appendTo).
-func copyFile(src, dst string, appendTo bool) error {
-	in, err := os.Open(src)
+// copyInto writes out's file name as the concatenation of the same file of each of from,
+// each opened only when it is a regular file.
+func copyInto(out *Dir, name string, from []*Dir) error {
+	dst, err := out.Append(name)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if appendTo {
-		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	for _, d := range from {
+		in, err := d.OpenFile(name)
+		if err != nil {
+			dst.Close()
+			return bad(err)
+		}
+		_, err = io.Copy(dst, in)
+		in.Close()
+		if err != nil {
+			dst.Close()
+			return err
+		}
 	}
-	out, err := os.OpenFile(dst, flag, 0o600)
-	if err != nil {
+	if err := dst.Sync(); err != nil {
+		dst.Close()
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return dst.Close()
 }

@@ -24,16 +24,9 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
-)
-
-// File names inside a run directory.
-const (
-	ContractFile = "contract.yaml"
-	RequestsFile = "requests.jsonl"
-	EvidenceFile = "evidence.json"
-	ReportFile   = "report.html"
 )
 
 // ErrBadInput marks a directory whose files cannot be used (exit 2).
@@ -56,23 +49,31 @@ type Dir struct {
 	Torn *record.TornLine
 	// Orphans counts step records whose task record never came (the run ended mid-task).
 	Orphans int
+	// created: Create made the directory (Discard removes it).
+	created bool
 }
 
 // Open reads the directory's contract and evidence.json (when present).
 func Open(dir string) (*Dir, error) {
+	if _, err := safefile.Regular(filepath.Join(dir, ContractFile)); err != nil {
+		return nil, bad(err) // a link or a FIFO planted at contract.yaml is not followed
+	}
 	c, err := contract.Load(filepath.Join(dir, ContractFile))
 	if err != nil {
 		return nil, bad(err)
 	}
 	d := &Dir{Path: dir, Contract: c}
-	ev, err := evidence.ReadFile(filepath.Join(dir, EvidenceFile))
+	ev, err := ReadEvidence(filepath.Join(dir, EvidenceFile))
 	switch {
 	case err == nil:
 		d.Evidence = ev
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, bad(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RequestsFile)); err != nil {
+	if ok, err := d.Has(RequestsFile); err != nil || !ok {
+		if err == nil {
+			_, err = os.Stat(d.File(RequestsFile))
+		}
 		return nil, bad(err)
 	}
 	return d, nil
@@ -85,7 +86,7 @@ func (d *Dir) File(name string) string { return filepath.Join(d.Path, name) }
 // its step records attached in order of their index. A torn last line is skipped (Torn says
 // which); f's error stops the pass and is returned.
 func (d *Dir) Each(f func(*record.Record) error) error {
-	file, err := os.Open(d.File(RequestsFile))
+	file, err := d.OpenFile(RequestsFile)
 	if err != nil {
 		return bad(err)
 	}
@@ -114,7 +115,7 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 // decoding no other line (a pass over a long run whose tasks were mostly accepted costs a
 // scan): the diagnosis counts acceptance impact and rejections with it.
 func (d *Dir) EachRejected(f func(*record.Record) error) error {
-	file, err := os.Open(d.File(RequestsFile))
+	file, err := d.OpenFile(RequestsFile)
 	if err != nil {
 		return bad(err)
 	}
@@ -273,7 +274,7 @@ func Rebuild(dir string) (*evidence.Evidence, error) {
 // firstScheduled is the earliest scheduled_at of a task record: a scan that decodes only
 // that field (and a whole line only when the field is not where pel writes it).
 func (d *Dir) firstScheduled() (time.Time, error) {
-	file, err := os.Open(d.File(RequestsFile))
+	file, err := d.OpenFile(RequestsFile)
 	if err != nil {
 		return time.Time{}, bad(err)
 	}

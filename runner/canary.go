@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/workload"
 )
 
@@ -123,22 +123,6 @@ func (s *stoppable) Next() (workload.Request, bool) {
 	return s.Schedule.Next()
 }
 
-// start starts the candidate's collectors (after the baseline's).
-func (cr *canaryRun) start(ctx context.Context, dir string) error {
-	if cr == nil {
-		return nil
-	}
-	for i, col := range cr.cfg.Collectors {
-		if err := col.Start(ctx, dir); err != nil {
-			for _, prev := range cr.cfg.Collectors[:i] {
-				prev.Stop(context.WithoutCancel(ctx))
-			}
-			return fmt.Errorf("candidate: %w", err)
-		}
-	}
-	return nil
-}
-
 func (cr *canaryRun) stop(ctx context.Context) []string {
 	if cr == nil {
 		return nil
@@ -173,13 +157,13 @@ func (cr *canaryRun) wire(base loadgen.Doer, sink func(*record.Record) error) (l
 
 // finish writes canary.json and the candidate's evidence (stage 1 of its tasks, split
 // cold/warm at the contract's warm-up, and its engine's metrics). Failures become notes.
-func (cr *canaryRun) finish(dir string, c *contract.Contract, recs []record.Record, start, end time.Time) []string {
+func (cr *canaryRun) finish(dir *rundir.Dir, c *contract.Contract, recs []record.Record, start, end time.Time) []string {
 	if cr == nil {
 		return nil
 	}
 	var notes []string
 	log := canary.NewLog(cr.baseTarget, cr.target, c.Seed, cr.scope, c.Warmup, start, cr.router, cr.monitor, sourceOf(cr.cfg), cr.cfg.RollbackFrom)
-	if err := log.WriteFile(filepath.Join(dir, canary.LogFile)); err != nil {
+	if err := dir.Write(canary.LogFile, log.Write); err != nil {
 		notes = append(notes, fmt.Sprintf("writing %s: %v", canary.LogFile, err))
 	}
 	_, cand := canary.Sides(recs, start, c.Warmup)
@@ -192,7 +176,7 @@ func (cr *canaryRun) finish(dir string, c *contract.Contract, recs []record.Reco
 			ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("collector: %v", err))
 		}
 	}
-	if err := ev.WriteFile(filepath.Join(dir, canary.EvidenceFile)); err != nil {
+	if err := dir.Write(canary.EvidenceFile, ev.Encode); err != nil {
 		notes = append(notes, fmt.Sprintf("writing %s: %v", canary.EvidenceFile, err))
 	}
 	if s := log.Stop; s != nil {

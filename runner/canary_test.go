@@ -13,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 const canaryRunContract = `name: kc
@@ -56,7 +57,7 @@ func TestCanaryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	recs, err := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

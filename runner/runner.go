@@ -47,11 +47,12 @@ func badInput(format string, a ...any) error {
 
 // Collector samples a source alongside the load (e.g. an engine's /metrics): Start before
 // the first request (after readiness), Stop after the last task ends, Fill after stage 1
-// is computed (it adds its stages' signals and notes to ev). dir is the run directory.
+// is computed (it adds its stages' signals and notes to ev). dir is the run directory,
+// where a collector creates its file (rundir.Dir.Append).
 type Collector interface {
-	Start(ctx context.Context, dir string) error
+	Start(ctx context.Context, dir *rundir.Dir) error
 	Stop(ctx context.Context) error
-	Fill(ev *evidence.Evidence, dir string) error
+	Fill(ev *evidence.Evidence, dir *rundir.Dir) error
 }
 
 // Config is one run.
@@ -84,13 +85,6 @@ type Config struct {
 	StartAt time.Time
 }
 
-// File names inside a run directory (package rundir owns it).
-const (
-	ContractFile = rundir.ContractFile
-	RequestsFile = rundir.RequestsFile
-	EvidenceFile = rundir.EvidenceFile
-)
-
 // Run drives the contract's workload against the target and writes the run directory.
 // It returns the evidence even when the run failed (every task errored), with an error
 // wrapping ErrRunFailed; bad input returns ErrBadInput before anything is written.
@@ -105,8 +99,8 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if cfg.OutDir == "" {
 		return nil, badInput("no output directory given (-o DIR)")
 	}
-	if err := checkOutDir(cfg.OutDir); err != nil {
-		return nil, err
+	if err := rundir.CheckOut(cfg.OutDir, "output"); err != nil {
+		return nil, badInput("%v", err)
 	}
 	if err := checkStart(&cfg, time.Now()); err != nil {
 		return nil, err
@@ -178,41 +172,14 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
 
 	// Input is valid: from here on the run directory exists.
-	created, err := makeOutDir(cfg.OutDir)
+	rd, err := rundir.Create(cfg.OutDir)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	cleanup := func() {
-		if created {
-			os.RemoveAll(cfg.OutDir)
-		}
-	}
-	if err := writeFile(filepath.Join(cfg.OutDir, ContractFile), c.Raw()); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("writing %s: %w", ContractFile, err)
-	}
-	w, err := record.Create(filepath.Join(cfg.OutDir, RequestsFile))
+	rd.Contract = c
+	w, err := begin(ctx, rd, c, cfg.Collectors, cr)
 	if err != nil {
-		cleanup()
-		return nil, fmt.Errorf("creating %s: %w", RequestsFile, err)
-	}
-	for i, col := range cfg.Collectors {
-		if err := col.Start(ctx, cfg.OutDir); err != nil {
-			for _, prev := range cfg.Collectors[:i] {
-				prev.Stop(context.WithoutCancel(ctx))
-			}
-			w.Close()
-			cleanup()
-			return nil, badInput("starting collector: %v", err)
-		}
-	}
-	if err := cr.start(ctx, cfg.OutDir); err != nil {
-		for _, prev := range cfg.Collectors {
-			prev.Stop(context.WithoutCancel(ctx))
-		}
-		w.Close()
-		cleanup()
-		return nil, badInput("starting collector: %v", err)
+		return nil, err
 	}
 
 	client := loadgen.NewClient(loadgen.ClientConfig{
@@ -275,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		res.SinkErr = err
 	}
 	if res.SinkErr != nil {
-		return nil, fmt.Errorf("writing %s: %w", RequestsFile, res.SinkErr)
+		return nil, fmt.Errorf("writing %s: %w", rundir.RequestsFile, res.SinkErr)
 	}
 
 	ev := evidence.New()
@@ -293,7 +260,6 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	// tasks failed, and a canary's candidate tasks, are gathered on the way.
 	var fails failures
 	var cand []record.Record
-	rd := &rundir.Dir{Path: cfg.OutDir, Contract: c}
 	if _, err := rd.Stage1(ev, rundir.Options{Observe: func(r *record.Record) {
 		fails.add(r)
 		if cr != nil && r.Phase == record.PhaseCanary {
@@ -304,8 +270,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	}
 	stage1Notes := ev.Run.Notes
 	if rd.Torn != nil {
-		notes = append(notes, tornNote(rd.Torn))
-		stage1Notes = slices.DeleteFunc(stage1Notes, func(n string) bool { return n == tornNote(rd.Torn) })
+		torn := rundir.TornNote(rd.Torn)
+		notes = append(notes, torn)
+		stage1Notes = slices.DeleteFunc(stage1Notes, func(n string) bool { return n == torn })
 	}
 	if res.Interrupted {
 		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", fails.cancelled, graceOf(cfg.Grace)))
@@ -313,20 +280,59 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if ready.Via == "/health" {
 		notes = append(notes, "readiness via /health (the target has no /v1/models)")
 	}
-	notes = append(notes, cr.finish(cfg.OutDir, c, cand, res.Start, res.End)...)
+	notes = append(notes, cr.finish(rd, c, cand, res.Start, res.End)...)
 	ev.Run.Notes = append(notes, stage1Notes...)
 	for _, col := range cfg.Collectors {
-		if err := col.Fill(ev, cfg.OutDir); err != nil {
+		if err := col.Fill(ev, rd); err != nil {
 			ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("collector: %v", err))
 		}
 	}
-	if err := ev.WriteFile(filepath.Join(cfg.OutDir, EvidenceFile)); err != nil {
-		return ev, fmt.Errorf("writing %s: %w", EvidenceFile, err)
+	if err := rd.WriteEvidence(ev); err != nil {
+		return ev, err
 	}
 	if err := fails.err(cfg.OutDir); err != nil {
 		return ev, err
 	}
 	return ev, nil
+}
+
+// begin writes the new run directory's contract, creates its requests.jsonl and starts the
+// collectors (the candidate's after the baseline's). When one step fails, what was started
+// is stopped and what was written removed, so a failed start leaves no run behind.
+func begin(ctx context.Context, d *rundir.Dir, c *contract.Contract, cols []Collector, cr *canaryRun) (*record.Writer, error) {
+	var w *record.Writer
+	var started []Collector
+	fail := func(err error) (*record.Writer, error) {
+		for _, col := range started {
+			col.Stop(context.WithoutCancel(ctx))
+		}
+		if w != nil {
+			w.Close()
+		}
+		d.Discard()
+		return nil, err
+	}
+	if err := d.WriteContract(c.Raw()); err != nil {
+		return fail(err)
+	}
+	var err error
+	if w, err = d.CreateRequests(); err != nil {
+		return fail(err)
+	}
+	var cand []Collector
+	if cr != nil {
+		cand = cr.cfg.Collectors
+	}
+	for i, col := range slices.Concat(cols, cand) {
+		if err := col.Start(ctx, d); err != nil {
+			if i >= len(cols) {
+				err = fmt.Errorf("candidate: %w", err)
+			}
+			return fail(badInput("starting collector: %v", err))
+		}
+		started = append(started, col)
+	}
+	return w, nil
 }
 
 func graceOf(g time.Duration) time.Duration {
@@ -342,20 +348,6 @@ func Stage1(ev *evidence.Evidence, c *contract.Contract, recs []record.Record) {
 	recs = BaselineSide(recs) // an interleaved canary's candidate has evidence of its own
 	rundir.ApplyStage1(ev, c, stats.Compute(recs, rundir.StatsOptions(c, ev.Run.StartedAt)))
 }
-
-// Rebuild recomputes a run directory's evidence from contract.yaml and requests.jsonl
-// (rundir.Rebuild, streamed). Run information and the other stages are kept from an
-// existing evidence.json; stage 1, the workload block and the contract reference are always
-// recomputed. Nothing is written.
-func Rebuild(dir string) (*evidence.Evidence, error) {
-	ev, err := rundir.Rebuild(dir)
-	if errors.Is(err, rundir.ErrBadInput) {
-		return nil, &kindError{ErrBadInput, err}
-	}
-	return ev, err
-}
-
-func tornNote(t *record.TornLine) string { return rundir.TornNote(t) }
 
 // allFailed returns an ErrRunFailed error, in plain words, when tasks ran and none of them
 // completed.
@@ -404,7 +396,7 @@ func (f *failures) err(dir string) error {
 	}
 	if f.cancelled == f.n {
 		return &kindError{ErrRunFailed, fmt.Errorf("the run was stopped before any request completed: all %d tasks were cancelled; records are in %s",
-			f.n, filepath.Join(dir, RequestsFile))}
+			f.n, filepath.Join(dir, rundir.RequestsFile))}
 	}
 	type kv struct {
 		k string
@@ -420,7 +412,7 @@ func (f *failures) err(dir string) error {
 		parts = append(parts, fmt.Sprintf("%s ×%d", x.k, x.n))
 	}
 	return &kindError{ErrRunFailed, fmt.Errorf("every request failed: %d of %d tasks ended in error (%s)%s; records are in %s",
-		f.n, f.n, strings.Join(parts, ", "), f.example, filepath.Join(dir, RequestsFile))}
+		f.n, f.n, strings.Join(parts, ", "), f.example, filepath.Join(dir, rundir.RequestsFile))}
 }
 
 func hasChecks(c *contract.Contract) bool {
@@ -430,50 +422,4 @@ func hasChecks(c *contract.Contract) bool {
 		}
 	}
 	return false
-}
-
-// checkOutDir refuses an existing non-empty directory (results must not mix) or a file.
-func checkOutDir(dir string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return badInput("output directory %s: %v", dir, err)
-	}
-	if !st.IsDir() {
-		return badInput("output %s exists and is not a directory", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return badInput("output directory %s: %v", dir, err)
-	}
-	if len(ents) > 0 {
-		return badInput("output directory %s is not empty: choose a new -o DIR (runs are never mixed)", dir)
-	}
-	return nil
-}
-
-// makeOutDir creates dir with mode 0700 (or tightens an empty existing one); created
-// reports whether Run made it (and may remove it on a failed start).
-func makeOutDir(dir string) (created bool, err error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, err
-		}
-		created = true
-	}
-	return created, os.Chmod(dir, 0o700)
-}
-
-func writeFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

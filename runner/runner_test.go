@@ -20,6 +20,7 @@ import (
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 func writeContract(t *testing.T, text string) *contract.Contract {
@@ -43,13 +44,13 @@ type fakeCollector struct {
 	stoppedBeforeFill bool
 }
 
-func (f *fakeCollector) Start(ctx context.Context, dir string) error {
+func (f *fakeCollector) Start(ctx context.Context, dir *rundir.Dir) error {
 	f.seenAtStart = len(f.h.Seen())
 	f.started.Add(1)
 	return nil
 }
 func (f *fakeCollector) Stop(ctx context.Context) error { f.stopped.Add(1); return nil }
-func (f *fakeCollector) Fill(ev *evidence.Evidence, dir string) error {
+func (f *fakeCollector) Fill(ev *evidence.Evidence, dir *rundir.Dir) error {
 	f.stoppedBeforeFill = f.stopped.Load() == 1
 	f.filled.Add(1)
 	ev.Add(evidence.Signal{Name: evidence.SigKVUsageMax, Value: 0.5, Unit: "ratio", Stage: evidence.StageServingCache, Source: "test"})
@@ -70,7 +71,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+	recs, err := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
 		t.Errorf("dir mode %v", st.Mode().Perm())
 	}
-	for _, f := range []string{ContractFile, RequestsFile, EvidenceFile} {
+	for _, f := range []string{rundir.ContractFile, rundir.RequestsFile, rundir.EvidenceFile} {
 		p := filepath.Join(dir, f)
 		st, err := os.Stat(p)
 		if err != nil || st.Mode().Perm() != 0o600 {
@@ -115,7 +116,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 	if bytes.Contains(prog.Bytes(), []byte(secret)) {
 		t.Error("progress output contains the API key")
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, ContractFile)); !bytes.Equal(b, []byte(loadgentest.MixContract)) {
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.ContractFile)); !bytes.Equal(b, []byte(loadgentest.MixContract)) {
 		t.Error("contract.yaml is not an exact copy")
 	}
 	if !strings.Contains(prog.String(), "done: ") {
@@ -136,7 +137,7 @@ func TestRunMixedBehaviours(t *testing.T) {
 		t.Errorf("collector order: started %d (requests before start %d), stopped before fill %v", col.started.Load(), col.seenAtStart, col.stoppedBeforeFill)
 	}
 	// Rebuild from the files gives the same stage 1.
-	rb, err := Rebuild(dir)
+	rb, err := rundir.Rebuild(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ tasks:
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := record.ReadFile(filepath.Join(dir, RequestsFile))
+		recs, err := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestAllFail(t *testing.T) {
 	if ev == nil || ev.Workload.Requests != 5 || ev.Workload.ErrorRate != 1 {
 		t.Errorf("evidence must still be written: %+v", ev)
 	}
-	if _, err := os.Stat(filepath.Join(dir, EvidenceFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
 		t.Error(err)
 	}
 }
@@ -317,7 +318,7 @@ func TestRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err) // two tasks completed: not an all-fail run
 	}
-	recs, rerr := record.ReadFile(filepath.Join(dir, RequestsFile))
+	recs, rerr := record.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -358,7 +359,7 @@ func TestRunInterrupted(t *testing.T) {
 	if want := fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running", len(recs)-2); len(ev.Run.Notes) == 0 || !strings.HasPrefix(ev.Run.Notes[0], want) {
 		t.Errorf("notes %v, want %q first", ev.Run.Notes, want)
 	}
-	if _, err := os.Stat(filepath.Join(dir, EvidenceFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
 		t.Error(err)
 	}
 }

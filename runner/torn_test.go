@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // A torn last line in requests.jsonl (a crash or a full disk mid-write) does not make
@@ -16,10 +17,10 @@ import (
 func TestRebuildTornLastLine(t *testing.T) {
 	dir := t.TempDir()
 	c := "name: t\nversion: 1\narrival: {process: poisson, rate: 1}\nrequests: 3\ntasks:\n  - {name: a, prompt_tokens: 8}\n"
-	if err := os.WriteFile(filepath.Join(dir, ContractFile), []byte(c), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.ContractFile), []byte(c), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w, err := record.Create(filepath.Join(dir, RequestsFile))
+	w, err := record.Create(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,11 @@ func TestRebuildTornLastLine(t *testing.T) {
 		w.Write(&record.Record{Seq: i, Task: "a", Phase: record.PhaseWarm, ScheduledAt: at, SentAt: at, DoneAt: at.Add(time.Second), Status: record.StatusOK, Accepted: true, Attempts: 1})
 	}
 	w.Close()
-	f, _ := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(filepath.Join(dir, rundir.RequestsFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":2,"task":"a","sched`)
 	f.Close()
 	for range 2 { // twice: the warning is not repeated
-		ev, err := Rebuild(dir)
+		ev, err := rundir.Rebuild(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestRebuildTornLastLine(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%d warnings naming line 3 in %q", n, ev.Run.Notes)
 		}
-		if err := ev.WriteFile(filepath.Join(dir, EvidenceFile)); err != nil {
+		if err := ev.WriteFile(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 )
 
@@ -67,14 +68,14 @@ func TestCollectorBadEndpointAndCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := c.Start(ctx, dir); err != nil {
+	if err := c.Start(ctx, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 120, interval/5, "samples", func() bool { return good.pages.Load() >= 3 && badPages.Load() >= 3 })
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestCollectorBadEndpointAndCredentials(t *testing.T) {
 			t.Errorf("metrics.jsonl holds the credential %q", secret)
 		}
 	}
-	samples, err := ReadSamples(filepath.Join(dir, MetricsFile))
+	samples, err := ReadSamples(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

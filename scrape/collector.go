@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // Config says what a Collector samples.
@@ -32,7 +32,7 @@ type Config struct {
 	// MaxPromWait bounds how long Stop waits for Prometheus to scrape past the end of the
 	// load (default max(3×Interval, 5 s)).
 	MaxPromWait time.Duration
-	// File is the samples file's name in the run directory (default MetricsFile); an
+	// File is the samples file's name in the run directory (default rundir.MetricsFile); an
 	// interleaved canary run samples its candidate into a file of its own.
 	File string
 }
@@ -46,7 +46,7 @@ type Collector struct {
 
 	mu      sync.Mutex // guards w and the state below
 	w       *Writer
-	dir     string
+	dir     *rundir.Dir
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	state   int // 0 new, 1 started, 2 stopped
@@ -78,7 +78,7 @@ func NewCollector(cfg Config) (*Collector, error) {
 		}
 	}
 	if cfg.File == "" {
-		cfg.File = MetricsFile
+		cfg.File = rundir.MetricsFile
 	}
 	c := &Collector{cfg: cfg, client: cfg.Client}
 	if c.client == nil {
@@ -126,18 +126,18 @@ func checkURL(s string) error {
 // load starts; each bounded by the timeout), then samples each endpoint on its own
 // goroutine every Interval until Stop. With --prometheus it checks the server answers.
 // An endpoint that is down is not an error: its failed samples are recorded as gaps.
-func (c *Collector) Start(ctx context.Context, dir string) error {
+func (c *Collector) Start(ctx context.Context, dir *rundir.Dir) error {
 	c.mu.Lock()
 	if c.state != 0 {
 		c.mu.Unlock()
 		return errors.New("scrape: Start called twice")
 	}
-	w, err := CreateWriter(filepath.Join(dir, c.cfg.File))
+	f, err := dir.Append(c.cfg.File)
 	if err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	c.w, c.dir, c.state, c.startAt = w, dir, 1, time.Now()
+	c.w, c.dir, c.state, c.startAt = newWriter(f), dir, 1, time.Now()
 	c.mu.Unlock()
 	if c.cfg.Prometheus != "" {
 		if err := c.promCheck(ctx); err != nil {
@@ -306,9 +306,9 @@ func (c *Collector) Stop(ctx context.Context) error {
 }
 
 // Fill reads DIR/metrics.jsonl and fills stages 4, 2 and 5 of ev (see FillSamples).
-func (c *Collector) Fill(ev *evidence.Evidence, dir string) error {
-	if dir == "" {
+func (c *Collector) Fill(ev *evidence.Evidence, dir *rundir.Dir) error {
+	if dir == nil {
 		dir = c.dir
 	}
-	return FillFromFile(ev, filepath.Join(dir, c.cfg.File), c.cfg.EngineOverride)
+	return FillFromDir(ev, dir, c.cfg.File, c.cfg.EngineOverride)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 )
 
@@ -67,7 +68,7 @@ func runCollector(t *testing.T, cfg Config, until func() bool) (*evidence.Eviden
 	}
 	ctx := context.Background()
 	started := time.Now()
-	if err := c.Start(ctx, dir); err != nil {
+	if err := c.Start(ctx, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 800, testInterval, "samples", until)
@@ -76,10 +77,10 @@ func runCollector(t *testing.T, cfg Config, until func() bool) (*evidence.Eviden
 	}
 	ev := evidence.New()
 	ev.Run.StartedAt = started
-	if err := c.Fill(ev, dir); err != nil {
+	if err := c.Fill(ev, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
-	ss, err := ReadSamples(filepath.Join(dir, MetricsFile))
+	ss, err := ReadSamples(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,26 @@ import (
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 )
-
-// MetricsFile is the name of the samples file in a run directory.
-const MetricsFile = "metrics.jsonl"
 
 // quantileNote says how every server-side quantile was obtained.
 const quantileNote = "bucket-interpolated: histogram deltas over the window (counter resets handled per series), linear within the bucket as Prometheus histogram_quantile; the true value lies in the bucket"
+
+// FillFromDir reads the run directory's samples file name (a regular file only) and fills
+// stages 4, 2 and 5 of ev (see FillSamples).
+func FillFromDir(ev *evidence.Evidence, d *rundir.Dir, name, engineOverride string) error {
+	f, err := d.OpenFile(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	samples, err := DecodeSamples(f)
+	if err != nil {
+		return fmt.Errorf("%s:%w", d.File(name), err)
+	}
+	return FillSamples(ev, samples, engineOverride)
+}
 
 // FillFromFile reads a metrics.jsonl and fills stages 4, 2 and 5 of ev (see Fill).
 // engineOverride forces the engine adapter ("" auto-detects).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 func FuzzParsePage(f *testing.F) {
@@ -104,7 +105,7 @@ func TestParsePageFormats(t *testing.T) {
 
 func TestSamplesCodec(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, MetricsFile)
+	p := filepath.Join(dir, rundir.MetricsFile)
 	w, err := CreateWriter(p)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestSamplesCodec(t *testing.T) {
 		t.Errorf("torn line: %v %d", err, len(out))
 	}
 	os.WriteFile(p, append([]byte("{not json}\n"), b...), 0o600)
-	if _, err := ReadSamples(p); err == nil || !strings.Contains(err.Error(), MetricsFile+":1: ") {
+	if _, err := ReadSamples(p); err == nil || !strings.Contains(err.Error(), rundir.MetricsFile+":1: ") {
 		t.Errorf("bad line error %v", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestDocMappingTable(t *testing.T) {
 
 // The runner's sampler seam, matched structurally (scrape does not import runner).
 var _ interface {
-	Start(ctx context.Context, dir string) error
+	Start(ctx context.Context, dir *rundir.Dir) error
 	Stop(ctx context.Context) error
-	Fill(ev *evidence.Evidence, dir string) error
+	Fill(ev *evidence.Evidence, dir *rundir.Dir) error
 } = (*Collector)(nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // matrix builds a query_range result: one series per (name, labels) with values at the
@@ -103,7 +104,7 @@ func TestPromErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.Start(context.Background(), t.TempDir())
+		err = c.Start(context.Background(), &rundir.Dir{Path: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("selector %s: %v, want %q", tc.sel, err, tc.want)
 		}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/safefile"
 )
 
 // Kinds of endpoint.
@@ -113,14 +115,16 @@ type Writer struct {
 	err error
 }
 
-// CreateWriter creates (or truncates) path with mode 0600.
+// CreateWriter creates path, which must not exist (nor be a link), with mode 0600.
 func CreateWriter(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return newWriter(f), nil
 }
+
+func newWriter(f *os.File) *Writer { return &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)} }
 
 // Write appends one sample and flushes it, so a crash loses at most the line in flight.
 // Callers serialise calls (the Collector holds a mutex).

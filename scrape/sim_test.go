@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/sim/simtest"
@@ -32,7 +33,7 @@ func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, re
 	dir := t.TempDir()
 	ctx := context.Background()
 	started := time.Now()
-	if err := c.Start(ctx, dir); err != nil {
+	if err := c.Start(ctx, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	load := &scrapetest.Load{BaseURL: srv.URL(), Concurrency: concurrency, PromptLen: promptLen, MaxTokens: maxTokens}
@@ -48,10 +49,10 @@ func runSim(t *testing.T, scenario string, concurrency, promptLen, maxTokens, re
 	}
 	ev := evidence.New()
 	ev.Run.StartedAt = started
-	if err := c.Fill(ev, dir); err != nil {
+	if err := c.Fill(ev, &rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSamples(filepath.Join(dir, MetricsFile)); err != nil {
+	if _, err := ReadSamples(filepath.Join(dir, rundir.MetricsFile)); err != nil {
 		t.Fatal(err)
 	}
 	return ev

@@ -91,10 +91,11 @@ func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer
 	res.Knee = FindKnee(res.Points)
 	res.Capacity = sw.capacity()
 	res.Notes = append(res.Notes, fmt.Sprintf("built from %d existing runs (pel sweep --from): each point's contract is its own", len(res.Points)))
-	if _, err := prepareDir(outDir); err != nil {
-		return nil, err
+	out, err := rundir.CreateSweep(outDir)
+	if err != nil {
+		return nil, badInput("%v", err)
 	}
-	if err := writeResult(outDir, res); err != nil {
+	if err := writeResult(out, res); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 )
 
@@ -229,16 +229,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil
 		}
 	}
-	created, err := prepareDir(base.OutDir)
+	out, err := rundir.CreateSweep(base.OutDir)
 	if err != nil {
-		return nil, err
+		return nil, badInput("%v", err)
 	}
 	stop := plan(ctx)
 	if stop != nil && errors.Is(stop, errNothingRan) {
 		// Nothing ran: leave nothing behind, as runner does for bad input.
-		if created {
-			os.RemoveAll(base.OutDir)
-		}
+		out.Discard()
 		return nil, errors.Unwrap(stop)
 	}
 	res := sw.res
@@ -252,7 +250,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if mode == "rate" {
 		res.Notes = append(res.Notes, "open-loop (poisson) points: past saturation the queue grows for as long as the run lasts, so latency depends on the run's length as well as on the rate")
 	}
-	if err := writeResult(base.OutDir, res); err != nil && stop == nil {
+	if err := writeResult(out, res); err != nil && stop == nil {
 		stop = err
 	}
 	return res, stop
@@ -339,7 +337,7 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 	}
 	pcfg := sw.base
 	pcfg.Contract = c
-	pcfg.OutDir = filepath.Join(sw.base.OutDir, l.Name())
+	pcfg.OutDir = filepath.Join(sw.base.OutDir, l.Name()) // a run directory (rundir.Create)
 	pcfg.Collectors = nil
 	if sw.cfg.Collectors != nil {
 		cols, err := sw.cfg.Collectors()
@@ -465,42 +463,22 @@ func sloLines(c *contract.Contract) []SLOLine {
 	return out
 }
 
-// prepareDir creates the sweep directory (0700) or accepts an empty one: results of two
-// sweeps never mix.
-func prepareDir(dir string) (created bool, err error) {
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, badInput("sweep directory %s: %v", dir, err)
-		}
-		return true, nil
-	case err != nil:
-		return false, badInput("sweep directory %s: %v", dir, err)
-	case !st.IsDir():
-		return false, badInput("sweep output %s exists and is not a directory", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false, badInput("sweep directory %s: %v", dir, err)
-	}
-	if len(ents) > 0 {
-		return false, badInput("sweep directory %s is not empty: choose a new -o DIR (sweeps are never mixed)", dir)
-	}
-	return false, os.Chmod(dir, 0o700)
-}
-
 // writeResult writes dir/sweep.json and dir/sweep.csv.
-func writeResult(dir string, r *Result) error {
-	if err := evidence.WriteAtomic(filepath.Join(dir, ResultFile), func(w io.Writer) error { return JSON(w, r) }); err != nil {
+func writeResult(dir *rundir.Dir, r *Result) error {
+	if err := dir.Write(ResultFile, func(w io.Writer) error { return JSON(w, r) }); err != nil {
 		return err
 	}
-	return evidence.WriteAtomic(filepath.Join(dir, CSVFile), func(w io.Writer) error { return CSV(w, r) })
+	return dir.Write(CSVFile, func(w io.Writer) error { return CSV(w, r) })
 }
 
 // ReadResult reads a sweep.json.
 func ReadResult(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+	f, err := rundir.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}

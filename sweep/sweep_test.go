@@ -17,6 +17,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/loadgen/loadgentest"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 )
 
@@ -335,7 +336,7 @@ func checkKneeSweep(t *testing.T, res *Result, log, dir, target string) {
 		if p.Requests != 16 || p.Accepted != 16 {
 			t.Errorf("%s: %d requests, %d accepted", p.Name, p.Requests, p.Accepted)
 		}
-		c, err := contract.Load(filepath.Join(p.Dir, runner.ContractFile))
+		c, err := contract.Load(filepath.Join(p.Dir, rundir.ContractFile))
 		if err != nil || c.Arrival.Concurrency != p.Concurrency || c.SHA256() != p.ContractSHA256 {
 			t.Errorf("%s: contract.yaml %v %+v", p.Name, err, c)
 		}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/stats"
 	"github.com/pel-ladder/pel/workload"
 )
@@ -140,7 +141,7 @@ func rate(args []string) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		w, err := record.Create(filepath.Join(dir, "requests.jsonl"))
+		w, err := record.Create(filepath.Join(dir, rundir.RequestsFile))
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 func main() {
@@ -80,7 +81,7 @@ func write(dir string, n int, rate float64, seed uint64, warmup time.Duration) e
 	if err := os.WriteFile(filepath.Join(dir, "contract.yaml"), []byte(c), 0o600); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "requests.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, rundir.RequestsFile), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"errors"
 
+	"github.com/spf13/cobra"
+
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
-	"github.com/spf13/cobra"
 )
 
 func init() { subcommands = append(subcommands, newAnalyzeCmd) }
@@ -29,14 +30,14 @@ again replaces its evidence.`,
 				o.NsysOnly[n] = true
 			}
 			boundAnalysisMemory()
-			ev, _, err := ladder.Analyze(dir, o)
+			d, ev, err := analyzeDir(dir, o)
 			if err != nil {
 				if errors.Is(err, ladder.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)
 			}
-			if err := ladder.WriteRun(dir, ev); err != nil {
+			if err := ladder.WriteRun(d, ev); err != nil {
 				return failError(err)
 			}
 			if asJSON {

@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
 	"github.com/pel-ladder/pel/demo"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/verify"
-	"github.com/spf13/cobra"
-	"path/filepath"
-	"strings"
 )
 
 func init() { subcommands = append(subcommands, newDemoCmd) }
@@ -34,7 +37,7 @@ Scenarios: %s (default %s).
 			strings.Join(sim.Scenarios(), ", "), demo.DefaultScenario),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.OutDir = outDir(a.stderr, "demo", o.OutDir)
+			o.OutDir = rundir.OutPath(a.stderr, "demo", o.OutDir)
 			if !asJSON {
 				o.Progress = a.stderr
 				o.IsTTY = isTerminal(a.stderr)
@@ -55,12 +58,12 @@ Scenarios: %s (default %s).
 			if err := report.Text(a.stdout, res.Evidence); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "\nRun directory: %s (report: %s)\n", res.Dir, filepath.Join(res.Dir, "report.html"))
+			fmt.Fprintf(a.stdout, "\nRun directory: %s (report: %s)\n", res.Dir, filepath.Join(res.Dir, rundir.ReportFile))
 			return nil
 		},
 	}
 	c.Flags().StringVar(&o.Scenario, "scenario", "", "scenario `NAME` or scenario file (default "+demo.DefaultScenario+")")
-	c.Flags().StringVarP(&o.OutDir, "out", "o", "", fmt.Sprintf(outFlagHelp, "demo"))
+	c.Flags().StringVarP(&o.OutDir, "out", "o", "", fmt.Sprintf(rundir.OutFlagHelp, "demo"))
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of the text report")
 	c.Flags().BoolVar(&o.NoMetrics, "no-metrics", false, "do not sample the engine's /metrics")
 	c.Flags().BoolVar(&o.NoDCGM, "no-dcgm", false, "do not sample the virtual GPU's DCGM page")

@@ -49,11 +49,11 @@ Exit status: 0 done, 2 bad input (the file, with the field at fault, or DIR not 
 				return failError(err)
 			}
 			boundAnalysisMemory()
-			ev, _, err := ladder.Analyze(out, ladder.Options{})
+			d, ev, err := analyzeDir(out, ladder.Options{})
 			if err != nil {
 				return failError(fmt.Errorf("diagnosing the import: %w (rerun: pel analyze %s)", err, out))
 			}
-			if err := ladder.WriteRun(out, ev); err != nil {
+			if err := ladder.WriteRun(d, ev); err != nil {
 				return failError(err)
 			}
 			fmt.Fprintf(a.stdout, "pel import: %s: %d requests (%d completed) from %s (%s), contract inferred (sha256 %.12s)\n",

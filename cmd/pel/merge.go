@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
 	"time"
@@ -49,7 +48,7 @@ job that starts with the shards).`,
 					return failError(err)
 				}
 			}
-			out = outDir(a.stderr, "merge", out)
+			out = rundir.OutPath(a.stderr, "merge", out)
 			boundAnalysisMemory()
 			if _, err := rundir.Merge(out, dirs); err != nil {
 				if errors.Is(err, rundir.ErrBadInput) {
@@ -57,11 +56,11 @@ job that starts with the shards).`,
 				}
 				return failError(err)
 			}
-			ev, _, err := ladder.Analyze(out, ladder.Options{})
+			d, ev, err := analyzeDir(out, ladder.Options{})
 			if err != nil {
 				return failError(fmt.Errorf("merged into %s; the analysis failed: %w (rerun: pel analyze %s)", out, err, out))
 			}
-			if err := ladder.WriteRun(out, ev); err != nil {
+			if err := ladder.WriteRun(d, ev); err != nil {
 				return failError(err)
 			}
 			if asJSON {
@@ -71,7 +70,7 @@ job that starts with the shards).`,
 			return report.Text(a.stdout, ev)
 		},
 	}
-	c.Flags().StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "merge"))
+	c.Flags().StringVarP(&out, "out", "o", "", fmt.Sprintf(rundir.OutFlagHelp, "merge"))
 	c.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for every DIR to hold evidence.json (its shard finished)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
 	return c
@@ -116,7 +115,7 @@ func waitForShards(ctx context.Context, dirs []string, d time.Duration) error {
 	for {
 		var missing []string
 		for _, dir := range dirs {
-			if _, err := os.Stat(filepath.Join(dir, rundir.EvidenceFile)); err != nil {
+			if ok, _ := (&rundir.Dir{Path: dir}).Has(rundir.EvidenceFile); !ok {
 				missing = append(missing, dir)
 			}
 		}

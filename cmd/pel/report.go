@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/report"
-	"github.com/spf13/cobra"
+	"github.com/pel-ladder/pel/rundir"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
@@ -34,15 +36,18 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if htmlOut != "" {
 				// An existing file is someone's: replaced only when asked.
-				if _, err := os.Lstat(htmlOut); err == nil && !force {
+				// A link there is never followed, whatever --force says.
+				if err := rundir.CheckWrite(htmlOut, force); errors.Is(err, rundir.ErrExists) {
 					return usageErrorf("--html %s: the file exists (choose another name, or add --force to replace it)", htmlOut)
+				} else if err != nil {
+					return usageErrorf("--html: %v", err)
 				}
 			}
 			if format != "" && format != "text" {
 				return reportFormat(a, args[0], format, pcts)
 			}
 			if sw, ok := readSweep(args[0]); ok {
-				return reportSweep(a, sw, htmlOut, asJSON || csvOut != "")
+				return reportSweep(a, sw, htmlOut, force, asJSON || csvOut != "")
 			}
 			ev, err := readEvidence(args[0])
 			if err != nil {
@@ -55,18 +60,18 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 			// A file output is the whole job: write it, print where, and nothing else.
 			if htmlOut != "" || csvOut != "" {
 				if htmlOut != "" {
-					if err := writeHTML(htmlOut, ev); err != nil {
-						return failError(err)
+					if err := writeHTML(htmlOut, force, ev); err != nil {
+						return outputError(err)
 					}
 					fmt.Fprintln(a.stdout, htmlOut)
 				}
 				if csvOut != "" {
-					paths, err := writeCSV(args[0], csvOut, ev)
+					paths, err := writeCSV(args[0], csvOut, force, ev)
 					if err != nil {
 						return err
 					}
 					if pt != nil {
-						p, err := writePercentilesCSV(csvOut, pt)
+						p, err := writePercentilesCSV(csvOut, force, pt)
 						if err != nil {
 							return err
 						}
@@ -98,7 +103,7 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 	}
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
-	c.Flags().BoolVar(&force, "force", false, "with --html, replace an existing FILE")
+	c.Flags().BoolVar(&force, "force", false, "replace an existing --html FILE, or --csv OUTDIR's tasks.csv and summary.csv")
 	c.Flags().StringVar(&format, "format", "", "text (default) or vllm-bench: the run as vllm bench serve --save-result --save-detailed JSON, on stdout")
 	c.Flags().StringVar(&pcts, "percentiles", "", "percentiles to list besides p50/p95/p99, e.g. 50,90,95,99,99.9 (default: the contract's percentiles key)")
 	c.Flags().StringVar(&csvOut, "csv", "", "write tasks.csv (per-task records) and summary.csv (summary tables) into `OUTDIR`")
@@ -108,23 +113,33 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 // readEvidence loads DIR/evidence.json (or a path to the file itself); a missing or
 // unreadable file is bad input (exit 2).
 func readEvidence(dir string) (*evidence.Evidence, error) {
-	path := dir
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		path = filepath.Join(dir, "evidence.json")
-	}
-	ev, err := evidence.ReadFile(path)
+	ev, err := rundir.ReadEvidence(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, usageErrorf("%s: no evidence.json (run pel run, pel demo, or pel analyze first)", path)
+			path := dir
+			if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+				path = filepath.Join(dir, rundir.EvidenceFile)
+			}
+			return nil, usageErrorf("%s: no %s (run pel run, pel demo, or pel analyze first)", path, rundir.EvidenceFile)
 		}
 		return nil, usageError(err)
 	}
 	return ev, nil
 }
 
-// writeHTML writes the report atomically with mode 0600 (it describes a private run).
-func writeHTML(path string, ev *evidence.Evidence) error {
-	return evidence.WriteAtomic(path, func(w io.Writer) error {
+// outputError is the exit kind of a failed write: a refused target (a link, a file that
+// exists without --force) is the user's to change (exit 2), anything else a failure.
+func outputError(err error) error {
+	if errors.Is(err, rundir.ErrSymlink) || errors.Is(err, rundir.ErrNotRegular) || errors.Is(err, rundir.ErrExists) {
+		return usageError(err)
+	}
+	return failError(err)
+}
+
+// writeHTML writes the report atomically with mode 0600 (it describes a private run); an
+// existing FILE is replaced only when force, a link never.
+func writeHTML(path string, force bool, ev *evidence.Evidence) error {
+	return rundir.WriteFile(path, force, func(w io.Writer) error {
 		if err := report.HTML(w, ev); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,36 +14,48 @@ import (
 )
 
 // writeCSV writes OUTDIR/tasks.csv from DIR/requests.jsonl (when DIR is a run directory)
-// and OUTDIR/summary.csv from the evidence; it returns the paths written.
-func writeCSV(dir, outDir string, ev *evidence.Evidence) ([]string, error) {
+// and OUTDIR/summary.csv from the evidence; it returns the paths written. An existing
+// file is replaced only when force; a link at either name is refused. Both are checked
+// before either is written.
+func writeCSV(dir, outDir string, force bool, ev *evidence.Evidence) ([]string, error) {
 	if err := os.MkdirAll(outDir, 0o700); err != nil {
 		return nil, usageErrorf("--csv %s: %v", outDir, err)
 	}
-	var paths []string
+	var d *rundir.Dir
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		_, err := os.Stat(filepath.Join(dir, rundir.RequestsFile))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
+		d = &rundir.Dir{Path: dir}
+		ok, err := d.Has(rundir.RequestsFile)
+		if err != nil {
 			return nil, usageError(err)
-		default:
-			// Streamed: a run of any length writes its rows in bounded memory.
-			d := &rundir.Dir{Path: dir}
-			p := filepath.Join(outDir, report.TasksCSVFile)
-			if err := evidence.WriteAtomic(p, func(w io.Writer) error { return report.TasksCSVEach(w, d.Each) }); err != nil {
-				if errors.Is(err, rundir.ErrBadInput) {
-					return nil, usageError(err)
-				}
-				return nil, failError(err)
-			}
-			paths = append(paths, p)
+		}
+		if !ok {
+			d = nil
 		}
 	}
-	p := filepath.Join(outDir, report.SummaryCSVFile)
-	if err := evidence.WriteAtomic(p, func(w io.Writer) error { return report.SummaryCSV(w, ev) }); err != nil {
-		return nil, failError(err)
+	tasks, summary := filepath.Join(outDir, report.TasksCSVFile), filepath.Join(outDir, report.SummaryCSVFile)
+	for _, p := range []string{tasks, summary} {
+		if p == tasks && d == nil {
+			continue
+		}
+		if err := rundir.CheckWrite(p, force); err != nil {
+			return nil, usageErrorf("--csv: %v (add --force to replace a file)", err)
+		}
 	}
-	return append(paths, p), nil
+	var paths []string
+	if d != nil {
+		// Streamed: a run of any length writes its rows in bounded memory.
+		if err := rundir.WriteFile(tasks, force, func(w io.Writer) error { return report.TasksCSVEach(w, d.Each) }); err != nil {
+			if errors.Is(err, rundir.ErrBadInput) {
+				return nil, usageError(err)
+			}
+			return nil, outputError(err)
+		}
+		paths = append(paths, tasks)
+	}
+	if err := rundir.WriteFile(summary, force, func(w io.Writer) error { return report.SummaryCSV(w, ev) }); err != nil {
+		return nil, outputError(err)
+	}
+	return append(paths, summary), nil
 }
 
 // readSweep loads DIR/sweep.json when DIR is a sweep directory.
@@ -57,23 +68,24 @@ func readSweep(dir string) (*sweep.Result, bool) {
 }
 
 // reportSweep renders a sweep directory: its table as text, or sweep.html with --html.
-func reportSweep(a *app, r *sweep.Result, htmlOut string, other bool) error {
+func reportSweep(a *app, r *sweep.Result, htmlOut string, force, other bool) error {
 	if other {
 		return usageErrorf("a sweep directory renders as text or --html; --json and --csv: see its sweep.json and sweep.csv")
 	}
 	if htmlOut == "" {
 		return sweep.Text(a.stdout, r)
 	}
-	if err := writeSweepHTML(htmlOut, r); err != nil {
-		return failError(err)
+	if err := writeSweepHTML(htmlOut, force, r); err != nil {
+		return outputError(err)
 	}
 	fmt.Fprintln(a.stdout, htmlOut)
 	return nil
 }
 
-// writeSweepHTML writes sweep.html atomically (mode 0600, like every run file).
-func writeSweepHTML(path string, r *sweep.Result) error {
-	return evidence.WriteAtomic(path, func(w io.Writer) error {
+// writeSweepHTML writes sweep.html atomically (mode 0600, like every run file); an
+// existing file is replaced only when force, a link never.
+func writeSweepHTML(path string, force bool, r *sweep.Result) error {
+	return rundir.WriteFile(path, force, func(w io.Writer) error {
 		if err := report.SweepHTML(w, r); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

@@ -80,11 +80,12 @@ func percentileTable(dir, flag string) (*report.PercentileTable, error) {
 	return t, nil
 }
 
-// writePercentilesCSV writes OUTDIR/percentiles.csv.
-func writePercentilesCSV(outDir string, t *report.PercentileTable) (string, error) {
+// writePercentilesCSV writes OUTDIR/percentiles.csv (an existing one replaced only when
+// force, a link never).
+func writePercentilesCSV(outDir string, force bool, t *report.PercentileTable) (string, error) {
 	p := filepath.Join(outDir, report.PercentilesCSVFile)
-	if err := evidence.WriteAtomic(p, t.CSV); err != nil {
-		return "", failError(err)
+	if err := rundir.WriteFile(p, force, t.CSV); err != nil {
+		return "", outputError(err)
 	}
 	return p, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 )
 
@@ -65,7 +66,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return err
 			}
-			out = outDir(a.stderr, "run", out)
+			out = rundir.OutPath(a.stderr, "run", out)
 			if fromFlags {
 				announceFlagContract(a.stderr, c, out)
 			}
@@ -81,9 +82,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				// Climb the rest of the ladder on what was written: exactly `pel analyze DIR`.
 				// A failure here keeps the stage-1 evidence already on disk and says why.
 				boundAnalysisMemory()
-				if dev, _, aerr := ladder.Analyze(out, ladder.Options{}); aerr != nil {
+				if d, dev, aerr := analyzeDir(out, ladder.Options{}); aerr != nil {
 					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
-				} else if werr := ladder.WriteRun(out, dev); werr != nil {
+				} else if werr := ladder.WriteRun(d, dev); werr != nil {
 					fmt.Fprintf(a.stderr, "pel: writing the diagnosis: %v\n", werr)
 				} else {
 					ev = dev
@@ -102,7 +103,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 						printCanary(a.stdout, out)
 					}
 					if ev.Verdict != "" {
-						fmt.Fprintf(a.stdout, "\nVERDICT: %s\nFull report: pel report %s  (HTML: %s)\n", ev.Verdict, out, filepath.Join(out, ladder.ReportFile))
+						fmt.Fprintf(a.stdout, "\nVERDICT: %s\nFull report: pel report %s  (HTML: %s)\n", ev.Verdict, out, filepath.Join(out, rundir.ReportFile))
 					}
 				}
 			}
@@ -112,7 +113,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000)")
 	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
-	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "run"))
+	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(rundir.OutFlagHelp, "run"))
 	f.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 	f.StringVar(&embTarget, "embeddings-target", "", "base URL of the server for the contract's embeddings steps (default: --target)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")

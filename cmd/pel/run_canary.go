@@ -11,6 +11,7 @@ import (
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 )
@@ -65,14 +66,14 @@ func (kf *canaryFlags) config(c *contract.Contract, interval time.Duration, engi
 // triggersFrom reads a baseline run's rollback triggers; the run must be of the same
 // contract, or its bounds describe another workload.
 func triggersFrom(dir string, c *contract.Contract) ([]evidence.Trigger, error) {
-	bc, err := contract.Load(filepath.Join(dir, runner.ContractFile))
+	bc, err := contract.Load(filepath.Join(dir, rundir.ContractFile))
 	if err != nil {
 		return nil, fmt.Errorf("--rollback-from: %v", err)
 	}
 	if bc.SHA256() != c.SHA256() {
 		return nil, fmt.Errorf("--rollback-from %s: its contract (sha256 %.12s) is not this run's (%.12s): its triggers bound another workload", dir, bc.SHA256(), c.SHA256())
 	}
-	ev, err := evidence.ReadFile(filepath.Join(dir, runner.EvidenceFile))
+	ev, err := rundir.ReadEvidence(filepath.Join(dir, rundir.EvidenceFile))
 	if err != nil {
 		return nil, fmt.Errorf("--rollback-from: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/sweep"
 )
@@ -88,7 +89,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if err != nil {
 				return usageError(err)
 			}
-			out = outDir(a.stderr, "sweep", out)
+			out = rundir.OutPath(a.stderr, "sweep", out)
 			if cf.any() {
 				if _, err := cf.collectors(); err != nil { // flags checked before the first point
 					return err
@@ -104,7 +105,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if res != nil {
 				var perr error
 				page := filepath.Join(out, sweep.HTMLFile)
-				herr := writeSweepHTML(page, res)
+				herr := writeSweepHTML(page, false, res)
 				if asJSON {
 					perr = sweep.JSON(a.stdout, res)
 				} else {
@@ -126,7 +127,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.StringVar(&contractFile, "contract", "", "workload contract (YAML)")
 	f.StringVar(&conc, "concurrency", "", "closed-loop concurrencies, comma-separated (e.g. 1,4,16,64)")
 	f.StringVar(&rates, "rates", "", "poisson arrival rates in requests/s, comma-separated (e.g. 5,10,20)")
-	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(outFlagHelp, "sweep"))
+	f.StringVarP(&out, "out", "o", "", fmt.Sprintf(rundir.OutFlagHelp, "sweep"))
 	f.DurationVar(&duration, "duration", 0, "replace the contract's duration at every point")
 	f.IntVar(&requests, "requests", 0, "replace the contract's request count at every point")
 	f.DurationVar(&warmup, "warmup", 0, "replace the contract's warm-up at every point (0: none)")

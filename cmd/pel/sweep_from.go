@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
 
 // sweepFromRuns is pel sweep --from: the sweep of runs that exist (imports, or runs made
 // one at a time), written to out as a sweep is.
 func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON bool) error {
-	out = outDir(a.stderr, "sweep", out)
+	out = rundir.OutPath(a.stderr, "sweep", out)
 	res, err := sweep.FromRuns(out, from, minAcc, a.stderr)
 	if errors.Is(err, sweep.ErrBadInput) {
 		return usageError(err)
@@ -20,7 +21,7 @@ func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON boo
 		return failError(err)
 	}
 	page := filepath.Join(out, sweep.HTMLFile)
-	if err := writeSweepHTML(page, res); err != nil {
+	if err := writeSweepHTML(page, false, res); err != nil {
 		return failError(err)
 	}
 	if asJSON {

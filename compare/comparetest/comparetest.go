@@ -13,6 +13,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape"
 )
 
@@ -139,7 +140,7 @@ func WriteRun(dir, contractYAML string, recs []record.Record, triggers []evidenc
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	cf := filepath.Join(dir, "contract.yaml")
+	cf := filepath.Join(dir, rundir.ContractFile)
 	if err := os.WriteFile(cf, []byte(contractYAML), 0o600); err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func WriteRun(dir, contractYAML string, recs []record.Record, triggers []evidenc
 	if err != nil {
 		return err
 	}
-	w, err := record.Create(filepath.Join(dir, "requests.jsonl"))
+	w, err := record.Create(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func WriteRun(dir, contractYAML string, recs []record.Record, triggers []evidenc
 	ev := evidence.New()
 	ev.Contract = evidence.ContractRef{Name: c.Name, SHA256: c.SHA256()}
 	ev.Rollback.Triggers = triggers
-	return ev.WriteFile(filepath.Join(dir, "evidence.json"))
+	return ev.WriteFile(filepath.Join(dir, rundir.EvidenceFile))
 }
 
 // Engine is what a synthetic run's engine exposed: WriteEngine adds it to a run directory
@@ -187,10 +188,10 @@ type Engine struct {
 // prefix-cache hit rate (the file is created if WriteRun wrote none), and a metrics.jsonl
 // with an info family and a counter, sampled every second from e.From to e.To.
 func WriteEngine(dir string, e Engine) error {
-	path := filepath.Join(dir, "evidence.json")
+	path := filepath.Join(dir, rundir.EvidenceFile)
 	ev, err := evidence.ReadFile(path)
 	if err != nil {
-		c, lerr := contract.Load(filepath.Join(dir, "contract.yaml"))
+		c, lerr := contract.Load(filepath.Join(dir, rundir.ContractFile))
 		if lerr != nil {
 			return lerr
 		}
@@ -207,7 +208,7 @@ func WriteEngine(dir string, e Engine) error {
 	if e.Config == nil {
 		return nil
 	}
-	w, err := scrape.CreateWriter(filepath.Join(dir, scrape.MetricsFile))
+	w, err := scrape.CreateWriter(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		return err
 	}

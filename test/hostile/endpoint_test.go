@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape"
 )
 
@@ -65,7 +66,7 @@ func TestHugeMetricsPage(t *testing.T) {
 				t.Errorf("exit %d: %s", res.code, tail(res.stderr))
 			}
 			records(t, dir)
-			samples, err := scrape.ReadSamples(filepath.Join(dir, scrape.MetricsFile))
+			samples, err := scrape.ReadSamples(filepath.Join(dir, rundir.MetricsFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 	"github.com/pel-ladder/pel/sim"
@@ -253,14 +254,14 @@ func bothPaths(t *testing.T, promURL string, engine, dcgm []string, minLines int
 			t.Fatal(err)
 		}
 	}
-	if err := viaProm.Start(ctx, pDir); err != nil {
+	if err := viaProm.Start(ctx, &rundir.Dir{Path: pDir}); err != nil {
 		t.Fatal(err)
 	}
-	if err := direct.Start(ctx, dDir); err != nil {
+	if err := direct.Start(ctx, &rundir.Dir{Path: dDir}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 600, interval/5, "direct samples", func() bool {
-		b, _ := os.ReadFile(filepath.Join(dDir, scrape.MetricsFile))
+		b, _ := os.ReadFile(filepath.Join(dDir, rundir.MetricsFile))
 		return bytes.Count(b, []byte("\n")) >= minLines
 	})
 	if err := direct.Stop(ctx); err != nil {
@@ -275,7 +276,7 @@ func bothPaths(t *testing.T, promURL string, engine, dcgm []string, minLines int
 		ev := evidence.New()
 		ev.Run.StartedAt = startedAt
 		ev.Run.Phases = []evidence.Phase{warm}
-		if err := c.Fill(ev, d); err != nil {
+		if err := c.Fill(ev, &rundir.Dir{Path: d}); err != nil {
 			t.Fatal(err)
 		}
 		return ev
