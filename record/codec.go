@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/pel-ladder/pel/internal/safefile"
 )
 
 // Writer appends records as JSON lines and flushes each one, so a crash loses nothing
@@ -28,9 +30,10 @@ func NewWriter(w io.Writer) *Writer {
 	return wr
 }
 
-// Create opens (0600, append) a requests.jsonl file.
+// Create creates (0600, for appending) a requests.jsonl file that must not exist; a link
+// planted at path is refused, not followed.
 func Create(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return nil, err
 	}

@@ -141,6 +141,11 @@ func WriteFile(path string, force bool, write func(io.Writer) error) error {
 	return safefile.Write(path, force, write)
 }
 
+// WriteFilePerm is WriteFile giving the file perm instead of 0600.
+func WriteFilePerm(path string, force bool, perm fs.FileMode, write func(io.Writer) error) error {
+	return safefile.WritePerm(path, force, perm, write)
+}
+
 // CheckWrite says, before anything is computed, whether WriteFile(path, force, ...) would
 // be refused for what is at path now (a link, a non-regular file, a file without force).
 func CheckWrite(path string, force bool) error { return safefile.Check(path, force) }

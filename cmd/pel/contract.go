@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/workload"
 )
 
@@ -46,22 +47,16 @@ func newContractInitCmd(a *app) *cobra.Command {
 				return err
 			}
 			path := args[0]
-			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-			if force {
-				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-			}
-			f, err := os.OpenFile(path, flags, 0o644)
-			if errors.Is(err, fs.ErrExist) {
+			err := rundir.WriteFilePerm(path, force, 0o644, func(w io.Writer) error {
+				_, err := w.Write(contract.Example())
+				return err
+			})
+			switch {
+			case errors.Is(err, rundir.ErrExists):
 				return usageErrorf("%s exists (use --force to overwrite it)", path)
-			}
-			if err != nil {
+			case errors.Is(err, rundir.ErrSymlink) || errors.Is(err, rundir.ErrNotRegular) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
 				return usageError(err)
-			}
-			if _, err := f.Write(contract.Example()); err != nil {
-				f.Close()
-				return failError(err)
-			}
-			if err := f.Close(); err != nil {
+			case err != nil:
 				return failError(err)
 			}
 			fmt.Fprintf(a.stdout, "wrote %s; edit it, then: pel contract check %s\n", path, path)

@@ -52,6 +52,12 @@ const Mode = 0o600
 // replace allows an existing regular file at path to be replaced; a symbolic link or any
 // other non-regular file at path is always refused.
 func Write(path string, replace bool, write func(io.Writer) error) error {
+	return WritePerm(path, replace, Mode, write)
+}
+
+// WritePerm is Write giving the file perm instead of Mode (a file meant to be shared, such
+// as an example contract).
+func WritePerm(path string, replace bool, perm fs.FileMode, write func(io.Writer) error) error {
 	if err := checkTarget(path, replace); err != nil {
 		return err
 	}
@@ -66,6 +72,11 @@ func Write(path string, replace bool, write func(io.Writer) error) error {
 	}
 	if err := write(f); err != nil {
 		return fail(err)
+	}
+	if perm != Mode {
+		if err := f.Chmod(perm); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fail(err)
