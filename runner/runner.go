@@ -83,6 +83,10 @@ type Config struct {
 	// StartAt, when set, is the wall-clock instant the schedule counts from (the shards'
 	// shared start); the target's clock is compared with this machine's before it.
 	StartAt time.Time
+	// Observe, when set, sees every task record (steps attached) as stage 1 streams
+	// requests.jsonl, so a caller that needs them (a sweep judging its point) does not read
+	// the file again. The record is reused after Observe returns.
+	Observe func(*record.Record)
 }
 
 // Run drives the contract's workload against the target and writes the run directory.
@@ -261,6 +265,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	var fails failures
 	var cand []record.Record
 	if _, err := rd.Stage1(ev, rundir.Options{Observe: func(r *record.Record) {
+		if cfg.Observe != nil {
+			cfg.Observe(r)
+		}
 		fails.add(r)
 		if cr != nil && r.Phase == record.PhaseCanary {
 			cand = append(cand, *r)

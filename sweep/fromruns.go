@@ -80,7 +80,7 @@ func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer
 			return nil, badInput("%s and %s are both at load %s", res.Points[i].Dir, dir, l.Name())
 		}
 		p := pointOf(l, dir, c.SHA256(), d.Evidence)
-		sw.judge(&p)
+		sw.judge(&p, nil) // an existing run: read from its directory
 		res.Points = append(res.Points, p)
 		sw.done[l.Name()] = len(res.Points) - 1
 		if log != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 )
@@ -346,12 +347,20 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 		}
 		pcfg.Collectors = cols
 	}
+	// The point's records, as the runner's stage 1 streamed them: judging the point needs
+	// every task (a bootstrap over tasks), and this spares reading requests.jsonl again.
+	var recs []record.Record
+	pcfg.Observe = func(r *record.Record) { recs = append(recs, *r) }
 	ev, err := sw.run(ctx, pcfg)
 	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
 	if err != nil {
 		p.Error = err.Error()
 	}
-	sw.judge(&p)
+	var run *compare.Run
+	if ev != nil && len(recs) > 0 { // stage 1 went through the whole file
+		run = &compare.Run{Dir: p.Dir, Contract: c, Records: recs}
+	}
+	sw.judge(&p, run)
 	sw.res.Points = append(sw.res.Points, p)
 	sw.done[l.Name()] = len(sw.res.Points) - 1
 	if sw.cfg.Log != nil {
@@ -373,7 +382,8 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 
 // judge holds a finished point to the contract: its warm-task floor, its percentile SLO
 // bounds (point values, with intervals for the record) and the acceptance bound.
-func (sw *sweeper) judge(p *Point) {
+// run is the point's records when the runner handed them over; nil reads the directory.
+func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	if p.Requests == 0 {
 		return
 	}
@@ -384,10 +394,12 @@ func (sw *sweeper) judge(p *Point) {
 	}
 	no := false
 	p.MeetsSLO = &no
-	run, err := compare.Load(p.Dir)
-	if err != nil {
-		p.SLOMiss = "not judged: " + err.Error()
-		return
+	if run == nil {
+		var err error
+		if run, err = compare.Load(p.Dir); err != nil {
+			p.SLOMiss = "not judged: " + err.Error()
+			return
+		}
 	}
 	slo := compare.CheckSLO(run, compare.Options{Resamples: 500})
 	p.SLO = &slo

@@ -66,16 +66,16 @@ func (kf *canaryFlags) config(c *contract.Contract, interval time.Duration, engi
 // triggersFrom reads a baseline run's rollback triggers; the run must be of the same
 // contract, or its bounds describe another workload.
 func triggersFrom(dir string, c *contract.Contract) ([]evidence.Trigger, error) {
-	bc, err := contract.Load(filepath.Join(dir, rundir.ContractFile))
+	d, err := rundir.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--rollback-from: %v", err)
 	}
-	if bc.SHA256() != c.SHA256() {
+	if bc := d.Contract; bc.SHA256() != c.SHA256() {
 		return nil, fmt.Errorf("--rollback-from %s: its contract (sha256 %.12s) is not this run's (%.12s): its triggers bound another workload", dir, bc.SHA256(), c.SHA256())
 	}
-	ev, err := rundir.ReadEvidence(filepath.Join(dir, rundir.EvidenceFile))
-	if err != nil {
-		return nil, fmt.Errorf("--rollback-from: %v", err)
+	ev := d.Evidence
+	if ev == nil {
+		return nil, fmt.Errorf("--rollback-from %s: no %s (the run has not finished, or was never analysed)", dir, rundir.EvidenceFile)
 	}
 	if len(ev.Rollback.Triggers) == 0 {
 		return nil, fmt.Errorf("--rollback-from %s: evidence.json has no rollback triggers (run pel analyze %s; it needs at least 30 warm tasks)", dir, dir)
