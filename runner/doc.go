@@ -10,10 +10,11 @@
 // schedule split between the target and a candidate, the candidate's tasks in phase canary
 // and kept out of the run's own evidence (the baseline's), with evidence of their own.
 //
-// Rebuild recomputes stage 1 of a run directory from contract.yaml and requests.jsonl
-// alone: evidence is always derivable from the raw records. Both Run's stage 1 and Rebuild
-// stream requests.jsonl through package rundir, so a run of any length ends in bounded
-// memory.
+// Evidence is always derivable from the raw records: rundir.Rebuild recomputes stage 1 of
+// a run directory from contract.yaml and requests.jsonl alone. Run's stage 1 streams
+// requests.jsonl through package rundir too, so a run of any length ends in bounded
+// memory. Package rundir also makes the directory (the one -o rule) and writes every file
+// in it; a collector creates its own file there (rundir.Dir.Append).
 //
 // Sharding (shard.go): Config.Shard and StartAt run one shard's part of the contract's
 // schedule (workload.Sharded) from a start all shards share, stamp every record with the
