@@ -233,20 +233,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	res := drv.Run(ctx, cr.schedule(sched))
 	prog.stop()
 
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	var notes []string
-	for _, col := range cfg.Collectors {
-		if err := col.Stop(stopCtx); err != nil {
-			notes = append(notes, fmt.Sprintf("collector stop: %v", err))
-		}
-	}
-	notes = append(notes, cr.stop(stopCtx)...)
-	cancel()
-	if err := w.Close(); err != nil && res.SinkErr == nil {
-		res.SinkErr = err
-	}
-	if res.SinkErr != nil {
-		return nil, fmt.Errorf("writing %s: %w", rundir.RequestsFile, res.SinkErr)
+	notes, err := end(ctx, cfg.Collectors, cr, w, res.SinkErr)
+	if err != nil {
+		return nil, err
 	}
 
 	ev := evidence.New()
@@ -340,6 +329,28 @@ func begin(ctx context.Context, d *rundir.Dir, c *contract.Contract, cols []Coll
 		started = append(started, col)
 	}
 	return w, nil
+}
+
+// end stops the collectors (the candidate's after the baseline's) and closes
+// requests.jsonl once the load is over; what a collector could not stop cleanly becomes a
+// note, a record that could not be written the run's error.
+func end(ctx context.Context, cols []Collector, cr *canaryRun, w *record.Writer, sinkErr error) ([]string, error) {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var notes []string
+	for _, col := range cols {
+		if err := col.Stop(stopCtx); err != nil {
+			notes = append(notes, fmt.Sprintf("collector stop: %v", err))
+		}
+	}
+	notes = append(notes, cr.stop(stopCtx)...)
+	if err := w.Close(); err != nil && sinkErr == nil {
+		sinkErr = err
+	}
+	if sinkErr != nil {
+		return nil, fmt.Errorf("writing %s: %w", rundir.RequestsFile, sinkErr)
+	}
+	return notes, nil
 }
 
 func graceOf(g time.Duration) time.Duration {
