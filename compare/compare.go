@@ -129,6 +129,13 @@ func Load(dir string) (*Run, error) {
 func FromDir(d *rundir.Dir) (*Run, error) {
 	r := &Run{Dir: d.Path, Contract: d.Contract, Evidence: d.Evidence}
 	err := d.Each(func(rec *record.Record) error {
+		// A comparison reads timings, tokens and verdicts, never the text a --keep-text
+		// run stored: it is not held.
+		rec.Prompt, rec.Output = "", ""
+		for i := range rec.StepRecords() {
+			st := &rec.StepRecords()[i]
+			st.Prompt, st.Output = "", ""
+		}
 		r.Records = append(r.Records, *rec)
 		return nil
 	})
