@@ -65,6 +65,10 @@ type Options struct {
 	// AllowContractChange compares runs of different contracts (their sha256 differ); the
 	// result then says so loudly. Without it such a comparison is refused.
 	AllowContractChange bool `json:"allow_contract_change,omitempty"`
+	// AllowPartialBaseline takes a partial run (interrupted, stopped early, one shard, a torn
+	// requests.jsonl: evidence.Completeness) as the baseline; the result then says so. Without
+	// it such a baseline is refused: its figures describe only part of the contract.
+	AllowPartialBaseline bool `json:"allow_partial_baseline,omitempty"`
 	// Resamples of the bootstrap (default 2000).
 	Resamples int `json:"resamples"`
 	// Seed of the bootstrap's generator (default 1): the same inputs give the same intervals.
@@ -299,7 +303,15 @@ func Dirs(baseDir, candDir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Compare(base, cand, o)
+	partial, err := partialRuns(base, cand, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Compare(base, cand, o)
+	if res != nil {
+		res.Warnings = append(partial, res.Warnings...)
+	}
+	return res, err
 }
 
 // Compare judges the candidate against the base. It refuses runs of different contracts

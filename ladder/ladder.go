@@ -61,6 +61,9 @@ func Analyze(dir string, o Options) (*evidence.Evidence, []record.Record, error)
 	if err != nil {
 		return nil, nil, tagBad(err)
 	}
+	if d.Torn != nil {
+		ev.Run.AddGap(evidence.GapTornLine, rundir.TornNote(d.Torn))
+	}
 	recs := rs.Tasks
 	tasks := diagnose.Tasks{All: recs}
 	if !rs.Complete {

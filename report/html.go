@@ -24,6 +24,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"impact": impactLine,
 	"hr":     headroomPct,
 	"usd":    costText,
+	"q":      qnum,
 }).Parse(pageTmpl))
 
 // htmlView is what the template sees: the evidence plus the charts laid out from it.

@@ -34,9 +34,9 @@ func synthetic(durS float64, n int) *evidence.Evidence {
 		RejectReasons: map[string]int{"slo ttft max 1s": n / 4, "error: http_error": 2}}
 	ev.Workload.ByTaskType = map[string]evidence.Summary{"short-chat": {Requests: n * 3 / 4, AcceptanceRate: 0.8}, "long-doc": {Requests: n / 4, AcceptanceRate: 0.6}}
 	ev.Workload.ByBand = []evidence.BandSummary{
-		{Band: "1-4", Lo: 1, Hi: 4, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 90, P99: 300}, ITLms: evidence.Quantiles{P50: 18, P99: 30}}}},
-		{Band: "5-16", Lo: 5, Hi: 16, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 200, P99: 1200}, ITLms: evidence.Quantiles{P50: 22, P99: 60}}}},
-		{Band: "17-64", Lo: 17, Hi: 64, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 600, P99: 2100}, ITLms: evidence.Quantiles{P50: 30, P99: 95}}}},
+		{Band: "1-4", Lo: 1, Hi: 4, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 90, P99: 300}, ITLms: evidence.Quantiles{N: n * 7, P50: 18, P99: 30}}}},
+		{Band: "5-16", Lo: 5, Hi: 16, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 200, P99: 1200}, ITLms: evidence.Quantiles{N: n * 7, P50: 22, P99: 60}}}},
+		{Band: "17-64", Lo: 17, Hi: 64, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 600, P99: 2100}, ITLms: evidence.Quantiles{N: n * 7, P50: 30, P99: 95}}}},
 	}
 	ev.Workload.Histograms = map[string]evidence.Histogram{
 		"ttft_ms": {Unit: "ms", Bounds: []float64{50, 100, 200, 500, 1000, 2000}, Counts: []int64{10, 120, 300, 90, 40, 12}},

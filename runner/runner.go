@@ -307,6 +307,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		notes = append(notes, tornNote(rd.Torn))
 		stage1Notes = slices.DeleteFunc(stage1Notes, func(n string) bool { return n == tornNote(rd.Torn) })
 	}
+	completeness(ev, c, res, cr, rd, fails.cancelled)
 	if res.Interrupted {
 		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", fails.cancelled, graceOf(cfg.Grace)))
 	}

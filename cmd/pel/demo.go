@@ -10,7 +10,6 @@ import (
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/verify"
 	"github.com/spf13/cobra"
-	"path/filepath"
 	"strings"
 )
 
@@ -52,11 +51,7 @@ Scenarios: %s (default %s).
 			if asJSON {
 				return report.JSON(a.stdout, res.Evidence)
 			}
-			if err := report.Text(a.stdout, res.Evidence); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "\nRun directory: %s (report: %s)\n", res.Dir, filepath.Join(res.Dir, "report.html"))
-			return nil
+			return report.Short(a.stdout, res.Evidence, res.Dir)
 		},
 	}
 	c.Flags().StringVar(&o.Scenario, "scenario", "", "scenario `NAME` or scenario file (default "+demo.DefaultScenario+")")
