@@ -194,3 +194,48 @@ func TestNiceStep(t *testing.T) {
 		}
 	}
 }
+
+var chartTitle = regexp.MustCompile(`class="title"[^>]*>([^<]*)<`)
+
+// TestOneQuantityPerLatencyAxis: a chart of latencies over time draws one quantity: TTFT
+// (seconds under a queue) and ITL (milliseconds) on one axis flatten the ITL to a line at 0.
+// The healthy and kv-thrash evidence carry both TTFT p50 and ITL p50 series.
+func TestOneQuantityPerLatencyAxis(t *testing.T) {
+	for name, ev := range inputs(t) {
+		var b bytes.Buffer
+		if err := HTML(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, m := range chartTitle.FindAllStringSubmatch(b.String(), -1) {
+			title := m[1]
+			if !strings.HasSuffix(title, "— ms") {
+				continue
+			}
+			seen++
+			if strings.Contains(title, " and ") || strings.Contains(title, ", ") {
+				t.Errorf("%s: chart %q puts more than one latency on one axis", name, title)
+			}
+		}
+		if name != "synthetic" && seen < 2 {
+			t.Errorf("%s: %d latency-over-time charts, want TTFT's and ITL's", name, seen)
+		}
+	}
+}
+
+// TestChartsLeadThePage: the latency distributions come right after the verdict and the
+// summary strip, before the findings (the browser test measures that they are on the first
+// screen).
+func TestChartsLeadThePage(t *testing.T) {
+	for name, ev := range inputs(t) {
+		var b bytes.Buffer
+		if err := HTML(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		i, j := strings.Index(page, `id="headline-charts"`), strings.Index(page, "<h2>Findings</h2>")
+		if i < 0 || i > j || !strings.Contains(page[i:j], "<svg") {
+			t.Errorf("%s: no chart between the summary and the findings", name)
+		}
+	}
+}
