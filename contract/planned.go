@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -56,4 +57,30 @@ func (c *Contract) Planned() Planned {
 		}
 	}
 	return p
+}
+
+// DecisionWarmTasks is the fewest warm tasks per run from which a comparison can bound a p99
+// on both sides at 95% confidence without assuming a distribution: the largest of n values
+// lies above the p99 with probability 1 − 0.99ⁿ, which reaches 97.5% (one tail of a two-sided
+// 95% interval) at n = ln 0.025 / ln 0.99 = 367.0, so 368. With fewer, a p99's interval is
+// open at the top and pel compare's latency rows stay inconclusive however large the change.
+var DecisionWarmTasks = int(math.Ceil(math.Log(0.025) / math.Log(0.99)))
+
+// DecisionText says whether the planned warm window is long enough for a comparison to
+// decide (DecisionWarmTasks), in one line for pel contract check.
+func (p Planned) DecisionText() string {
+	switch {
+	case !p.Known:
+		return fmt.Sprintf("not fixed by the schedule (a closed loop or a replay): a comparison needs at least %d warm tasks per run", DecisionWarmTasks)
+	case p.Warm < float64(DecisionWarmTasks):
+		return fmt.Sprintf("%s warm tasks planned: too few for pel compare to decide (it needs at least %d per run to bound a p99); lengthen duration (and requests)", approx(p), DecisionWarmTasks)
+	}
+	return fmt.Sprintf("%s warm tasks planned: enough for pel compare to decide (at least %d per run bound a p99)", approx(p), DecisionWarmTasks)
+}
+
+func approx(p Planned) string {
+	if p.Exact {
+		return fmt.Sprintf("%.0f", p.Warm)
+	}
+	return fmt.Sprintf("~%.0f", p.Warm)
 }

@@ -115,7 +115,11 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 // unreadable file is bad input (exit 2).
 func readEvidence(dir string) (*evidence.Evidence, error) {
 	path := dir
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usageErrorf("%s: no such directory (give a run directory written by pel run, pel demo or pel sweep)", dir)
+	case err == nil && st.IsDir():
 		path = filepath.Join(dir, "evidence.json")
 	}
 	ev, err := evidence.ReadFile(path)

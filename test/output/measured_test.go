@@ -63,6 +63,20 @@ slo:
 	if itl < 2 {
 		t.Errorf("text report has %d ITL line(s), want the summary's and the latency table's:\n%s", itl, text)
 	}
+	// A comparison of the run with itself: the ITL rows have no values on either side.
+	_, cmp := pel(t, "compare", dir, dir)
+	rows := 0
+	for _, l := range strings.Split(cmp, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "ITL" {
+			rows++
+			if strings.Count(l, "not measured") != 2 {
+				t.Errorf("pel compare's ITL row does not say not measured on both sides: %q", l)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Errorf("pel compare printed no ITL row:\n%s", cmp)
+	}
 	html := filepath.Join(t.TempDir(), "r.html")
 	if code, out := pel(t, "report", dir, "--html", html); code != 0 {
 		t.Fatalf("pel report --html: exit %d\n%s", code, out)

@@ -65,6 +65,8 @@ slo:
 	if !strings.HasPrefix(verdict, "PARTIAL RUN (interrupted: ") {
 		t.Errorf("verdict does not open with the partial run: %q", verdict)
 	}
+	// The progress line gives the planned task count (10/s for 40 s).
+	contains(t, "progress", out.String(), " of 400 planned")
 	// pel run's own output leads with it too.
 	if !strings.Contains(out.String(), "VERDICT: PARTIAL RUN (interrupted") {
 		t.Errorf("pel run's output does not lead with the partial run:\n%s", out.String())
