@@ -29,7 +29,7 @@ func completeness(ev *evidence.Evidence, c *contract.Contract, res loadgen.Resul
 		ev.Run.AddGap(evidence.GapInterrupted, fmt.Sprintf("Ctrl-C or SIGTERM stopped arrivals; the run lasted %v of %s, and %d task(s) in flight were cancelled", at, planned, cancelled))
 	}
 	if s := ev.Run.Shard; s != nil {
-		ev.Run.AddGap(evidence.GapShard, fmt.Sprintf("shard %d/%d: this directory holds one part of the schedule (pel merge joins the shards)", s.Index, s.Count))
+		ev.Run.AddGap(evidence.GapShard, fmt.Sprintf("%d/%d, one part of the schedule (pel merge joins the shards into the whole run)", s.Index, s.Count))
 	}
 	if rd.Torn != nil {
 		ev.Run.AddGap(evidence.GapTornLine, rundir.TornNote(rd.Torn))

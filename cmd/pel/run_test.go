@@ -52,6 +52,9 @@ func TestRunCommand(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	if n := strings.Count(out, "\n"); n >= 40 {
+		t.Errorf("pel run printed %d lines, want under 40:\n%s", n, out)
+	}
 	// The splits and stage tables are in the full report.
 	_, full, _ := runCLI(t, "report", dir, "--full")
 	for _, want := range []string{"schedule lag", "BY TASK TYPE", "short", "BY CONCURRENCY BAND", "STAGE 1 request_trace"} {

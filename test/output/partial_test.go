@@ -91,3 +91,46 @@ slo:
 		t.Errorf("pel compare --allow-partial-baseline: exit %d, want a comparison that says so:\n%s", code, cmp)
 	}
 }
+
+// TestTornRunIsPartial: a crash mid-write leaves requests.jsonl ending in a cut line. pel
+// analyze uses the complete lines, and the run is partial: evidence.json names the torn line
+// and the verdict opens with it.
+func TestTornRunIsPartial(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	cf := writeContract(t, `name: torn
+version: 1
+arrival: {process: constant, rate: 40}
+requests: 40
+tasks:
+  - {name: short, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
+`)
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, out := pel(t, "run", "--target", url, "--contract", cf, "-o", dir); code != 0 {
+		t.Fatalf("pel run: exit %d\n%s", code, out)
+	}
+	ev := evidenceOf(t, dir)
+	if c := at(ev, "run", "completeness", "complete"); c != true {
+		t.Fatalf("a whole run: completeness.complete = %v, want true", c)
+	}
+	// Cut the last line in half, as a crash mid-write does.
+	p := filepath.Join(dir, "requests.jsonl")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(b[:len(b)-1], '\n')
+	if err := os.WriteFile(p, b[:last+1+(len(b)-last)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := pel(t, "analyze", dir); code != 0 {
+		t.Fatalf("pel analyze: exit %d\n%s", code, out)
+	}
+	ev = evidenceOf(t, dir)
+	gaps, _ := at(ev, "run", "completeness", "gaps").([]any)
+	if at(ev, "run", "completeness", "complete") != false || len(gaps) != 1 || at(gaps[0], "kind") != "torn_line" {
+		t.Errorf("completeness %v, want partial with one torn_line gap", at(ev, "run", "completeness"))
+	}
+	if v, _ := ev["verdict"].(string); !strings.HasPrefix(v, "PARTIAL RUN (torn line: ") {
+		t.Errorf("verdict does not open with the torn line: %q", v)
+	}
+}
