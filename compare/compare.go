@@ -691,7 +691,7 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 func judge(ch *Check, s *side, st stat, point float64, reps []float64, level float64) {
 	ch.Candidate = num(point)
 	if ch.Candidate == nil {
-		ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the compared phase"
+		ch.Status, ch.Note = StatusNotChecked, "not measured: the candidate has no value for this signal in the compared phase, so the bound is neither met nor missed"
 		return
 	}
 	if _, valid := breach(ch.Op, 0, 0); !valid {
@@ -796,7 +796,7 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	bv, cv := bb.point[j], cb.point[j]
 	row.Base, row.Candidate = num(bv), num(cv)
 	if row.Base == nil || row.Candidate == nil {
-		row.Note = "no data on one side"
+		row.Note = "not measured on one side: no values to compare"
 		return row
 	}
 	row.Delta = num(cv - bv)
