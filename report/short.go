@@ -14,6 +14,9 @@ import (
 // verdict rests on; the rest are in the full report.
 const shortFindings = 3
 
+// shortNotes is how many run notes the short report shows.
+const shortNotes = 3
+
 // Short writes what a person reads in ten seconds, in under 40 lines: the verdict (a partial
 // run and an unmeasured bound lead it), the owner layer, the summary strip, why tasks were
 // rejected, the top findings with their first evidence and prediction, and where the full
@@ -50,8 +53,14 @@ func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 		}
 	}
 	p.f("\nContract: %s v%d (sha256 %s)  Target: %s  Duration: %.1f s\n", orDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), orDash(ev.Run.Target), ev.Run.DurationS)
-	if n := len(ev.Run.Notes); n > 0 {
-		p.f("Run notes: %d (in the full report)\n", n)
+	// The run's notes say what the figures rest on (an import names what its file lacks):
+	// the first few are shown, the rest counted.
+	for i, n := range ev.Run.Notes {
+		if i == shortNotes {
+			p.f("  (%d more note(s) in the full report)\n", len(ev.Run.Notes)-shortNotes)
+			break
+		}
+		p.f("  note: %s\n", n)
 	}
 	if dir != "" {
 		p.f("Full report: pel report %s --full  (HTML: %s)\n", dir, filepath.Join(dir, "report.html"))

@@ -23,7 +23,7 @@ func TestImportReportCompare(t *testing.T) {
 			t.Errorf("import output:\n%s", out)
 		}
 	}
-	code, out, errs := runCLI(t, "report", a)
+	code, out, errs := runCLI(t, "report", a, "--full")
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
