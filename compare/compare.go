@@ -58,6 +58,10 @@ type Options struct {
 	// AllowContractChange compares runs of different contracts (their sha256 differ); the
 	// result then says so loudly. Without it such a comparison is refused.
 	AllowContractChange bool `json:"allow_contract_change,omitempty"`
+	// AllowPartialBaseline takes a partial run (interrupted, stopped early, one shard, a torn
+	// requests.jsonl: evidence.Completeness) as the baseline; the result then says so. Without
+	// it such a baseline is refused: its figures describe only part of the contract.
+	AllowPartialBaseline bool `json:"allow_partial_baseline,omitempty"`
 	// Resamples of the bootstrap (default 2000).
 	Resamples int `json:"resamples"`
 	// Seed of the bootstrap's generator (default 1): the same inputs give the same intervals.
@@ -300,7 +304,15 @@ func Dirs(baseDir, candDir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Compare(base, cand, o)
+	partial, err := partialRuns(base, cand, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Compare(base, cand, o)
+	if res != nil {
+		res.Warnings = append(partial, res.Warnings...)
+	}
+	return res, err
 }
 
 // Compare judges the candidate against the base. It refuses runs of different contracts
@@ -680,7 +692,7 @@ func interval(s *side, st stat, reps []float64, level float64) (lo, hi float64, 
 func judge(ch *Check, s *side, st stat, point float64, reps []float64, level float64) {
 	ch.Candidate = num(point)
 	if ch.Candidate == nil {
-		ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the compared phase"
+		ch.Status, ch.Note = StatusNotChecked, "not measured: the candidate has no value for this signal in the compared phase, so the bound is neither met nor missed"
 		return
 	}
 	if _, valid := breach(ch.Op, 0, 0); !valid {
@@ -785,7 +797,7 @@ func metricRow(m metricDef, j int, bs, cs *side, bb, cb boot, o Options) Metric 
 	bv, cv := bb.point[j], cb.point[j]
 	row.Base, row.Candidate = num(bv), num(cv)
 	if row.Base == nil || row.Candidate == nil {
-		row.Note = "no data on one side"
+		row.Note = "not measured on one side: no values to compare"
 		return row
 	}
 	row.Delta = num(cv - bv)

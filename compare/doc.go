@@ -18,8 +18,9 @@
 //     A difference here is usually the change under test: it is stated, never blocking.
 //   - state — what no change under test should alter. A mismatch that can explain a
 //     difference makes the verdict not_comparable, with the numbers:
-//     engine_restarts: an engine counter in metrics.jsonl going down inside one side's
-//     compared window and not the other's (a cold engine on one side);
+//     engine_restarts: the engine's counters in metrics.jsonl resetting together (or its
+//     process start time changing) inside one side's compared window and not the other's
+//     (a cold engine on one side); one series going down is not a restart;
 //     prompt_cache: both runs sent the same prompts (prompt_sha256 of requests.jsonl:
 //     prompts.reuse_across_runs, or runs from before the per-run nonce) and the uncached
 //     share of prompt tokens (1 − engine.prefix_cache_hit_rate, or usage's cached tokens)

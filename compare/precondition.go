@@ -65,7 +65,7 @@ type engineFacts struct {
 	sampled bool
 	engine  string                       // adapter detected from the family names
 	info    map[string]map[string]string // *_info family -> label -> value(s)
-	resets  []time.Time                  // sample instants where an engine counter went down
+	resets  []time.Time                  // sample instants where the engine restarted (restartsOf)
 }
 
 // replicaLabels are labels that name a replica or a model rather than configure one: they
@@ -136,24 +136,8 @@ func engineFactsOf(ss []scrape.Sample) *engineFacts {
 				}
 			}
 		}
-		last := map[string]float64{}
-		for _, s := range samples {
-			for _, fam := range s.Families {
-				if fam.Type != "counter" {
-					continue
-				}
-				for _, met := range fam.Metrics {
-					if met.V == nil || math.IsNaN(float64(*met.V)) {
-						continue
-					}
-					key := fam.Name + labelKey(met.Labels)
-					v := float64(*met.V)
-					if prev, ok := last[key]; ok && v < prev {
-						resetAt[s.T] = true
-					}
-					last[key] = v
-				}
-			}
+		for _, t := range restartsOf(samples) {
+			resetAt[t] = true
 		}
 	}
 	if a := scrape.Detect(names); a != nil {
@@ -324,8 +308,8 @@ func configCheck(base, cand *Run) Precondition {
 	return pc
 }
 
-// restartCheck counts engine restarts inside the compared window (an engine counter that
-// goes down): a restart empties the caches and recompiles, so that side's window holds a
+// restartCheck counts engine restarts inside the compared window (its monotonic counters
+// reset together, or its process start time changed: restartsOf): a restart empties the caches and recompiles, so that side's window holds a
 // cold engine the other side's does not.
 func restartCheck(base, cand *Run, bs, cs []*record.Record) Precondition {
 	pc := Precondition{Name: PreRestarts, Kind: KindState, Base: "-", Candidate: "-"}
@@ -349,10 +333,10 @@ func restartCheck(base, cand *Run, bs, cs []*record.Record) Precondition {
 	case b == c && b == 0:
 		pc.OK, pc.Reason = true, "no counter reset inside either compared window"
 	case b == c:
-		pc.OK, pc.Reason = true, fmt.Sprintf("both windows hold %d restart(s) (engine counters went down): each includes a cold engine", b)
+		pc.OK, pc.Reason = true, fmt.Sprintf("both windows hold %d restart(s) (its counters reset together, or its process start time changed): each includes a cold engine", b)
 	default:
 		pc.Blocking = true
-		pc.Reason = fmt.Sprintf("the engine restarted inside the compared window %d time(s) on the base and %d on the candidate (engine counters went down): a restart empties its caches and warms up again, so one side measured a cold engine the other did not", b, c)
+		pc.Reason = fmt.Sprintf("the engine restarted inside the compared window %d time(s) on the base and %d on the candidate (its counters reset together, or its process start time changed): a restart empties its caches and warms up again, so one side measured a cold engine the other did not", b, c)
 	}
 	return pc
 }

@@ -124,7 +124,7 @@ func unitSuffix(u string) string {
 
 func fmtVal(p *float64, unit string) string {
 	if p == nil {
-		return "-"
+		return "not measured" // no task gave a value: not 0, and no bound is met by it
 	}
 	switch unit {
 	case "ratio":

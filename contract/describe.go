@@ -102,7 +102,7 @@ func (s SLO) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// Limits summarizes how the schedule ends and its warm-up, e.g. "30s or 500 requests, warmup 5s".
+// Limits summarizes how the schedule ends and its warm-up, e.g. "30s or 800 requests, warmup 5s".
 func (c *Contract) Limits() string {
 	var s string
 	switch {

@@ -272,7 +272,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		}
 	}
 	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = verdict(ev, lead, owner, ownerWhy, watch, full, o)
+	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, o) + verdict(ev, lead, owner, ownerWhy, watch, full, o)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -496,8 +496,7 @@ func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy str
 // headroom lists how close each bounded quantity is to its bound, nearest first.
 func headroom(v *view, o *Options) []evidence.Headroom {
 	var out []evidence.Headroom
-	for _, sig := range []string{evidence.SigTTFTP99, evidence.SigTTFTP95, evidence.SigTTFTP50,
-		evidence.SigITLP99, evidence.SigITLP50, evidence.SigTPOTP50, evidence.SigE2EP99, evidence.SigE2EP50} {
+	for _, sig := range boundedSignals {
 		b, ok := o.bound(sig)
 		s, ok2 := v.sig[sig]
 		if ok && ok2 {

@@ -113,6 +113,9 @@ type Run struct {
 	// merged from shards (pel merge), one entry per shard.
 	Shard  *Shard  `json:"shard,omitempty"`
 	Shards []Shard `json:"shards,omitempty"`
+	// Completeness says whether the run holds its contract's whole schedule (nil: not
+	// recorded, a run written before pel recorded it).
+	Completeness *Completeness `json:"completeness,omitempty"`
 }
 
 // Shard describes one shard of a sharded run: which part of the one schedule it ran, from

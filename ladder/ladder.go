@@ -62,6 +62,9 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	if err != nil {
 		return nil, nil, tagBad(err)
 	}
+	if d.Torn != nil {
+		ev.Run.AddGap(evidence.GapTornLine, rundir.TornNote(d.Torn))
+	}
 	recs := rs.Tasks
 	tasks := diagnose.Tasks{All: recs}
 	if !rs.Complete {

@@ -71,8 +71,10 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 		return nil, notReady("%s is not reachable: %s", shown, connMessage(err))
 	}
 	switch {
+	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && apiKey == "":
+		return nil, notReady("%s wants an API key and none was sent (HTTP %d on /v1/models): the key's variable is unset or empty; set OPENAI_API_KEY, or name another variable with --api-key-env NAME", shown, code)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, notReady("%s refused the API key (HTTP %d on /v1/models): set OPENAI_API_KEY or pass --api-key-env NAME", shown, code)
+		return nil, notReady("%s refused the API key that was sent (HTTP %d on /v1/models): the key is wrong or has no access to this server; check the value of OPENAI_API_KEY (or of the variable --api-key-env names)", shown, code)
 	case code == http.StatusOK:
 		var list struct {
 			Data []struct {

@@ -94,6 +94,10 @@ func SummaryCSV(w io.Writer, ev *evidence.Evidence) error {
 			ff(s.AcceptanceRate), ff(s.ErrorRate), ff(s.RetryRate), ff(s.GoodputRPS), ff(s.ThroughputRPS), ff(s.OutputTokensPerS), c}
 		l := s.Latency
 		for _, q := range []evidence.Quantiles{l.TTFTms, l.TTFTFromSentMs, l.ITLms, l.TPOTms, l.E2Ems, l.ScheduleLagMs} {
+			if q.N == 0 { // not measured: empty cells, never a 0 a spreadsheet would average in
+				out = append(out, "0", "", "", "", "")
+				continue
+			}
 			out = append(out, strconv.Itoa(q.N), ff(q.P50), ff(q.P95), ff(q.P99), ff(q.Mean))
 		}
 		cw.Write(out)

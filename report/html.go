@@ -24,6 +24,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"impact": impactLine,
 	"hr":     headroomPct,
 	"usd":    costText,
+	"q":      qnum,
 }).Parse(pageTmpl))
 
 // htmlView is what the template sees: the evidence plus the charts laid out from it.
@@ -85,17 +86,21 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 			continue
 		}
 		g := chartGroup{Title: fmt.Sprintf("Stage %d — %s over time", st.Stage, st.Name)}
-		// One chart per unit, so lines on one chart share a meaningful axis.
-		byUnit := map[string][]line{}
-		var units []string
+		// One chart per axis: lines on one chart share a unit, and latencies one quantity
+		// (TTFT in seconds beside ITL in milliseconds flattens the ITL to its axis).
+		byAxis := map[string][]line{}
+		var axes []string
+		unitOf := map[string]string{}
 		for _, s := range st.Series {
-			if _, ok := byUnit[s.Unit]; !ok {
-				units = append(units, s.Unit)
+			key := axisKey(s)
+			if _, ok := byAxis[key]; !ok {
+				axes = append(axes, key)
+				unitOf[key] = s.Unit
 			}
-			byUnit[s.Unit] = append(byUnit[s.Unit], line{name: s.Name + labels(s.Labels), base: s.Name, t: s.T, v: s.V})
+			byAxis[key] = append(byAxis[key], line{name: s.Name + labels(s.Labels), base: s.Name, t: s.T, v: s.V})
 		}
-		for _, u := range units {
-			ls := byUnit[u]
+		for _, key := range axes {
+			ls, u := byAxis[key], unitOf[key]
 			var names []string
 			for _, l := range ls {
 				names = append(names, l.base)
@@ -132,6 +137,14 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 	}
 	v.StageTables = ev.Stages
 	return page.Execute(w, v)
+}
+
+// axisKey is the chart a series goes on: its unit, and for a latency its own quantity.
+func axisKey(s evidence.Series) string {
+	if s.Unit == "ms" || s.Unit == "s" {
+		return s.Unit + "|" + s.Name
+	}
+	return s.Unit
 }
 
 // histRank orders the headline distributions first.

@@ -34,9 +34,9 @@ func synthetic(durS float64, n int) *evidence.Evidence {
 		RejectReasons: map[string]int{"slo ttft max 1s": n / 4, "error: http_error": 2}}
 	ev.Workload.ByTaskType = map[string]evidence.Summary{"short-chat": {Requests: n * 3 / 4, AcceptanceRate: 0.8}, "long-doc": {Requests: n / 4, AcceptanceRate: 0.6}}
 	ev.Workload.ByBand = []evidence.BandSummary{
-		{Band: "1-4", Lo: 1, Hi: 4, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 90, P99: 300}, ITLms: evidence.Quantiles{P50: 18, P99: 30}}}},
-		{Band: "5-16", Lo: 5, Hi: 16, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 200, P99: 1200}, ITLms: evidence.Quantiles{P50: 22, P99: 60}}}},
-		{Band: "17-64", Lo: 17, Hi: 64, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{P50: 600, P99: 2100}, ITLms: evidence.Quantiles{P50: 30, P99: 95}}}},
+		{Band: "1-4", Lo: 1, Hi: 4, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 90, P99: 300}, ITLms: evidence.Quantiles{N: n * 7, P50: 18, P99: 30}}}},
+		{Band: "5-16", Lo: 5, Hi: 16, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 200, P99: 1200}, ITLms: evidence.Quantiles{N: n * 7, P50: 22, P99: 60}}}},
+		{Band: "17-64", Lo: 17, Hi: 64, Summary: evidence.Summary{Requests: n / 3, Latency: evidence.Latency{TTFTms: evidence.Quantiles{N: n / 3, P50: 600, P99: 2100}, ITLms: evidence.Quantiles{N: n * 7, P50: 30, P99: 95}}}},
 	}
 	ev.Workload.Histograms = map[string]evidence.Histogram{
 		"ttft_ms": {Unit: "ms", Bounds: []float64{50, 100, 200, 500, 1000, 2000}, Counts: []int64{10, 120, 300, 90, 40, 12}},
@@ -191,6 +191,51 @@ func TestNiceStep(t *testing.T) {
 	for _, c := range []struct{ span, want float64 }{{1, 0.2}, {7, 2}, {100, 20}, {0, 1}, {0.03, 0.01}} {
 		if got := niceStep(c.span); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("niceStep(%v) = %v, want %v", c.span, got, c.want)
+		}
+	}
+}
+
+var chartTitle = regexp.MustCompile(`class="title"[^>]*>([^<]*)<`)
+
+// TestOneQuantityPerLatencyAxis: a chart of latencies over time draws one quantity: TTFT
+// (seconds under a queue) and ITL (milliseconds) on one axis flatten the ITL to a line at 0.
+// The healthy and kv-thrash evidence carry both TTFT p50 and ITL p50 series.
+func TestOneQuantityPerLatencyAxis(t *testing.T) {
+	for name, ev := range inputs(t) {
+		var b bytes.Buffer
+		if err := HTML(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, m := range chartTitle.FindAllStringSubmatch(b.String(), -1) {
+			title := m[1]
+			if !strings.HasSuffix(title, "— ms") {
+				continue
+			}
+			seen++
+			if strings.Contains(title, " and ") || strings.Contains(title, ", ") {
+				t.Errorf("%s: chart %q puts more than one latency on one axis", name, title)
+			}
+		}
+		if name != "synthetic" && seen < 2 {
+			t.Errorf("%s: %d latency-over-time charts, want TTFT's and ITL's", name, seen)
+		}
+	}
+}
+
+// TestChartsLeadThePage: the latency distributions come right after the verdict and the
+// summary strip, before the findings (the browser test measures that they are on the first
+// screen).
+func TestChartsLeadThePage(t *testing.T) {
+	for name, ev := range inputs(t) {
+		var b bytes.Buffer
+		if err := HTML(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		i, j := strings.Index(page, `id="headline-charts"`), strings.Index(page, "<h2>Findings</h2>")
+		if i < 0 || i > j || !strings.Contains(page[i:j], "<svg") {
+			t.Errorf("%s: no chart between the summary and the findings", name)
 		}
 	}
 }

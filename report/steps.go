@@ -23,7 +23,7 @@ func stepTable(w io.Writer, steps []evidence.StepSummary) {
 			wait = num(s.WaitMs.P50)
 		}
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%.1f%%\t%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\t\n", s.Task, s.Index+1, s.Kind, s.Requests,
-			s.AcceptanceRate*100, num(s.Latency.TTFTms.P50), num(s.Latency.TTFTms.P99), num(s.Latency.E2Ems.P99),
+			s.AcceptanceRate*100, qnum(s.Latency.TTFTms, "p50"), qnum(s.Latency.TTFTms, "p99"), qnum(s.Latency.E2Ems, "p99"),
 			s.PromptTokensMean, s.CarriedTokensMean, cached, wait)
 	}
 	tw.Flush()

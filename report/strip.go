@@ -20,6 +20,7 @@ type Strip struct {
 	Owner          string
 	Requests       int
 	Accepted       int
+	Cancelled      int // in Requests, counted in no error: named so the figures add up
 	AcceptanceRate float64
 	GoodputRPS     float64
 	Latency        []StripLatency
@@ -37,22 +38,37 @@ type StripLatency struct {
 }
 
 // Over reports whether the p99 exceeds its bound.
-func (l StripLatency) Over() bool { return l.Bound != nil && l.HeadroomPct < 0 }
+func (l StripLatency) Over() bool { return l.Measured() && l.Bound != nil && l.HeadroomPct < 0 }
+
+// Measured reports whether the p99 rests on any sample.
+func (l StripLatency) Measured() bool { return l.N > 0 }
+
+// ValueText is the p99 in ms, or that nothing measured it.
+func (l StripLatency) ValueText() string {
+	if !l.Measured() {
+		return notMeasured
+	}
+	return num(l.P99) + " ms"
+}
 
 // BoundText describes the bound and where the value stands against it.
 func (l StripLatency) BoundText() string {
+	if !l.Measured() {
+		return "no sample in the warm phase: no bound is met by it"
+	}
 	if l.Bound == nil {
 		return "no p99 bound in the contract"
 	}
 	if l.Over() {
 		return fmt.Sprintf("over its bound of %s ms (%.0f%% over)", num(*l.Bound), -l.HeadroomPct)
 	}
-	return fmt.Sprintf("within its bound of %s ms (%.0f%% headroom)", num(*l.Bound), l.HeadroomPct)
+	// At the bound the diagnosis's rounding can leave -0: no room either way.
+	return fmt.Sprintf("within its bound of %s ms (%.0f%% headroom)", num(*l.Bound), math.Abs(l.HeadroomPct))
 }
 
 func stripOf(ev *evidence.Evidence) Strip {
 	wl := ev.Workload
-	s := Strip{Verdict: verdictOr(ev), Owner: "none", Requests: wl.Requests, Accepted: wl.Accepted,
+	s := Strip{Verdict: verdictOr(ev), Owner: "none", Requests: wl.Requests, Accepted: wl.Accepted, Cancelled: wl.Cancelled,
 		AcceptanceRate: wl.AcceptanceRate, GoodputRPS: wl.GoodputRPS, Cost: wl.CostPerAcceptedTask}
 	if ev.OwnerLayer != nil {
 		s.Owner = string(*ev.OwnerLayer)
@@ -63,7 +79,7 @@ func stripOf(ev *evidence.Evidence) Strip {
 	}{{"TTFT p99", evidence.SigTTFTP99, wl.Latency.TTFTms}, {"ITL p99", evidence.SigITLP99, wl.Latency.ITLms}, {"E2E p99", evidence.SigE2EP99, wl.Latency.E2Ems}} {
 		sl := StripLatency{Name: l.name, P99: l.q.P99, N: l.q.N}
 		for _, h := range ev.Headroom {
-			if h.Signal == l.sig && h.Unit == "ms" {
+			if h.Signal == l.sig && h.Unit == "ms" && l.q.N > 0 {
 				b := h.Bound
 				sl.Bound, sl.HeadroomPct = &b, h.Pct
 				break
@@ -80,10 +96,14 @@ func writeStrip(w io.Writer, s Strip) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  accepted\t%d of %d tasks (%.1f%%)\n", s.Accepted, s.Requests, s.AcceptanceRate*100)
+	cancelled := ""
+	if s.Cancelled > 0 {
+		cancelled = fmt.Sprintf(", %d cancelled", s.Cancelled)
+	}
+	fmt.Fprintf(tw, "  accepted\t%d of %d tasks (%.1f%%)%s\n", s.Accepted, s.Requests, s.AcceptanceRate*100, cancelled)
 	fmt.Fprintf(tw, "  goodput\t%s accepted tasks/s\n", num(s.GoodputRPS))
 	for _, l := range s.Latency {
-		fmt.Fprintf(tw, "  %s\t%s ms\t%s\n", l.Name, num(l.P99), l.BoundText())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", l.Name, l.ValueText(), l.BoundText())
 	}
 	fmt.Fprintf(tw, "  cost\t%s\n", costText(s.Cost))
 	if err := tw.Flush(); err != nil {

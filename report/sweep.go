@@ -65,9 +65,16 @@ func SweepHTML(w io.Writer, r *sweep.Result) error {
 		}
 		loads = append(loads, p.Load)
 		good, thr = append(good, p.GoodputRPS), append(thr, p.ThroughputRPS)
-		t50, t99 = append(t50, p.TTFTP50), append(t99, p.TTFTP99)
-		i50, i99 = append(i50, p.ITLP50), append(i99, p.ITLP99)
-		e99 = append(e99, p.E2EP99)
+		// A latency no task measured is no point on its curve (NaN is skipped), never a 0.
+		m := func(q string, v float64) float64 {
+			if !p.Measured(q) {
+				return math.NaN()
+			}
+			return v
+		}
+		t50, t99 = append(t50, m(sweep.QTTFT, p.TTFTP50)), append(t99, m(sweep.QTTFT, p.TTFTP99))
+		i50, i99 = append(i50, m(sweep.QITL, p.ITLP50)), append(i99, m(sweep.QITL, p.ITLP99))
+		e99 = append(e99, m(sweep.QE2E, p.E2EP99))
 		lo, hi = math.Min(lo, p.Load), math.Max(hi, p.Load)
 	}
 	logX := lo > 0 && hi/lo >= 8

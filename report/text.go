@@ -107,6 +107,10 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  latency (ms)\tn\tp50\tp95\tp99\tmean\t\n")
 	for _, q := range latencyRows(wl.Latency) {
+		if q.Q.N == 0 {
+			fmt.Fprintf(tw, "  %s\t0\t%s\t\t\t\t\n", q.Name, notMeasured)
+			continue
+		}
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t\n", q.Name, q.Q.N, num(q.Q.P50), num(q.Q.P95), num(q.Q.P99), num(q.Q.Mean))
 	}
 	tw.Flush()
@@ -227,7 +231,7 @@ func summaryTable(w io.Writer, what string, keys []string, get func(string) evid
 	for _, k := range keys {
 		s := get(k)
 		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t\n", k, s.Requests, s.AcceptanceRate*100, num(s.GoodputRPS),
-			num(s.Latency.TTFTms.P50), num(s.Latency.TTFTms.P99), num(s.Latency.ITLms.P99), num(s.Latency.E2Ems.P99))
+			qnum(s.Latency.TTFTms, "p50"), qnum(s.Latency.TTFTms, "p99"), qnum(s.Latency.ITLms, "p99"), qnum(s.Latency.E2Ems, "p99"))
 	}
 	tw.Flush()
 }

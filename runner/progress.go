@@ -16,20 +16,21 @@ import (
 // progress shows a live line on a terminal (redrawn with a carriage return a few times a
 // second) or a plain line every 5 s otherwise (logs, CI), plus a final line.
 type progress struct {
-	w      io.Writer
-	tty    bool
-	total  time.Duration // expected length (duration + warm-up is inside it), 0 unknown
-	count  int           // expected tasks, 0 unknown
-	drv    *loadgen.Driver
-	began  time.Time
-	mu     sync.Mutex
-	ttft   *stats.Dist
-	stopCh chan struct{}
-	done   chan struct{}
+	w       io.Writer
+	tty     bool
+	total   time.Duration // expected length (duration + warm-up is inside it), 0 unknown
+	count   int           // expected tasks, 0 unknown
+	planned contract.Planned
+	drv     *loadgen.Driver
+	began   time.Time
+	mu      sync.Mutex
+	ttft    *stats.Dist
+	stopCh  chan struct{}
+	done    chan struct{}
 }
 
 func newProgress(w io.Writer, tty bool, c *contract.Contract) *progress {
-	return &progress{w: w, tty: tty, total: c.Duration, count: c.Requests, ttft: stats.NewDist()}
+	return &progress{w: w, tty: tty, total: c.Duration, count: c.Requests, planned: c.Planned(), ttft: stats.NewDist()}
 }
 
 func (p *progress) record(r *record.Record) {
@@ -90,8 +91,11 @@ func (p *progress) print(final bool) {
 	if g.Done > 0 {
 		acc = fmt.Sprintf("%.1f%%", 100*float64(g.Accepted)/float64(g.Done))
 	}
-	line := fmt.Sprintf("%6.1fs  sent %d  done %d  in-flight %d  errors %d  accepted %s  p50 TTFT %s",
-		el.Seconds(), g.Sent, g.Done, g.InFlight, g.Failed, acc, ttft)
+	line := fmt.Sprintf("%6.1fs  sent %d  done %d%s  in-flight %d  errors %d  accepted %s  p50 TTFT %s",
+		el.Seconds(), g.Sent, g.Done, p.plannedText(), g.InFlight, g.Failed, acc, ttft)
+	if !final {
+		line += p.eta(el, g)
+	}
 	if g.Queued > 0 {
 		line += fmt.Sprintf("  queued %d", g.Queued)
 	}
@@ -118,4 +122,32 @@ func (p *progress) print(final bool) {
 		line = "done: " + line
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// plannedText is " of N planned" ("~N" for an expectation), empty when the schedule does not
+// fix its count.
+func (p *progress) plannedText() string {
+	if !p.planned.Known || p.planned.Tasks <= 0 {
+		return ""
+	}
+	if p.planned.Exact {
+		return fmt.Sprintf(" of %.0f planned", p.planned.Tasks)
+	}
+	return fmt.Sprintf(" of ~%.0f planned", p.planned.Tasks)
+}
+
+// eta is how long the run has left: the schedule's remaining time while arrivals are due
+// (tasks then drain, bounded by the contract's timeout), or, for a schedule bounded by its
+// count alone, the time the tasks done so far took per task.
+func (p *progress) eta(el time.Duration, g loadgen.Progress) string {
+	switch {
+	case p.total > 0 && el < p.total && (p.count == 0 || g.Sent < int64(p.count)):
+		return fmt.Sprintf("  ETA %s", (p.total - el).Round(time.Second))
+	case p.planned.Known && g.Sent < int64(p.planned.Tasks) && g.Done > 0:
+		left := time.Duration(float64(el) * (p.planned.Tasks - float64(g.Done)) / float64(g.Done))
+		return fmt.Sprintf("  ETA ~%s", left.Round(time.Second))
+	case g.InFlight > 0:
+		return fmt.Sprintf("  draining %d", g.InFlight)
+	}
+	return ""
 }

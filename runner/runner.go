@@ -270,6 +270,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		notes = append(notes, torn)
 		stage1Notes = slices.DeleteFunc(stage1Notes, func(n string) bool { return n == torn })
 	}
+	completeness(ev, c, res, cr, rd, fails.cancelled)
 	if res.Interrupted {
 		notes = append(notes, fmt.Sprintf("run interrupted: arrivals stopped early; %d tasks still running (or waiting for a slot) after the %v grace were cancelled", fails.cancelled, graceOf(cfg.Grace)))
 	}

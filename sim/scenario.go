@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pel-ladder/pel/contract"
 )
 
 //go:embed scenarios/*.yaml
@@ -213,6 +215,9 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 	if !isFile {
 		data, err := scenarioFS.ReadFile("scenarios/" + nameOrFile + ".yaml")
 		if err != nil {
+			if near := contract.Closest(nameOrFile, Scenarios()); near != "" {
+				return nil, fmt.Errorf("unknown scenario %q (did you mean %q? known: %s)", nameOrFile, near, strings.Join(Scenarios(), ", "))
+			}
 			return nil, fmt.Errorf("unknown scenario %q (known: %s)", nameOrFile, strings.Join(Scenarios(), ", "))
 		}
 		contract, _ := scenarioFS.ReadFile("scenarios/" + nameOrFile + ".contract.yaml")

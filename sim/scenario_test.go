@@ -43,6 +43,13 @@ func TestScenariosLoadAndDocument(t *testing.T) {
 	if _, err := LoadScenario("nope"); err == nil || !strings.Contains(err.Error(), "known:") {
 		t.Errorf("unknown scenario error %v should list the known ones", err)
 	}
+	// A typo gets the name it is one edit from; a name far from every scenario gets none.
+	if _, err := LoadScenario("kv-trash"); err == nil || !strings.Contains(err.Error(), `did you mean "kv-thrash"?`) {
+		t.Errorf("kv-trash: error %v, want a did-you-mean kv-thrash", err)
+	}
+	if _, err := LoadScenario("nope"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("nope: error %v suggests a name", err)
+	}
 }
 
 func TestLoadScenarioFileWithSiblingContract(t *testing.T) {

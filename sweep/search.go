@@ -111,6 +111,7 @@ func (sw *sweeper) planSearch() (func(context.Context) error, error) {
 	sw.res.Mode = mode
 	log := &SearchLog{Mode: mode, Start: s.Start, Max: s.Max, Resolution: s.Resolution, MaxProbes: s.MaxProbes, Probes: []Probe{}}
 	sw.res.Search = log
+	sw.points, sw.atMost = s.MaxProbes, true
 	load := func(x float64) Load {
 		if mode == "concurrency" {
 			return Load{Concurrency: int(x)}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -112,6 +111,9 @@ type Point struct {
 	ITLP50       float64 `json:"itl_p50_ms"`
 	ITLP99       float64 `json:"itl_p99_ms"`
 	E2EP99       float64 `json:"e2e_p99_ms"`
+	// NotMeasured names the latencies (ttft, itl, e2e) no warm task gave a sample of: their
+	// figures above are not 0, they do not exist.
+	NotMeasured []string `json:"not_measured,omitempty"`
 	// CostPerAcceptedTask at this load (null without a cost block or with 0 accepted).
 	CostPerAcceptedTask *float64 `json:"cost_per_accepted_task"`
 	// Replicas is the number of engine replicas /metrics showed (dist.engines; 0: unknown).
@@ -221,6 +223,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			sw.warnWarm(l, c, false)
 		}
+		sw.points = len(loads)
 		plan = func(ctx context.Context) error {
 			for _, l := range loads {
 				if _, err := sw.probe(ctx, l); err != nil {
@@ -273,6 +276,10 @@ type sweeper struct {
 	run  func(context.Context, runner.Config) (*evidence.Evidence, error)
 	res  *Result
 	done map[string]int // point name -> index in res.Points
+	// points is how many points the sweep plans (a search: at most MaxProbes), for the
+	// "point i of n" line before each.
+	points int
+	atMost bool
 }
 
 func (sw *sweeper) contractFor(l Load) (*contract.Contract, error) {
@@ -294,18 +301,11 @@ func (sw *sweeper) warn(s string) {
 // window (duration − warmup), capped by its request count. known is false for a closed
 // loop, whose throughput is the server's to decide.
 func plannedWarm(c *contract.Contract) (float64, bool) {
-	rate := c.Arrival.Rate
-	if c.Arrival.Process == contract.Closed || rate <= 0 {
+	if c.Arrival.Process == contract.Closed {
 		return 0, false
 	}
-	w := math.Inf(1)
-	if c.Duration > 0 {
-		w = rate * (c.Duration - c.Warmup).Seconds()
-	}
-	if c.Requests > 0 {
-		w = math.Min(w, float64(c.Requests)-rate*c.Warmup.Seconds())
-	}
-	return math.Max(0, w), !math.IsInf(w, 1)
+	p := c.Planned()
+	return p.Warm, p.Known
 }
 
 // warnWarm warns (or, for a search probe, refuses) when a point's warm window plans fewer
@@ -346,6 +346,13 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 			return nil, badInput("%v", err)
 		}
 		pcfg.Collectors = cols
+	}
+	if sw.cfg.Log != nil && sw.points > 0 {
+		of := fmt.Sprint(sw.points)
+		if sw.atMost {
+			of = "at most " + of
+		}
+		fmt.Fprintf(sw.cfg.Log, "sweep: point %d of %s: %s\n", len(sw.res.Points)+1, of, l.Name())
 	}
 	// The point's records, as the runner's stage 1 streamed them: judging the point needs
 	// every task (a bootstrap over tasks), and this spares reading requests.jsonl again.
@@ -413,7 +420,7 @@ func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	for _, ch := range slo.Checks {
 		switch {
 		case ch.Candidate == nil:
-			miss = append(miss, fmt.Sprintf("%s (%s): no value", ch.Signal, ch.Scope))
+			miss = append(miss, fmt.Sprintf("%s (%s): not measured (no sample), so not met", ch.Signal, ch.Scope))
 		case *ch.Candidate > ch.Bound:
 			miss = append(miss, fmt.Sprintf("%s (%s) %.4g ms > %.4g ms", ch.Signal, ch.Scope, *ch.Candidate, ch.Bound))
 		}
@@ -444,6 +451,14 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	p.TTFTP50, p.TTFTP99 = w.Latency.TTFTms.P50, w.Latency.TTFTms.P99
 	p.ITLP50, p.ITLP99 = w.Latency.ITLms.P50, w.Latency.ITLms.P99
 	p.E2EP99 = w.Latency.E2Ems.P99
+	for _, q := range []struct {
+		name string
+		n    int
+	}{{QTTFT, w.Latency.TTFTms.N}, {QITL, w.Latency.ITLms.N}, {QE2E, w.Latency.E2Ems.N}} {
+		if q.n == 0 && p.Requests > 0 {
+			p.NotMeasured = append(p.NotMeasured, q.name)
+		}
+	}
 	p.CostPerAcceptedTask = w.CostPerAcceptedTask
 	if s, ok := ev.Signal(evidence.SigInFlightMean); ok {
 		p.InFlightMean = s.Value
@@ -513,7 +528,7 @@ func logPoint(w io.Writer, p Point) {
 		fmt.Fprintf(w, "sweep %s: %s\n", p.Name, p.Error)
 		return
 	}
-	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %.1f ms, ITL p99 %.1f ms, %s\n", p.Name, p.Requests, p.GoodputRPS, p.TTFTP99, p.ITLP99, meetsText(p))
+	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %s, ITL p99 %s, %s\n", p.Name, p.Requests, p.GoodputRPS, withMs(p.ms(QTTFT, p.TTFTP99)), withMs(p.ms(QITL, p.ITLP99)), meetsText(p))
 }
 
 func meetsText(p Point) string {
@@ -564,8 +579,8 @@ func Text(out io.Writer, r *Result) error {
 				slo = "meets"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%.1f\t%d\t%.1f%%\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\n", p.Name, p.Load, p.InFlightMean, p.WarmTasks,
-			p.AcceptanceRate*100, p.GoodputRPS, p.TTFTP50, p.TTFTP99, p.ITLP50, p.ITLP99, p.E2EP99, slo, mark)
+		fmt.Fprintf(tw, "%s\t%g\t%.1f\t%d\t%.1f%%\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Load, p.InFlightMean, p.WarmTasks,
+			p.AcceptanceRate*100, p.GoodputRPS, p.ms(QTTFT, p.TTFTP50), p.ms(QTTFT, p.TTFTP99), p.ms(QITL, p.ITLP50), p.ms(QITL, p.ITLP99), p.ms(QE2E, p.E2EP99), slo, mark)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(latencies in ms, warm phase; SLO: the contract's percentile bounds and acceptance; each point's run directory holds its evidence)")
@@ -644,7 +659,7 @@ func CSV(out io.Writer, r *Result) error {
 		capa := r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name
 		w.Write([]string{p.Name, r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
 			strconv.Itoa(p.WarmTasks), strconv.Itoa(p.Accepted), f(p.AcceptanceRate), f(p.ErrorRate), f(p.GoodputRPS), f(p.ThroughputRPS),
-			f(p.OutputTokensPS), f(p.TTFTP50), f(p.TTFTP99), f(p.ITLP50), f(p.ITLP99), f(p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
+			f(p.OutputTokensPS), p.csvMs(QTTFT, p.TTFTP50), p.csvMs(QTTFT, p.TTFTP99), p.csvMs(QITL, p.ITLP50), p.csvMs(QITL, p.ITLP99), p.csvMs(QE2E, p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
 			p.SLOMiss, strconv.FormatBool(knee), strconv.FormatBool(capa), p.Error})
 	}
 	w.Flush()

@@ -469,17 +469,27 @@ tasks:
 }
 
 // The example contract that `pel contract init` writes must plan as it says: poisson 20/s,
-// stopping at 30s or 500 requests, 5s cold.
+// stopping at 30s (before its 800 requests), 5s cold, and enough warm tasks for pel compare
+// to decide (contract.DecisionWarmTasks).
 func TestExampleContractPlans(t *testing.T) {
 	c, err := contract.Parse(contract.Example(), "example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := plan(t, c, Options{})
-	if len(rs) > 500 || rs[len(rs)-1].At >= 30*time.Second {
+	if len(rs) > 800 || rs[len(rs)-1].At >= 30*time.Second {
 		t.Fatalf("%d requests, last at %s", len(rs), rs[len(rs)-1].At)
 	}
-	within(t, "requests in 30s at 20/s", float64(len(rs)), 500, 0.1)
+	within(t, "requests in 30s at 20/s", float64(len(rs)), 600, 0.1)
+	warm := 0
+	for _, r := range rs {
+		if r.At >= 5*time.Second {
+			warm++
+		}
+	}
+	if warm < contract.DecisionWarmTasks {
+		t.Errorf("%d warm tasks, fewer than the %d a comparison needs", warm, contract.DecisionWarmTasks)
+	}
 	long := 0
 	for _, r := range rs {
 		if r.Task == "long-doc" {
@@ -490,6 +500,6 @@ func TestExampleContractPlans(t *testing.T) {
 		}
 	}
 	if long == 0 {
-		t.Error("no long-doc task in 500 requests")
+		t.Error("no long-doc task in 600 requests")
 	}
 }

@@ -48,7 +48,9 @@ would settle it); accept otherwise.
 Exit status: 0 accept; 1 reject ("pel: verdict: reject"), inconclusive ("pel: verdict:
 inconclusive", a distinct message: no change may ship on it) or not comparable ("pel:
 verdict: not comparable": rerun so that the mismatch goes away); 2 bad input (unreadable
-directory, different contracts without --allow-contract-change).`,
+directory, different contracts without --allow-contract-change, a partial baseline —
+interrupted, stopped early, one shard, a torn requests.jsonl — without
+--allow-partial-baseline).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -105,6 +107,7 @@ directory, different contracts without --allow-contract-change).`,
 	f := c.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
 	f.BoolVar(&o.AllowContractChange, "allow-contract-change", false, "compare runs of different contracts anyway (the output says so loudly)")
+	f.BoolVar(&o.AllowPartialBaseline, "allow-partial-baseline", false, "take an interrupted, stopped-early, single-shard or torn run as the baseline anyway (the output says so)")
 	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples")
 	f.Uint64Var(&o.Seed, "seed", 1, "bootstrap seed (same seed, same intervals)")
 	f.Float64Var(&o.Level, "level", 0.95, "confidence level of the intervals")

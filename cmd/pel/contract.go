@@ -107,6 +107,7 @@ func newContractCheckCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(w, "tasks     %s\n", strings.Join(tasks, "; "))
 			fmt.Fprintf(w, "slo       %s\n", k.SLO)
+			fmt.Fprintf(w, "warm      %s\n", k.Planned().DecisionText())
 			return nil
 		},
 	}

@@ -40,8 +40,8 @@ func TestContractInitCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := contract.Parse(contract.Example(), file)
-	for _, s := range []string{"chat-mix version 1", "sha256    " + want.SHA256(), "poisson 20 req/s, 30s or 500 requests, warmup 5s",
-		"short-chat 60%", "long-doc 20%: prompt uniform 2000-4000", "ttft p99 500ms max 2s; itl p99 50ms"} {
+	for _, s := range []string{"chat-mix version 1", "sha256    " + want.SHA256(), "poisson 20 req/s, 30s or 800 requests, warmup 5s",
+		"short-chat 60%", "long-doc 20%: prompt uniform 2000-4000", "ttft p99 500ms max 2s; itl p99 50ms", "~500 warm tasks planned: enough for pel compare to decide"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("check output lacks %q:\n%s", s, out.String())
 		}

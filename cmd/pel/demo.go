@@ -4,15 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/demo"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/report"
-	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/verify"
 )
@@ -37,7 +39,11 @@ Scenarios: %s (default %s).
 			strings.Join(sim.Scenarios(), ", "), demo.DefaultScenario),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.OutDir = rundir.OutPath(a.stderr, "demo", o.OutDir)
+			dir, err := demoDir(a.stderr, o.OutDir)
+			if err != nil {
+				return failError(err)
+			}
+			o.OutDir = dir
 			if !asJSON {
 				o.Progress = a.stderr
 				o.IsTTY = isTerminal(a.stderr)
@@ -55,15 +61,11 @@ Scenarios: %s (default %s).
 			if asJSON {
 				return report.JSON(a.stdout, res.Evidence)
 			}
-			if err := report.Text(a.stdout, res.Evidence); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "\nRun directory: %s (report: %s)\n", res.Dir, filepath.Join(res.Dir, rundir.ReportFile))
-			return nil
+			return report.Short(a.stdout, res.Evidence, res.Dir)
 		},
 	}
 	c.Flags().StringVar(&o.Scenario, "scenario", "", "scenario `NAME` or scenario file (default "+demo.DefaultScenario+")")
-	c.Flags().StringVarP(&o.OutDir, "out", "o", "", fmt.Sprintf(rundir.OutFlagHelp, "demo"))
+	c.Flags().StringVarP(&o.OutDir, "out", "o", "", "directory to write (absent or empty; default <user cache dir>/pel/demo-<UTC time>)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of the text report")
 	c.Flags().BoolVar(&o.NoMetrics, "no-metrics", false, "do not sample the engine's /metrics")
 	c.Flags().BoolVar(&o.NoDCGM, "no-dcgm", false, "do not sample the virtual GPU's DCGM page")
@@ -128,4 +130,24 @@ func observed(c verify.SignalCheck) string {
 		return fmt.Sprintf(" — observed %.4g", *c.Cand)
 	}
 	return " — " + c.Note
+}
+
+// demoDir is -o, or a new directory under the user's cache directory (os.UserCacheDir:
+// $XDG_CACHE_HOME or ~/.cache on Linux): a demo run is pel's own example, and written into
+// the current directory it lands in the user's checkout as untracked files. Where it goes is
+// said on w before the run starts.
+func demoDir(w io.Writer, o string) (string, error) {
+	if o != "" {
+		return o, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no -o given and no user cache directory (%v): give -o DIR", err)
+	}
+	d := filepath.Join(cache, "pel", "demo-"+time.Now().UTC().Format("20060102-150405"))
+	if err := os.MkdirAll(filepath.Dir(d), 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", filepath.Dir(d), err)
+	}
+	fmt.Fprintf(w, "pel demo: no -o given: writing to %s\n", d)
+	return d, nil
 }

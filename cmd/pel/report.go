@@ -19,14 +19,15 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(a *app) *cobra.Command {
 	var htmlOut, csvOut, format, pcts string
-	var asJSON, force bool
+	var asJSON, force, full bool
 	c := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Render a run directory's evidence.json as text, JSON, or a self-contained HTML page",
 		Long: `report renders DIR/evidence.json without recomputing anything: the terminal text puts the
 verdict first, then a summary (accepted share, goodput, p99 TTFT/ITL/E2E against the
-contract's bounds, cost per accepted task), then the findings with their evidence, then
-per-stage tables. --json prints the evidence itself. --html FILE writes one self-contained
+contract's bounds, cost per accepted task), then the top findings — under 40 lines. --full
+prints every finding with its evidence, the stop conditions, rollback triggers, headroom,
+the workload's splits and the per-stage tables. --json prints the evidence itself. --html FILE writes one self-contained
 page (inline SVG charts, no network) and prints only its path; --csv OUTDIR writes
 OUTDIR/tasks.csv (one row per task of requests.jsonl) and OUTDIR/summary.csv (the summary
 tables: warm headline, by phase, task type and concurrency band) and prints their paths.
@@ -89,7 +90,11 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 				}
 				return report.JSON(a.stdout, ev)
 			}
-			if err := report.Text(a.stdout, ev); err != nil {
+			render := report.Text
+			if !full {
+				render = func(w io.Writer, ev *evidence.Evidence) error { return report.Short(w, ev, args[0]) }
+			}
+			if err := render(a.stdout, ev); err != nil {
 				return err
 			}
 			if pt != nil {
@@ -102,6 +107,7 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 		},
 	}
 	c.Flags().StringVar(&htmlOut, "html", "", "write the HTML report to `FILE`")
+	c.Flags().BoolVar(&full, "full", false, "print the full report: every finding, stop conditions, triggers, headroom, splits and stage tables")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON instead of text")
 	c.Flags().BoolVar(&force, "force", false, "replace an existing --html FILE, or --csv OUTDIR's tasks.csv and summary.csv")
 	c.Flags().StringVar(&format, "format", "", "text (default) or vllm-bench: the run as vllm bench serve --save-result --save-detailed JSON, on stdout")
@@ -113,6 +119,9 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 // readEvidence loads DIR/evidence.json (or a path to the file itself); a missing or
 // unreadable file is bad input (exit 2).
 func readEvidence(dir string) (*evidence.Evidence, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErrorf("%s: no such directory (give a run directory written by pel run, pel demo or pel sweep)", dir)
+	}
 	ev, err := rundir.ReadEvidence(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

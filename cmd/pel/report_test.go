@@ -79,3 +79,18 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("missing dir: exit %d, want 2 (%v)", code, err)
 	}
 }
+
+// A directory that does not exist is named as such, not as a missing evidence.json; an
+// existing directory without one says what to run.
+func TestReportMissingDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nosuchdir")
+	code, _, errs := runCLI(t, "report", missing)
+	if code != 2 || !strings.Contains(errs, missing+": no such directory") || strings.Contains(errs, "evidence.json") {
+		t.Errorf("pel report %s: exit %d, %q", missing, code, errs)
+	}
+	empty := t.TempDir()
+	code, _, errs = runCLI(t, "report", empty)
+	if code != 2 || !strings.Contains(errs, "no evidence.json") {
+		t.Errorf("pel report of an empty directory: exit %d, %q", code, errs)
+	}
+}

@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 )
@@ -98,12 +95,12 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 						return failError(jerr)
 					}
 				} else {
-					printRunSummary(a.stdout, ev, out)
+					if rerr := report.Short(a.stdout, ev, out); rerr != nil {
+						return failError(rerr)
+					}
+					printShard(a.stdout, ev)
 					if cc != nil {
 						printCanary(a.stdout, out)
-					}
-					if ev.Verdict != "" {
-						fmt.Fprintf(a.stdout, "\nVERDICT: %s\nFull report: pel report %s  (HTML: %s)\n", ev.Verdict, out, filepath.Join(out, rundir.ReportFile))
 					}
 				}
 			}
@@ -129,104 +126,4 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// printRunSummary prints the warm-phase table: counts and rates, latency percentiles,
-// then the same by task type and by concurrency band.
-func printRunSummary(w io.Writer, ev *evidence.Evidence, dir string) {
-	wl := ev.Workload
-	fmt.Fprintf(w, "pel run: %s (contract %s v%d, sha256 %.12s) against %s, %.1f s\n",
-		dir, ev.Contract.Name, ev.Contract.Version, ev.Contract.SHA256, ev.Run.Target, ev.Run.DurationS)
-	printShard(w, ev)
-	phase := "warm phase"
-	if _, ok := wl.ByPhase["warm"]; !ok {
-		phase = "all tasks (no warm phase)"
-	}
-	cost := "n/a"
-	if wl.CostPerAcceptedTask != nil {
-		cost = fmt.Sprintf("$%.6f", *wl.CostPerAcceptedTask)
-	}
-	// Cancelled tasks are in every denominator but in no error count: name them, so the
-	// figures add up.
-	cancelled := ""
-	if wl.Cancelled > 0 {
-		cancelled = fmt.Sprintf(", %d cancelled", wl.Cancelled)
-	}
-	fmt.Fprintf(w, "\n%s: %d requests, %d accepted (%.1f%%), errors %.1f%%%s, retried %.1f%%, goodput %.2f/s, cost per accepted task %s, tokens from %s\n",
-		phase, wl.Requests, wl.Accepted, 100*wl.AcceptanceRate, 100*wl.ErrorRate, cancelled, 100*wl.RetryRate, wl.GoodputRPS, cost, orDash(wl.TokenSource))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tn\tp50 ms\tp95 ms\tp99 ms\tmean ms\t")
-	l := wl.Latency
-	for _, row := range []struct {
-		name string
-		q    evidence.Quantiles
-	}{{"TTFT", l.TTFTms}, {"TTFT from sent", l.TTFTFromSentMs}, {"ITL", l.ITLms}, {"TPOT", l.TPOTms}, {"E2E", l.E2Ems}, {"schedule lag", l.ScheduleLagMs}} {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", row.name, row.q.N, row.q.P50, row.q.P95, row.q.P99, row.q.Mean)
-	}
-	tw.Flush()
-	split := func(title string, names []string, get func(string) evidence.Summary) {
-		if len(names) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\nby %s:\n", title)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "\trequests\taccepted\terrors\tgoodput/s\tTTFT p50\tTTFT p99\tITL p50\tE2E p99\t")
-		for _, n := range names {
-			s := get(n)
-			fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f%%\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", n, s.Requests, 100*s.AcceptanceRate, 100*s.ErrorRate,
-				s.GoodputRPS, s.Latency.TTFTms.P50, s.Latency.TTFTms.P99, s.Latency.ITLms.P50, s.Latency.E2Ems.P99)
-		}
-		tw.Flush()
-	}
-	var tasks []string
-	for n := range wl.ByTaskType {
-		tasks = append(tasks, n)
-	}
-	sort.Strings(tasks)
-	split("task type", tasks, func(n string) evidence.Summary { return wl.ByTaskType[n] })
-	var bands []string
-	byBand := map[string]evidence.Summary{}
-	for _, b := range wl.ByBand {
-		bands = append(bands, "in-flight "+b.Band)
-		byBand["in-flight "+b.Band] = b.Summary
-	}
-	split("concurrency band (tasks in flight at send)", bands, func(n string) evidence.Summary { return byBand[n] })
-	if len(wl.RejectReasons) > 0 {
-		fmt.Fprintln(w, "\nnot accepted:")
-		type kv struct {
-			k string
-			n int
-		}
-		var rs []kv
-		for k, n := range wl.RejectReasons {
-			rs = append(rs, kv{k, n})
-		}
-		sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].k < rs[j].k })
-		for _, r := range rs {
-			fmt.Fprintf(w, "  %6d  %s\n", r.n, r.k)
-		}
-	}
-	notes := append(append([]string{}, ev.Run.Notes...), stageNotes(ev)...)
-	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nnotes:")
-		for _, n := range notes {
-			fmt.Fprintln(w, "  - "+n)
-		}
-	}
-}
-
-func stageNotes(ev *evidence.Evidence) []string {
-	for _, s := range ev.Stages {
-		if s.Stage == evidence.StageRequestTrace {
-			return s.Notes
-		}
-	}
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -47,9 +47,19 @@ func TestRunCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"warm phase: 6 requests, 6 accepted (100.0%)", "TTFT", "schedule lag", "by task type:", "short", "by concurrency band"} {
+	for _, want := range []string{"accepted  6 of 6 tasks (100.0%)", "TTFT p99", "ITL p99", "E2E p99", "Full report: pel report " + dir + " --full"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n >= 40 {
+		t.Errorf("pel run printed %d lines, want under 40:\n%s", n, out)
+	}
+	// The splits and stage tables are in the full report.
+	_, full, _ := runCLI(t, "report", dir, "--full")
+	for _, want := range []string{"schedule lag", "BY TASK TYPE", "short", "BY CONCURRENCY BAND", "STAGE 1 request_trace"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full report lacks %q:\n%s", want, full)
 		}
 	}
 	if !strings.Contains(errs, "done: ") {
@@ -191,7 +201,7 @@ func TestRunInterruptedExits1(t *testing.T) {
 	if rerr != nil || lines < 2 || lines >= 50 {
 		t.Fatalf("requests.jsonl: %v, %d lines", rerr, lines)
 	}
-	if want := fmt.Sprintf("%d requests, 0 accepted (0.0%%), errors 0.0%%, %d cancelled", lines, lines); !strings.Contains(out.String(), want) {
+	if want := fmt.Sprintf("0 of %d tasks (0.0%%), %d cancelled", lines, lines); !strings.Contains(out.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, out.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "evidence.json")); err != nil {
@@ -237,7 +247,7 @@ func TestRunCommandMixedBehaviours(t *testing.T) {
 		t.Errorf("workload %d requests, %d accepted, %d failed; records: 48, %d, %d",
 			ev.Workload.Requests, ev.Workload.Accepted, ev.Workload.Failed, accepted, failed)
 	}
-	if want := fmt.Sprintf("%d accepted", accepted); !strings.Contains(out, want) {
+	if want := fmt.Sprintf("%d of 48 tasks", accepted); !strings.Contains(out, want) {
 		t.Errorf("summary lacks %q:\n%s", want, out)
 	}
 	for _, f := range []string{"contract.yaml", "requests.jsonl", "evidence.json"} {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/pel-ladder/pel/sim"
 	"github.com/spf13/cobra"
@@ -35,14 +36,17 @@ injects one fault whose owner layer is known:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
+				// Columns sized to the longest name: a fixed width breaks on a long one.
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SCENARIO\tOWNER LAYER\tWHAT IT INJECTS")
 				for _, n := range sim.Scenarios() {
 					s, err := sim.LoadScenario(n)
 					if err != nil {
 						return failError(err)
 					}
-					fmt.Fprintf(a.stdout, "%-16s %-12s %s\n", n, s.OwnerLayer, firstLine(s.Description))
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", n, s.OwnerLayer, firstLine(s.Description))
 				}
-				return nil
+				return tw.Flush()
 			}
 			s, err := sim.LoadScenario(scenario)
 			if err != nil {

@@ -33,6 +33,18 @@ func TestSimList(t *testing.T) {
 			t.Errorf("--list output lacks %q:\n%s", want, out)
 		}
 	}
+	// The columns line up whatever the names' lengths: the owner layer starts at one offset.
+	col := -1
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		i := strings.Index(l, "  ")
+		j := i + len(l[i:]) - len(strings.TrimLeft(l[i:], " "))
+		if col < 0 {
+			col = j
+		}
+		if i < 0 || j != col {
+			t.Errorf("--list line %q: second column at %d, want %d", l, j, col)
+		}
+	}
 	out, _, err = runPel(t, context.Background(), "sim", "--scenario", "kv-thrash", "--contract")
 	if err != nil || !strings.Contains(out, "name: kv-thrash-long-answers") {
 		t.Errorf("--contract: %v\n%s", err, out)

@@ -30,6 +30,12 @@ func TestSweepCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// Each point says which of how many it is before it runs.
+	for _, want := range []string{"sweep: point 1 of 2: c1", "sweep: point 2 of 2: c2"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("progress lacks %q:\n%s", want, errs)
+		}
+	}
 	for _, f := range []string{"sweep.json", "sweep.csv", "sweep.html", "c1/requests.jsonl", "c2/evidence.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)

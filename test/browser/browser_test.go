@@ -23,7 +23,11 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium found: install it (Debian: apt-get install -y chromium) or set PEL_CHROMIUM to run the HTML report browser test")
+	const how = "install it (Debian: apt-get install -y chromium) or set PEL_CHROMIUM"
+	if os.Getenv("PEL_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("PEL_REQUIRE_CHROMIUM is set but no Chromium was found: " + how)
+	}
+	t.Skip("no Chromium found: " + how + " to run the HTML report browser test")
 	return ""
 }
 

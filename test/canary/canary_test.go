@@ -114,6 +114,10 @@ func TestInterleavedCanaryAgainstSim(t *testing.T) {
 	if l.Stop == nil || l.Stop.Kind != canary.StopTrigger || l.Stop.Signal == "" || !strings.Contains(out, "STOPPED at") {
 		t.Fatalf("healthy vs kv-thrash did not stop early on a trigger: %+v", l.Stop)
 	}
+	// The stop ended the run's schedule: the run is partial, and its verdict says so first.
+	if b, err := os.ReadFile(filepath.Join(k, "evidence.json")); err != nil || !strings.Contains(string(b), `"kind": "stopped_early"`) || !strings.Contains(string(b), `"verdict": "PARTIAL RUN (stopped early: `) {
+		t.Errorf("evidence.json of a canary stopped early does not say the run is partial (%v)", err)
+	}
 	if l.Arrivals >= 160 {
 		t.Errorf("the run went on after the stop: %d arrivals, %d to the candidate", l.Arrivals, l.CanaryTasks)
 	}

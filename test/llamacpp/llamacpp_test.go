@@ -9,7 +9,9 @@
 //     with --no-context-shift refusals of every task; answers longer than a slot's context:
 //     silent context shifts: the memory layer (lost context) in all three;
 //   - CPU starvation (another process spinning on the server's CPUs): never a confident
-//     wrong layer.
+//     wrong layer;
+//   - two identical four-slot servers: pel compare sees no engine restart on either, although
+//     the busy-slots average llama.cpp types as a counter falls while they serve.
 //
 // Enable with `eval "$(test/llamacpp/build.sh)"` (sets PEL_LLAMA_SERVER and
 // PEL_LLAMA_MODEL); without them the test skips, unless PEL_REQUIRE_LLAMACPP=1 (CI) makes

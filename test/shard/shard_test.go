@@ -109,6 +109,17 @@ func TestFourShardsMergeToOneRun(t *testing.T) {
 		t.Errorf("merge printed no shard table:\n%s", out)
 	}
 
+	// Each shard holds part of the schedule: its evidence says so, and its verdict opens
+	// with it.
+	for i, d := range shards {
+		ev := readEvidence(t, d)
+		if !ev.Run.Partial() || len(ev.Run.Completeness.Gaps) != 1 || ev.Run.Completeness.Gaps[0].Kind != evidence.GapShard {
+			t.Errorf("shard %d: completeness %+v, want partial: one shard gap", i, ev.Run.Completeness)
+		}
+		if want := fmt.Sprintf("PARTIAL RUN (shard: %d/%d, one part", i, n); !strings.HasPrefix(ev.Verdict, want) {
+			t.Errorf("shard %d: verdict %q does not open with %q", i, ev.Verdict, want)
+		}
+	}
 	one, m := readEvidence(t, single), readEvidence(t, merged)
 	// The same seeded schedule: the same tasks, phase for phase.
 	for _, p := range []string{"cold", "warm"} {

@@ -1,0 +1,42 @@
+package sweep
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Quantities a point can lack samples of (Point.NotMeasured).
+const (
+	QTTFT = "ttft"
+	QITL  = "itl"
+	QE2E  = "e2e"
+)
+
+// Measured reports whether the point has samples of quantity q.
+func (p Point) Measured(q string) bool { return !slices.Contains(p.NotMeasured, q) }
+
+// ms formats one of the point's latencies for the text table: "not measured" when the point
+// has no sample of it, never a 0.
+func (p Point) ms(q string, v float64) string {
+	if !p.Measured(q) {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// csvMs is the CSV cell of one latency: empty when not measured.
+func (p Point) csvMs(q string, v float64) string {
+	if !p.Measured(q) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// withMs appends the unit to a measured value.
+func withMs(s string) string {
+	if s == "not measured" {
+		return s
+	}
+	return s + " ms"
+}

@@ -1,0 +1,54 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// TestUnmeasuredPoint: a point whose tasks gave no ITL sample (one-token answers) has no ITL,
+// not an ITL of 0: the table says "not measured", the CSV cell is empty, and it is named in
+// sweep.json.
+func TestUnmeasuredPoint(t *testing.T) {
+	ev := evidence.New()
+	ev.Workload.Requests = 40
+	ev.Workload.Latency.TTFTms = evidence.Quantiles{N: 40, P50: 12, P99: 30}
+	ev.Workload.Latency.E2Ems = evidence.Quantiles{N: 40, P50: 12, P99: 30}
+	p := pointOf(Load{Concurrency: 4}, "c4", "sha", ev)
+	if len(p.NotMeasured) != 1 || p.NotMeasured[0] != QITL {
+		t.Fatalf("NotMeasured %v, want [itl]", p.NotMeasured)
+	}
+	r := &Result{Mode: "concurrency", Points: []Point{p}}
+	var text bytes.Buffer
+	if err := Text(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, l := range strings.Split(text.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "c4") {
+			row = l
+		}
+	}
+	if strings.Count(row, "not measured") != 2 || !strings.Contains(row, "30.0") {
+		t.Errorf("table row %q: want ITL p50 and p99 not measured, TTFT p99 30.0", row)
+	}
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range rows[0] {
+		if strings.HasPrefix(h, "itl_") && rows[1][i] != "" {
+			t.Errorf("sweep.csv %s = %q, want empty", h, rows[1][i])
+		}
+		if h == "ttft_p99_ms" && rows[1][i] != "30" {
+			t.Errorf("sweep.csv ttft_p99_ms = %q, want 30", rows[1][i])
+		}
+	}
+}

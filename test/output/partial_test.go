@@ -1,0 +1,136 @@
+package output
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/internal/pelbin"
+)
+
+// TestInterruptedRun: Ctrl-C a few seconds into a 40 s contract. Every file is written, and
+// the run says it is partial first: evidence.json's completeness, the verdict of the text
+// report and of report.html; pel compare refuses it as a baseline unless told.
+func TestInterruptedRun(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	cf := writeContract(t, `name: forty-seconds
+version: 1
+arrival: {process: constant, rate: 10}
+duration: 40s
+tasks:
+  - {name: short, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
+slo:
+  ttft: {p99: 2s}
+`)
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pelBin, "run", "--target", url, "--contract", cf, "-o", dir, "--grace", "1s")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once some tasks are recorded (bounded: 30 s).
+	for i := 0; ; i++ {
+		if st, err := os.Stat(filepath.Join(dir, "requests.jsonl")); err == nil && st.Size() > 2000 {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("no tasks recorded after 30 s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("pel run interrupted: %v, want exit 130\n%s", err, out.String())
+	}
+	ev := evidenceOf(t, dir)
+	if c := at(ev, "run", "completeness", "complete"); c != false {
+		t.Errorf("evidence.json run.completeness.complete = %v, want false", c)
+	}
+	gaps, _ := at(ev, "run", "completeness", "gaps").([]any)
+	if len(gaps) != 1 || at(gaps[0], "kind") != "interrupted" {
+		t.Errorf("completeness gaps %v, want one: interrupted", gaps)
+	}
+	verdict, _ := ev["verdict"].(string)
+	if !strings.HasPrefix(verdict, "PARTIAL RUN (interrupted: ") {
+		t.Errorf("verdict does not open with the partial run: %q", verdict)
+	}
+	// The progress line gives the planned task count (10/s for 40 s).
+	contains(t, "progress", out.String(), " of 400 planned")
+	// pel run's own output leads with it too.
+	if !strings.Contains(out.String(), "VERDICT: PARTIAL RUN (interrupted") {
+		t.Errorf("pel run's output does not lead with the partial run:\n%s", out.String())
+	}
+	code, text := pel(t, "report", dir)
+	if code != 0 || !strings.HasPrefix(text, "VERDICT: PARTIAL RUN (interrupted: ") {
+		t.Errorf("pel report: exit %d, does not open with the partial run:\n%s", code, text)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `<p id="verdict" class="verdict">PARTIAL RUN (interrupted: `) {
+		t.Errorf("report.html's verdict does not open with the partial run")
+	}
+	code, cmp := pel(t, "compare", dir, dir)
+	if code != 2 || !strings.Contains(cmp, "is a partial run (interrupted: ") || !strings.Contains(cmp, "--allow-partial-baseline") {
+		t.Errorf("pel compare with a partial baseline: exit %d, want 2 and a refusal naming the flag:\n%s", code, cmp)
+	}
+	code, cmp = pel(t, "compare", dir, dir, "--allow-partial-baseline")
+	if code == 2 || !strings.Contains(cmp, "PARTIAL BASELINE (interrupted: ") {
+		t.Errorf("pel compare --allow-partial-baseline: exit %d, want a comparison that says so:\n%s", code, cmp)
+	}
+}
+
+// TestTornRunIsPartial: a crash mid-write leaves requests.jsonl ending in a cut line. pel
+// analyze uses the complete lines, and the run is partial: evidence.json names the torn line
+// and the verdict opens with it.
+func TestTornRunIsPartial(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	cf := writeContract(t, `name: torn
+version: 1
+arrival: {process: constant, rate: 40}
+requests: 40
+tasks:
+  - {name: short, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 8}
+`)
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, out := pel(t, "run", "--target", url, "--contract", cf, "-o", dir); code != 0 {
+		t.Fatalf("pel run: exit %d\n%s", code, out)
+	}
+	ev := evidenceOf(t, dir)
+	if c := at(ev, "run", "completeness", "complete"); c != true {
+		t.Fatalf("a whole run: completeness.complete = %v, want true", c)
+	}
+	// Cut the last line in half, as a crash mid-write does.
+	p := filepath.Join(dir, "requests.jsonl")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(b[:len(b)-1], '\n')
+	if err := os.WriteFile(p, b[:last+1+(len(b)-last)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := pel(t, "analyze", dir); code != 0 {
+		t.Fatalf("pel analyze: exit %d\n%s", code, out)
+	}
+	ev = evidenceOf(t, dir)
+	gaps, _ := at(ev, "run", "completeness", "gaps").([]any)
+	if at(ev, "run", "completeness", "complete") != false || len(gaps) != 1 || at(gaps[0], "kind") != "torn_line" {
+		t.Errorf("completeness %v, want partial with one torn_line gap", at(ev, "run", "completeness"))
+	}
+	if v, _ := ev["verdict"].(string); !strings.HasPrefix(v, "PARTIAL RUN (torn line: ") {
+		t.Errorf("verdict does not open with the torn line: %q", v)
+	}
+}
