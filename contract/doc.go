@@ -35,7 +35,8 @@
 //	steps: tools: 1, max_calls: 4, tool_choice: auto, result_tokens: 100;
 //	       embeddings: inputs: 1; repeat: 1; think, tool_latency: 0
 //	retry: none (max_attempts 1); with a retry block: max_attempts 3, backoff 200ms,
-//	       max_backoff 10s (or backoff, if larger), on [429, 5xx, timeout, stream, conn]
+//	       max_backoff 10s (or backoff, if larger), on [429, 5xx, timeout, stream, conn],
+//	       budget 0.2 (retries across the run per task, at least MinRetryBudget)
 //	cost.accelerators: 1
 //	prompts.reuse_across_runs: false (a per-run nonce starts every prompt; see Prompts)
 //
@@ -62,7 +63,10 @@
 // forced on every call but the last, which asks for the answer. output_tokens defaults to
 // the task's; think and tool_latency are planned waits, never lateness. Tasks with steps take
 // no prompt_tokens of their own; a dataset is read only by a from_dataset chat step; chat and
-// tools steps need api: chat. A task plans at most MaxStepsPerTask calls.
+// tools steps need api: chat. A task plans at most MaxStepsPerTask calls. Its planned
+// pauses must end inside its e2e max bound (all of them together), or, without one, each
+// inside the contract's timeout; a running task ends when its e2e max bound passes
+// (checkTaskTimes, TaskBound): every task ends by its own bounds.
 //
 // A multi-step task is accepted when every call completed, passed the task's checks (answers
 // only: chat turns and a tool loop's final answer) and the per-call max bounds of TTFT (from

@@ -184,8 +184,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 		m.errf("timeout", "must be positive")
 	}
 
-	if items, ok := m.seq("tasks"); ok {
-		d.tasks(items, m, c)
+	taskItems, ok := m.seq("tasks")
+	if ok {
+		d.tasks(taskItems, m, c)
 	} else if !m.has("tasks") {
 		m.missing("tasks")
 	}
@@ -212,6 +213,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 		c.Percentiles = d.percentiles(pn, "percentiles") // percentiles.go
 	}
 	m.checkPlanned(c)
+	if c.byName != nil {
+		d.checkTaskTimes(taskItems, c) // bounds.go
+	}
 	m.finish()
 }
 
@@ -701,6 +705,7 @@ func (d *decoder) retry(n *yaml.Node, path string, r *Retry) {
 	if m.int("max_attempts", &r.MaxAttempts) && r.MaxAttempts < 1 {
 		m.errf("max_attempts", "must be at least 1 (1 = no retry), got %d", r.MaxAttempts)
 	}
+	m.retryBounds(r) // bounds.go
 	m.duration("backoff", &r.InitialBackoff)
 	explicitMax := m.duration("max_backoff", &r.MaxBackoff)
 	if r.MaxBackoff < r.InitialBackoff {

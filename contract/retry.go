@@ -21,6 +21,10 @@ type Retry struct {
 	// On lists the failures that are retried: "429", "4xx", "5xx", a status code such as
 	// "503", "timeout", "stream" (broken or error event mid-stream), "conn" (no connection).
 	On []string `json:"on,omitempty"`
+	// Budget is the retries a run may send across all its tasks, per task (retry.budget; nil:
+	// DefaultRetryBudget). It is the run-wide bound a per-task maximum cannot give: against
+	// a server that fails everything, every task would otherwise retry MaxAttempts−1 times.
+	Budget *float64 `json:"budget,omitempty"`
 }
 
 // ShouldRetry reports whether a failed attempt with record status status (record.Status*)

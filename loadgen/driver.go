@@ -29,6 +29,9 @@ type RetryPolicy struct {
 	MaxAttempts int                                      // total attempts per task; < 1 means 1
 	ShouldRetry func(status string, httpStatus int) bool // nil: never
 	Backoff     func(attempt int) time.Duration          // wait after attempt n (from 1) failed; nil: none
+	// Budget is how many retries the whole run may have sent once sent tasks started; past
+	// it a failure is not retried (budget.go). nil: no run-wide budget.
+	Budget func(sent int64) int64
 }
 
 // DriverConfig configures a Driver.
@@ -73,6 +76,10 @@ type DriverConfig struct {
 	// marks the candidate's arrivals record.PhaseCanary here and Doer (a SplitDoer) sends
 	// each request by its phase.
 	Route func(req *workload.Request)
+	// TaskBound, when set, is how long after its arrival a multi-step task may start a
+	// call (its e2e max bound); a call due later is not sent and the task ends unfinished
+	// (budget.go). 0 from it: no bound.
+	TaskBound func(task string) time.Duration
 }
 
 // Driver runs a schedule. Its counters may be read while it runs.
@@ -88,6 +95,7 @@ type Driver struct {
 	// requests counts HTTP exchanges in flight (a multi-step task in think time has none):
 	// a step record's InFlight.
 	requests atomic.Int64
+	retries  atomic.Int64 // retries sent, against RetryPolicy.Budget
 
 	sinkMu  sync.Mutex
 	sinkErr error
@@ -357,6 +365,10 @@ func (d *Driver) attempts(ctx context.Context, rec *record.Record, trace [16]byt
 			break
 		}
 		if attempt >= pol.MaxAttempts || pol.ShouldRetry == nil || !pol.ShouldRetry(rec.Status, rec.HTTPStatus) {
+			break
+		}
+		if !d.spendRetry() {
+			retryRefused(rec)
 			break
 		}
 		var wait time.Duration

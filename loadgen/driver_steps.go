@@ -39,7 +39,8 @@ type stepRun struct {
 	// messages, tool results): with carried, a lower bound on the next call's prompt.
 	pending  int
 	outChars int
-	stopped  bool // the run stopped while the task waited for its next call
+	stopped  bool   // the run stopped while the task waited for its next call
+	late     string // why the task ended at its own bound (pastBound), or ""
 }
 
 func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Time) {
@@ -84,13 +85,13 @@ func (r *stepRun) all(plan []workload.StepPlan) (unfinished string) {
 			}
 			sc := &StepCall{Kind: p.Kind, Inputs: p.Inputs, Request: workload.Request{PromptTokens: planned, PlannedPromptTokens: planned}}
 			if rec, _ := r.call(sc, p.Think, 0, strings.Join(p.Inputs, "\n"), never); rec == nil || !rec.OK() {
-				return ""
+				return r.late
 			}
 		case record.StepChat:
 			r.user(p)
 			rec, out := r.call(r.chatCall(p, nil, ""), p.Think, 0, p.User, always)
 			if rec == nil || !rec.OK() {
-				return ""
+				return r.late
 			}
 			r.conv = append(r.conv, workload.Message{Role: "assistant", Content: out.Text})
 		case record.StepTools:
@@ -110,7 +111,7 @@ func (r *stepRun) all(plan []workload.StepPlan) (unfinished string) {
 				rec, out := r.call(r.chatCall(p, p.Tools, choice), think, tool, text,
 					func(o StepOutcome) bool { return len(o.ToolCalls) == 0 })
 				if rec == nil || !rec.OK() {
-					return ""
+					return r.late
 				}
 				r.conv = append(r.conv, workload.Message{Role: "assistant", Content: out.Text, ToolCalls: out.ToolCalls})
 				if len(out.ToolCalls) == 0 {
@@ -177,6 +178,9 @@ func (r *stepRun) call(sc *StepCall, think, tool time.Duration, text string, ans
 		rec.Step.Turn, rec.Step.CarriedTokens = r.turns, r.carried
 	} else {
 		rec.Step.Inputs = len(sc.Inputs)
+	}
+	if r.pastBound(due) {
+		return nil, StepOutcome{}
 	}
 	body, berr := r.sd.StepBody(sc)
 	if clk.SleepUntil(r.ctx, due) != nil {

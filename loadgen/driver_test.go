@@ -128,6 +128,10 @@ func (h *harness) run(ctx context.Context, sched workload.Schedule, quiet func()
 		}
 		if next, ok := h.clk.Next(); ok {
 			h.clk.AdvanceTo(next)
+		} else {
+			// Quiet with nothing asleep: the run is returning; wait for it rather than spin
+			// through the iterations before its goroutine is scheduled (a loaded machine).
+			settle(h.t, "run end", func() bool { return !h.running.Load() || h.clk.Sleepers() > 0 })
 		}
 	}
 	h.t.Fatal("run did not end")

@@ -36,7 +36,7 @@ tasks:
     checks: [{type: regex, pattern: '\d'}]
   - {name: slow, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 16}
   - {name: echo, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 17}
-retry: {max_attempts: 3, backoff: 5ms, on: [429, 5xx]}
+retry: {max_attempts: 3, backoff: 5ms, on: [429, 5xx], budget: 2}
 cost: {accelerator_hour_usd: 3.6, accelerators: 1}
 `
 
