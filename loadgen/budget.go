@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/workload"
 )
 
 // The run-wide bounds of a driver: how many retries the whole run may send (RetryPolicy's
@@ -50,4 +51,25 @@ func (r *stepRun) pastBound(due time.Time) bool {
 	}
 	r.late = fmt.Sprintf("the task's bound (%s from its arrival) passed before its call %d was due", b, len(r.steps)+1)
 	return true
+}
+
+// appendCarried appends m to the task's conversation, accounting what it adds: the whole
+// conversation is bounded by MaxCarriedBytes, and it is held three times (the
+// conversation, the next call's body that encodes it, and the transport's copy of that body
+// for a resend) against the budget for memory held (held.go). It returns why the task
+// cannot go on ("" when it can); the message is not appended then.
+func (r *stepRun) appendCarried(m workload.Message) string {
+	n := int64(len(m.Content))
+	for _, tc := range m.ToolCalls {
+		n += int64(len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments))
+	}
+	if r.convBytes+n > MaxCarriedBytes {
+		return fmt.Sprintf("the conversation carried to call %d would be %d KiB, over pel's bound of %d MiB (MaxCarriedBytes)", len(r.steps)+1, (r.convBytes+n)>>10, MaxCarriedBytes>>20)
+	}
+	if !r.held.grow(3 * n) {
+		return fmt.Sprintf("call %d not sent: %v", len(r.steps)+1, errHeld)
+	}
+	r.convBytes += n
+	r.conv = append(r.conv, m)
+	return ""
 }

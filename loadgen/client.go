@@ -275,13 +275,17 @@ func (c *Client) do(taskCtx context.Context, r *workload.Request, body []byte, r
 	defer done()
 	ct := resp.Header.Get("Content-Type")
 	out := outputSink{keep: o.keep}
+	defer out.held.release() // held.go
 	if o.tools {
 		out.tools = &toolAcc{}
+		defer out.tools.held.release()
 	}
 	var u *usage
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		u = c.readStream(&capReader{r: resp.Body, left: MaxStreamBytes}, r, rec, &out, fail)
+		hold := &eventHold{r: resp.Body} // held.go: the largest event held, against the budget
+		defer hold.release()
+		u = c.readStream(&capReader{r: hold, left: MaxStreamBytes}, r, rec, &out, fail)
 	case c.cfg.NoStream || o.accept == acceptJSON || strings.Contains(ct, "json"):
 		// Also taken when a server ignores "stream": true and answers with one JSON object.
 		u = c.readJSON(resp.Body, r, rec, &out, fail, o.accept == acceptSSE)
@@ -450,6 +454,7 @@ type outputSink struct {
 	truncated bool // kept text reached MaxKeptOutput
 	any       bool // some generated content arrived (text or tool calls)
 	tools     *toolAcc
+	held      holding // the kept text, against the budget (held.go)
 }
 
 func (o *outputSink) add(s string) {
@@ -461,7 +466,7 @@ func (o *outputSink) add(s string) {
 	if !o.keep || o.truncated {
 		return
 	}
-	if o.sb.Len()+len(s) > MaxKeptOutput {
+	if o.sb.Len()+len(s) > MaxKeptOutput || !o.held.grow(int64(len(s))) {
 		o.truncated = true
 		return
 	}
@@ -873,7 +878,12 @@ func spreadTokens(w []int, total int) {
 }
 
 func (c *Client) readJSON(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc, streamAsked bool) *usage {
-	b, err := io.ReadAll(io.LimitReader(body, MaxJSONBody+1))
+	b, release, err := readHeld(body, MaxJSONBody+1) // held.go
+	defer release()
+	if errors.Is(err, errHeld) {
+		fail(record.StatusStreamError, record.ErrIncomplete, fmt.Sprintf("response of over %d MiB not read: %v", len(b)>>20, err))
+		return nil
+	}
 	if err != nil {
 		fail(record.StatusStreamError, record.ErrIncomplete, "response body broken: "+connMessage(err))
 		return nil

@@ -41,6 +41,9 @@ type stepRun struct {
 	outChars int
 	stopped  bool   // the run stopped while the task waited for its next call
 	late     string // why the task ended at its own bound (pastBound), or ""
+	// convBytes and held account the conversation's answers and tool calls (budget.go).
+	convBytes int64
+	held      holding
 }
 
 func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Time) {
@@ -63,6 +66,7 @@ func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Tim
 	d.sent.Add(1)
 	run := &stepRun{d: d, ctx: ctx, sd: sd, task: task, conv: slices.Clone(req.Messages)}
 	unfinished := run.all(req.Steps)
+	run.held.release()
 	task.DoneAt = clk.Now()
 	d.inFlight.Add(-1)
 	d.release()
@@ -93,7 +97,9 @@ func (r *stepRun) all(plan []workload.StepPlan) (unfinished string) {
 			if rec == nil || !rec.OK() {
 				return r.late
 			}
-			r.conv = append(r.conv, workload.Message{Role: "assistant", Content: out.Text})
+			if why := r.appendCarried(workload.Message{Role: "assistant", Content: out.Text}); why != "" {
+				return why
+			}
 		case record.StepTools:
 			r.user(p)
 			for k := 0; k < p.MaxCalls; k++ {
@@ -113,7 +119,9 @@ func (r *stepRun) all(plan []workload.StepPlan) (unfinished string) {
 				if rec == nil || !rec.OK() {
 					return r.late
 				}
-				r.conv = append(r.conv, workload.Message{Role: "assistant", Content: out.Text, ToolCalls: out.ToolCalls})
+				if why := r.appendCarried(workload.Message{Role: "assistant", Content: out.Text, ToolCalls: out.ToolCalls}); why != "" {
+					return why
+				}
 				if len(out.ToolCalls) == 0 {
 					break
 				}
@@ -127,7 +135,9 @@ func (r *stepRun) all(plan []workload.StepPlan) (unfinished string) {
 						res = p.Results[n]
 						r.pending += p.ResultTokens[n]
 					}
-					r.conv = append(r.conv, workload.Message{Role: "tool", ToolCallID: tc.ID, Content: res})
+					if why := r.appendCarried(workload.Message{Role: "tool", ToolCallID: tc.ID, Content: res}); why != "" {
+						return why
+					}
 				}
 			}
 		}

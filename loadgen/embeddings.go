@@ -41,7 +41,8 @@ var errEmbeddingsError = errors.New("error in response")
 // base64). It never holds more than one token of the body (see FuzzParseEmbeddings).
 func ParseEmbeddings(r io.Reader, want int) (Embeddings, error) {
 	var res Embeddings
-	dec := json.NewDecoder(r)
+	// A single value is bounded before encoding/json holds it whole (held.go).
+	dec := json.NewDecoder(&tokenGuard{r: r, max: maxJSONToken})
 	dec.UseNumber()
 	if err := expectDelim(dec, '{'); err != nil {
 		return res, err

@@ -32,6 +32,7 @@ type toolAcc struct {
 	slot  map[int]int // wire index -> current slot in calls
 	bytes int         // argument bytes kept, all calls together
 	over  string      // the first bound exceeded
+	held  holding     // the arguments, against the budget (held.go)
 	bad   string      // the first malformed delta
 }
 
@@ -120,6 +121,10 @@ func (a *toolAcc) add(raw json.RawMessage, streamed bool) {
 		}
 		if a.bytes+len(frag) > MaxKeptOutput {
 			a.overBound(fmt.Sprintf("tool call arguments over %d MiB (MaxKeptOutput)", MaxKeptOutput>>20))
+			return
+		}
+		if !a.held.grow(int64(len(frag))) {
+			a.overBound(errHeld.Error())
 			return
 		}
 		a.bytes += len(frag)

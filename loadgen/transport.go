@@ -222,10 +222,22 @@ func writeRequest(w io.Writer, r *http.Request, body []byte) error {
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
+	if len(body) > largeBody {
+		// A long body (a conversation carried from call to call) is written as it is, not
+		// copied into the pooled buffer, which would keep its size for every later request.
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		_, err := w.Write(body)
+		return err
+	}
 	b = append(b, body...)
 	_, err := w.Write(b)
 	return err
 }
+
+// largeBody is the request body beyond which writeRequest writes it on its own.
+const largeBody = 64 << 10
 
 // RoundTrip implements http.RoundTripper.
 func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -238,7 +250,14 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
+		if req.ContentLength > 0 {
+			// Sized once: io.ReadAll's doubling would hold up to twice a long body.
+			body = make([]byte, req.ContentLength)
+			_, err = io.ReadFull(req.Body, body)
+		} else {
+			body, err = io.ReadAll(req.Body)
+		}
+		if err != nil {
 			return nil, err
 		}
 		req.Body.Close()

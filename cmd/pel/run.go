@@ -67,6 +67,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if fromFlags {
 				announceFlagContract(a.stderr, c, out)
 			}
+			boundRunMemory(c) // memory.go
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,

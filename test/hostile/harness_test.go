@@ -205,7 +205,7 @@ func every(t *testing.T, recs []record.Record, what string, ok func(*record.Reco
 	for i := range recs {
 		if !ok(&recs[i]) {
 			b, _ := json.Marshal(recs[i])
-			t.Fatalf("record %d is not %s: %.600s", i, what, b)
+			t.Fatalf("record %d is not %s: %.600s", i, what, b[max(0, len(b)-600):])
 		}
 	}
 }
