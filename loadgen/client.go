@@ -1015,9 +1015,4 @@ func connMessage(err error) string {
 
 // redactKey replaces every occurrence of the API key in s (an error message about to be
 // recorded or printed) with a placeholder.
-func redactKey(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[API key]")
-}
+func redactKey(s, key string) string { return scrub.Secret(s, key) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -59,11 +60,14 @@ func TasksCSVEach(w io.Writer, each func(func(*record.Record) error) error) erro
 		if r.HTTPStatus != 0 {
 			http = strconv.Itoa(r.HTTPStatus)
 		}
-		cw.Write([]string{strconv.Itoa(r.Seq), r.ID, r.Task, r.Phase, r.Status, r.ErrorClass, strconv.FormatBool(r.Accepted),
-			strings.Join(r.Reasons, "; "), strconv.Itoa(r.InFlight), strconv.Itoa(r.Attempts), r.ScheduledAt.UTC().Format(time.RFC3339Nano),
+		// Text cells come from outside (the records a server's answers filled): neutralised
+		// against spreadsheet formulas (scrub.CSVCell).
+		text := scrub.CSVCells(r.ID, r.Task, r.Phase, r.Status, r.ErrorClass, strings.Join(r.Reasons, "; "), r.TokenSource, r.FinishReason, r.Error)
+		cw.Write([]string{strconv.Itoa(r.Seq), text[0], text[1], text[2], text[3], text[4], strconv.FormatBool(r.Accepted),
+			text[5], strconv.Itoa(r.InFlight), strconv.Itoa(r.Attempts), r.ScheduledAt.UTC().Format(time.RFC3339Nano),
 			msOf(ttft, ok1), msOf(ttfs, ok2), msOf(tpot, ok3), msOf(e2e, ok4), msOf(lag, ok5), ff(float64(r.ClientQueueUS) / 1000),
-			strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), r.TokenSource, strconv.Itoa(r.CachedPromptTokens),
-			r.FinishReason, http, r.Error})
+			strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), text[6], strconv.Itoa(r.CachedPromptTokens),
+			text[7], http, text[8]})
 		return cw.Error()
 	})
 	if err != nil {
@@ -90,7 +94,7 @@ func SummaryCSV(w io.Writer, ev *evidence.Evidence) error {
 		if s.CostPerAcceptedTask != nil {
 			c = ff(*s.CostPerAcceptedTask)
 		}
-		out := []string{table, name, strconv.Itoa(s.Requests), strconv.Itoa(s.Accepted), strconv.Itoa(s.Failed), strconv.Itoa(s.Cancelled),
+		out := []string{table, scrub.CSVCell(name), strconv.Itoa(s.Requests), strconv.Itoa(s.Accepted), strconv.Itoa(s.Failed), strconv.Itoa(s.Cancelled),
 			ff(s.AcceptanceRate), ff(s.ErrorRate), ff(s.RetryRate), ff(s.GoodputRPS), ff(s.ThroughputRPS), ff(s.OutputTokensPerS), c}
 		l := s.Latency
 		for _, q := range []evidence.Quantiles{l.TTFTms, l.TTFTFromSentMs, l.ITLms, l.TPOTms, l.E2Ems, l.ScheduleLagMs} {

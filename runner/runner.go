@@ -148,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		// with 404 for every task. (llama.cpp lists its one model as the path given to -m:
 		// its base name is accepted, see loadgen.ServedModel.)
 		return nil, badInput("contract %s: model %q is not served by %s; it serves: %s (set model: to one of these, or omit it to use the first)",
-			c.File(), model, scrub.URL(loadgen.BaseURL(cfg.Target)), strings.Join(ready.Models, ", "))
+			c.File(), model, scrub.URL(loadgen.BaseURL(cfg.Target)), scrub.Secret(strings.Join(ready.Models, ", "), apiKey))
 	}
 	if model == "" {
 		if len(ready.Models) == 0 {
@@ -172,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
-	engineConfig := probeEngine(ctx, hc, cfg.Target, apiKey)
+	engineConfig := scrubConfig(probeEngine(ctx, hc, cfg.Target, apiKey), apiKey) // secrets.go
 	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
 
 	// Input is valid: from here on the run directory exists.
@@ -207,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if !cfg.StartAt.IsZero() {
 		clock, clockWhy = probeClock(ctx, hc, cfg.Target, apiKey)
 	}
-	doer, sink, route := cr.wire(client, stampShard(flagContextShift(w.Write, slotContext), cfg.Shard))
+	doer, sink, route := cr.wire(client, stampShard(flagContextShift(scrubbedSink(w.Write, apiKey), slotContext), cfg.Shard))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
 		Doer: doer,
 		Retry: loadgen.RetryPolicy{
@@ -242,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 
 	ev := evidence.New()
 	ev.Run = evidence.Run{
-		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: model,
+		Target: scrub.URL(loadgen.BaseURL(cfg.Target)), Engine: cfg.Engine, Model: scrub.Secret(model, apiKey),
 		StartedAt: res.Start, DurationS: res.End.Sub(res.Start).Seconds(), EngineConfig: engineConfig,
 	}
 	if !cfg.StartAt.IsZero() {

@@ -657,10 +657,10 @@ func CSV(out io.Writer, r *Result) error {
 		}
 		knee := r.Knee != nil && r.Knee.Index == i
 		capa := r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name
-		w.Write([]string{p.Name, r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
+		w.Write([]string{scrub.CSVCell(p.Name), r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
 			strconv.Itoa(p.WarmTasks), strconv.Itoa(p.Accepted), f(p.AcceptanceRate), f(p.ErrorRate), f(p.GoodputRPS), f(p.ThroughputRPS),
 			f(p.OutputTokensPS), p.csvMs(QTTFT, p.TTFTP50), p.csvMs(QTTFT, p.TTFTP99), p.csvMs(QITL, p.ITLP50), p.csvMs(QITL, p.ITLP99), p.csvMs(QE2E, p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
-			p.SLOMiss, strconv.FormatBool(knee), strconv.FormatBool(capa), p.Error})
+			scrub.CSVCell(p.SLOMiss), strconv.FormatBool(knee), strconv.FormatBool(capa), scrub.CSVCell(p.Error)})
 	}
 	w.Flush()
 	return w.Error()

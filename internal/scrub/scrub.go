@@ -131,3 +131,13 @@ func Terminal(s string) string {
 func bidi(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
+
+// Secret replaces every occurrence of secret (an API key) in s, a string from outside
+// about to be stored or printed, with "[API key]": a server or proxy may echo the key in
+// any field (an error, a model id, build information, a finish_reason).
+func Secret(s, secret string) string {
+	if secret == "" || !strings.Contains(s, secret) {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[API key]")
+}
