@@ -91,7 +91,7 @@ func (j *Job) Check() error {
 	case j.StartAt.IsZero():
 		return fmt.Errorf("no start time")
 	}
-	return nil
+	return j.validate() // validate.go
 }
 
 // Manifests returns the YAML documents, separated by ---, with a header saying when to

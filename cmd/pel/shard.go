@@ -47,14 +47,34 @@ func parseStartAt(v string, now time.Time) (time.Time, error) {
 		if err != nil || d < 0 {
 			return time.Time{}, fmt.Errorf("%q: want +DURATION such as +30s", v)
 		}
-		return now.Add(d), nil
+		return inStartBounds(v, now.Add(d), now)
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time such as 2026-03-01T12:00:00Z, or +DURATION", v)
 	}
+	return inStartBounds(v, t, now)
+}
+
+// inStartBounds returns t, the start v names, when it is within maxStartPast and
+// maxStartAhead of now.
+func inStartBounds(v string, t, now time.Time) (time.Time, error) {
+	switch {
+	case t.Before(now.Add(-maxStartPast)):
+		return time.Time{}, fmt.Errorf("%s is %s before now: every arrival since would be sent at once (give the start the shards share, or +DURATION)", v, now.Sub(t).Round(time.Minute))
+	case t.After(now.Add(maxStartAhead)):
+		return time.Time{}, fmt.Errorf("%s is %s from now, past pel's bound of %s (a typo in the date?)", v, t.Sub(now).Round(time.Hour), maxStartAhead)
+	}
 	return t, nil
 }
+
+// Bounds on a shared start time. A shard started a little after the start catches up (its
+// late arrivals carry their lag); one started an hour after would send an hour of arrivals
+// at once. A start weeks ahead is a mistyped date, and a run that waits for it never ends.
+const (
+	maxStartPast  = time.Hour
+	maxStartAhead = 7 * 24 * time.Hour
+)
 
 // printShard says which shard a run was and how its clock compared with the target's.
 func printShard(w io.Writer, ev *evidence.Evidence) {

@@ -98,3 +98,44 @@ func TestCSVFormulaCells(t *testing.T) {
 		t.Error("no neutralised cell found: the hostile strings did not reach the CSV")
 	}
 }
+
+// pel k8s job printed flag values into the manifests as given: a newline in --target ended
+// the header comment and added a ConfigMap of the attacker's, a newline in --image broke
+// the YAML, credentials in --target or --metrics were printed verbatim, and a --start-at
+// years in the past gave the merge job --wait -227181h. Each is now refused (exit 2) with
+// nothing printed; pel run refuses such a start too.
+func TestK8sJobValues(t *testing.T) {
+	dir := t.TempDir()
+	cf := writeFile(t, dir, "c.yaml", contractYAML(1, time.Minute, 5*time.Second, ""))
+	base := []string{"k8s", "job", "--contract", cf, "--shards", "2"}
+	good := []string{"--target", "http://vllm.serving.svc:8000", "--image", "registry.example/pel:v1"}
+	res := pel(t, time.Minute, nil, append(append(base, good...), "--metrics", "http://vllm.serving.svc:8000/metrics")...)
+	if res.code != 0 || !strings.Contains(res.stdout, "kind: Job") {
+		t.Fatalf("a good job: exit %d: %s", res.code, tail(res.stderr))
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		errHas string
+	}{
+		{"newline in --target", []string{"--target", "http://x:8000\n---\napiVersion: v1\nkind: ConfigMap", "--image", "pel:v1"}, "no spaces or control characters"},
+		{"newline in --image", []string{"--target", "http://x:8000", "--image", "pel:v1\n    evil: true"}, "not an image reference"},
+		{"credentials in --target", []string{"--target", "http://admin:pw@vllm:8000", "--image", "pel:v1"}, "--api-key-secret"},
+		{"token in --metrics", append(append([]string{}, good...), "--metrics", "http://vllm:8000/metrics?token=s3cret"), "--api-key-secret"},
+		{"--start-at years in the past", append(append([]string{}, good...), "--start-at", "2000-01-01T00:00:00Z"), "before now"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := pel(t, time.Minute, nil, append(append([]string{}, base...), c.args...)...)
+			if res.code != 2 || res.stdout != "" || !strings.Contains(res.stderr, c.errHas) {
+				t.Errorf("exit %d, want 2 naming %q with nothing printed; stdout %.300q stderr %s", res.code, c.errHas, res.stdout, tail(res.stderr))
+			}
+			if strings.Contains(res.stderr, "pw@") || strings.Contains(res.stderr, "s3cret") {
+				t.Errorf("the credentials are printed: %s", res.stderr)
+			}
+		})
+	}
+	res = pel(t, time.Minute, nil, "run", "--target", "http://127.0.0.1:1", "--contract", cf, "--shard", "0/2", "--start-at", "2000-01-01T00:00:00Z", "-o", filepath.Join(dir, "out"))
+	if res.code != 2 || !strings.Contains(res.stderr, "before now") {
+		t.Errorf("pel run --start-at 2000: exit %d: %s", res.code, tail(res.stderr))
+	}
+}
