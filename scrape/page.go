@@ -91,6 +91,12 @@ func parsePage(b []byte, contentType string) (fams []Family, err error) {
 			return nil, tooManySamples(n)
 		}
 	}
+	if !text && !openMetrics {
+		// Counted on the wire before decoding: the decoder would allocate them all first.
+		if n, err := countProtoObjects(b, maxPageObjects); err == nil && n > maxPageObjects {
+			return nil, tooManyObjects(n)
+		}
+	}
 	r := bytes.NewReader(b)
 	if text {
 		// UTF-8 validation: the zero TextParser is invalid since prometheus/common v0.66.

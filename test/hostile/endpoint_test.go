@@ -14,6 +14,7 @@ import (
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pel-ladder/pel/record"
@@ -43,6 +44,17 @@ func seriesPage(n int) []byte {
 	return b.Bytes()
 }
 
+// emptyMetricsPage is a delimited protobuf page of one gauge family with n empty metrics.
+func emptyMetricsPage(n int) []byte {
+	var fam []byte
+	fam = protowire.AppendTag(fam, 1, protowire.BytesType) // name
+	fam = protowire.AppendString(fam, "vllm:x")
+	for range n {
+		fam = append(fam, 4<<3|2, 0) // metric: an empty message
+	}
+	return append(protowire.AppendVarint(nil, uint64(len(fam))), fam...)
+}
+
 // A /metrics page of 52 MB with 1.5M series (under a 64 MiB byte cap) needs over 2 GB to
 // parse: out of memory, every file empty. An oversized page is a gap of its own endpoint,
 // named, while the run and the other endpoint go on.
@@ -53,10 +65,18 @@ func TestHugeMetricsPage(t *testing.T) {
 	}{
 		{"1.5M series, 52 MB", "MaxPageBytes", seriesPage(1_500_000)},
 		{"400k series, 15 MB (under the byte bound)", "MaxPageSamples", seriesPage(400_000)},
+		// A protobuf page of one family with 8 M empty metrics (2 bytes each on the wire):
+		// 1.89 GB while Go's protobuf decoder allocated them, before the count rejected it.
+		{"protobuf, 8M empty metrics in 16 MB", "pel's bound of 320000", emptyMetricsPage(8_000_000 - 8)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("page: %.1f MB", float64(len(c.page))/1e6)
-			huge := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(c.page) }))
+			huge := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.page[0] != '#' {
+					w.Header().Set("Content-Type", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited")
+				}
+				w.Write(c.page)
+			}))
 			good := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(vllmPage)) }))
 			target := api(t, okStream)
 			d, to := 3*time.Second, 5*time.Second
