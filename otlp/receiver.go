@@ -303,6 +303,17 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ct := req.Header.Get("Content-Type")
+	// Counted before decoding, which would allocate them all first (count.go).
+	n := 0
+	if len(ct) >= len(ContentJSON) && ct[:len(ContentJSON)] == ContentJSON {
+		n = countJSON(b, MaxBodyObjects)
+	} else if c, ok := countProto(b, MaxBodyObjects); ok {
+		n = c
+	}
+	if n > MaxBodyObjects {
+		r.reject(w, http.StatusRequestEntityTooLarge, tooManyObjects(n))
+		return
+	}
 	spans, err := Decode(b, ct)
 	if err != nil {
 		r.reject(w, http.StatusBadRequest, err.Error())
