@@ -2,9 +2,8 @@ package scrape
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -64,10 +63,9 @@ func promSelector(names, userSel string) string {
 }
 
 type promResponse struct {
-	Status    string          `json:"status"`
-	Data      json.RawMessage `json:"data"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
+	Status    string `json:"status"`
+	ErrorType string `json:"errorType"`
+	Error     string `json:"error"`
 }
 
 type promSeries struct {
@@ -98,20 +96,20 @@ func (c *Collector) promGet(ctx context.Context, path string, params url.Values)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 512<<20))
-	if err != nil {
-		return nil, err
-	}
-	var pr promResponse
-	if err := json.Unmarshal(body, &pr); err != nil {
-		return nil, fmt.Errorf("%s: HTTP %d, not a Prometheus API answer: %.200s", path, resp.StatusCode, body)
-	}
-	if pr.Status != "success" {
+	// Decoded as it streams, bounded after decompression (promdecode.go).
+	body := &promBodyReader{r: resp.Body, left: MaxPromBody}
+	pr, d, err := decodePromAnswer(body)
+	switch {
+	case errors.Is(err, errPromBody):
+		return nil, fmt.Errorf("%s: %w", path, errPromBody)
+	case err != nil && pr.Status == "":
+		return nil, fmt.Errorf("%s: HTTP %d, not a Prometheus API answer: %.200s", path, resp.StatusCode, body.head)
+	case pr.Status != "success" && pr.Status != "":
 		return nil, fmt.Errorf("%s: %s: %s", path, pr.ErrorType, pr.Error)
-	}
-	var d promData
-	if err := json.Unmarshal(pr.Data, &d); err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("%s: data: %w", path, err)
+	case pr.Status != "success":
+		return nil, fmt.Errorf("%s: HTTP %d, not a Prometheus API answer: %.200s", path, resp.StatusCode, body.head)
 	}
 	return &d, nil
 }
