@@ -32,6 +32,7 @@ func main() {
 	out := flag.String("o", "", "output run directory (created; must not exist)")
 	seed := flag.Uint64("seed", 1, "seed")
 	warmup := flag.Duration("warmup", 30*time.Second, "cold phase length")
+	series := flag.Int("metrics-series", 0, "also write metrics.jsonl: one sample a second over the run, of a page with this many series (0: none)")
 	flag.Parse()
 	if *out == "" || *n <= 0 || *rate <= 0 {
 		fmt.Fprintln(os.Stderr, "usage: rungen -n TASKS -rate R -o DIR")
@@ -40,6 +41,13 @@ func main() {
 	if err := write(*out, *n, *rate, *seed, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "rungen:", err)
 		os.Exit(1)
+	}
+	if *series > 0 {
+		dur := time.Duration(float64(*n) / *rate * float64(time.Second))
+		if err := writeMetrics(*out, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), dur, *series); err != nil {
+			fmt.Fprintln(os.Stderr, "rungen:", err)
+			os.Exit(1)
+		}
 	}
 }
 
