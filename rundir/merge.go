@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
@@ -141,6 +142,10 @@ func writeMerged(out *Dir, shards []*Dir) (*evidence.Evidence, error) {
 		}
 		if r.Step != nil {
 			return nil
+		}
+		if r.Seq >= contract.MaxPlannedRequests {
+			// The bitset below is sized by seq: a seq no schedule reaches is refused first.
+			return fmt.Errorf("%s holds seq %d, beyond any schedule (pel plans at most %d requests)", a.d.Path, r.Seq, contract.MaxPlannedRequests)
 		}
 		if r.Seq < 0 || r.Seq%n != a.d.Evidence.Run.Shard.Index {
 			return fmt.Errorf("%s holds seq %d, which is not shard %s's part of the schedule", a.d.Path, r.Seq, a.tag)
