@@ -120,7 +120,11 @@ func ReadFiltered(r io.Reader, skip func(line []byte) bool, f func(*Record) erro
 			complete := b[len(b)-1] == '\n'
 			if t := bytes.TrimSpace(b); len(t) > 0 && !(complete && skip != nil && skip(t)) {
 				var rec Record
-				if jerr := decodeLine(t, &rec); jerr != nil {
+				jerr := decodeLine(t, &rec)
+				if jerr == nil {
+					jerr = rec.checkBounds() // bounds.go
+				}
+				if jerr != nil {
 					if !complete {
 						return &TornLine{Line: line, Bytes: len(b)}, nil
 					}

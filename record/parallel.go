@@ -96,6 +96,9 @@ func (b *batch) decode(skip func([]byte) bool) {
 			continue
 		}
 		l.err = decodeLine(l.text, &l.rec)
+		if l.err == nil {
+			l.err = l.rec.checkBounds() // bounds.go
+		}
 	}
 }
 

@@ -47,3 +47,30 @@ func TestMergeHugeSeq(t *testing.T) {
 		t.Errorf("exit %d, want 2 naming the seq: %s", res.code, tail(res.stderr))
 	}
 }
+
+// Records claiming 2^62 tokens held pel compare 100 s and 1.26 GB. A count no run of pel
+// writes is now refused where the file is read, naming the line (exit 2).
+func TestRecordClaimingHugeTokens(t *testing.T) {
+	target := api(t, okStream)
+	d, to := 2*time.Second, 5*time.Second
+	res, dir := run(t, target, contractYAML(4, d, to, ""), d, to)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
+	}
+	reqs := filepath.Join(dir, "requests.jsonl")
+	b, err := os.ReadFile(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[1] = strings.Replace(lines[1], `"output_tokens":8,`, `"output_tokens":4611686018427387904,`, 1)
+	if err := os.WriteFile(reqs, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"analyze", dir}, {"compare", dir, dir}} {
+		res := pel(t, time.Minute, nil, args...)
+		if res.code != 2 || !strings.Contains(res.stderr, "line 2: output_tokens 4611686018427387904 is outside") {
+			t.Errorf("pel %s: exit %d, want 2 naming the line: %s", args[0], res.code, tail(res.stderr))
+		}
+	}
+}
