@@ -10,7 +10,7 @@ import (
 // Memory held for responses. Each response has its own caps (MaxStreamBytes, MaxJSONBody,
 // DefaultMaxEvent, MaxKeptOutput, MaxEmbeddingsBody), but caps per response do not bound a
 // process that holds many at once: 60 streams each sending one 8 MiB event, or 60 × 16 MiB
-// JSON answers, passed every cap and needed over 1 GB. So every byte a response makes pel
+// JSON answers, pass every cap and need over 1 GB together. So every byte a response makes pel
 // hold beyond a small allowance is taken from one budget shared by the whole process, the
 // way OpenTelemetry Collector's memory_limiter refuses data past its limit instead of being
 // killed; a response that finds the budget spent fails, naming it, and the run goes on

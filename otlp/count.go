@@ -9,7 +9,7 @@ import (
 // MaxBodyObjects bounds the objects one export body decodes into (spans, attributes,
 // events, links and the containers around them; JSON objects and arrays): decoding
 // allocates each one (hundreds of bytes with the generic JSON pass that fixes the ids), and
-// an empty span is two or three bytes, so 4 × 4 MiB bodies of `{}` spans took 1.84 GB. The
+// an empty span is two or three bytes, so 4 × 4 MiB bodies of `{}` spans would hold 1.84 GB. The
 // OTel SDK's export batch (512 spans, BatchSpanProcessor's default) with 30 attributes a
 // span is ~30k; a body past this bound is refused with 413 before it is decoded.
 const MaxBodyObjects = 64 << 10

@@ -5,7 +5,8 @@ import "fmt"
 // checkBounds refuses a record read from a file whose counts no run of pel writes: the
 // client clamps every token count to MaxTokens and keeps at most MaxChunkTimings timings,
 // so a line beyond them is not pel's (or was edited), and the analysis must not size a
-// structure or a loop by it (2^62 tokens held pel compare 100 s and 1.26 GB).
+// structure or a loop by it (records claiming 2^62 tokens would hold pel compare for
+// minutes and over a GB).
 func (r *Record) checkBounds() error {
 	for _, c := range []struct {
 		name string

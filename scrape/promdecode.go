@@ -9,7 +9,7 @@ import (
 
 // Bounds on one Prometheus API answer. Go's transport inflates a gzip answer transparently,
 // so a 0.5 MiB body can become 500 MiB; and an answer of 2 M one-point series decoded
-// whole needed 2.2 GB. The answer is decoded as it streams, one series at a time, and both
+// whole would need 2.2 GB. The answer is decoded as it streams, one series at a time, and both
 // bounds are checked on the way.
 const (
 	// MaxPromBody bounds an answer after decompression: 64 MiB is ~2.5 M points at ~25

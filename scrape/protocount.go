@@ -10,7 +10,7 @@ import (
 // maxPageObjects bounds the messages a protobuf page decodes into (metrics, labels,
 // buckets, quantiles, spans, exemplars, all together): Go's protobuf decoder allocates every
 // one (~100 bytes and up) before pel sees the family, and an empty metric is two bytes on
-// the wire, so a 16 MiB page of 8 M empty metrics needed 1.9 GB. Counted on the wire first;
+// the wire, so a 16 MiB page of 8 M empty metrics would need 1.9 GB. Counted on the wire first;
 // 16 objects per sample is more labels and buckets than any engine's page carries.
 const maxPageObjects = 16 * MaxPageSamples
 

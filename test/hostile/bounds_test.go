@@ -12,12 +12,10 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// Runs that never end. A chat step with think: 1000h under e2e: {max: 10s} held `pel run`
-// past 60 s with no task record and no evidence; retry.max_attempts: 2000000000 with
-// backoff: 0s passed `pel contract check` and sent 554,750 requests in 20 s from a
-// 2-request contract. Now contract check refuses both (exit 2, file:line), and a run
-// against a server that fails everything is held to the per-task maximum and the run's
-// retry budget.
+// Runs that would never end: a chat step with think: 1000h under e2e: {max: 10s} holds a
+// run open for nothing, and retry.max_attempts: 2000000000 with backoff: 0s turns a
+// 2-request contract into hundreds of thousands of requests. contract check and run refuse
+// both (exit 2, file:line) and send nothing.
 func TestContractThatCouldNotEnd(t *testing.T) {
 	for _, c := range []struct{ name, body, errHas string }{
 		{"think 1000h under e2e max 10s", `name: h
@@ -59,8 +57,8 @@ tasks:
 }
 
 // A server that answers every request 503, under the largest retry policy pel accepts
-// (5 attempts, no backoff): every task retries until the run's retry budget (20% of tasks,
-// at least 10 retries) is spent, then no more; every task keeps its record.
+// (5 attempts, no backoff): tasks retry until the run's retry budget (20% of tasks, at least
+// 10 retries) is spent, then no more; every task keeps its record.
 func TestRetryStormBounded(t *testing.T) {
 	var hits atomic.Int64
 	target := api(t, func(w http.ResponseWriter, r *http.Request) {

@@ -12,10 +12,10 @@ import (
 )
 
 // Bounds that hold across many responses at once and across the calls of a task. Each
-// response was under its own caps (an 8 MiB event, a 16 MiB JSON answer, 8 MiB of kept
+// response here is under its own caps (an 8 MiB event, a 16 MiB JSON answer, 8 MiB of kept
 // output or tool arguments, a 128 MiB embeddings body), yet 60 of them at once, or a
-// conversation carrying them from call to call, took pel past 1 GB or to Go's fatal
-// out-of-memory with no evidence. Now what responses hold is taken from one budget
+// conversation carrying them from call to call, would take pel past 1 GB or to Go's fatal
+// out-of-memory with no evidence. What responses hold is taken from one budget
 // (loadgen.MaxHeldBytes) and a task's carried conversation is bounded
 // (loadgen.MaxCarriedBytes); a response or task past them fails naming the bound, and the
 // run ends with every record.
@@ -77,8 +77,8 @@ func contentEvent(n int) string {
 	return `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("a", n) + `"}}]}`
 }
 
-// 60 streams each receiving one 8 MiB event (1.19 GB before), and 60 × 16 MiB JSON
-// answers (1.72 GB).
+// 60 streams each receiving one 8 MiB event (1.19 GB unbounded), and 60 × 16 MiB JSON
+// answers (1.72 GB unbounded).
 func TestManyLargeResponses(t *testing.T) {
 	big := contentEvent(8<<20 - 100)
 	whole := `{"choices":[{"index":0,"message":{"content":"` + strings.Repeat("a", 16<<20-200) + `"},"finish_reason":"length"}],"usage":{"prompt_tokens":30,"completion_tokens":8}}`
@@ -103,7 +103,7 @@ func TestManyLargeResponses(t *testing.T) {
 }
 
 // Multi-turn answers of 7 MiB, each carried into the next call; tool calls of 8 MiB of
-// arguments each, carried the same way (Go's fatal out-of-memory at ~2 GB before).
+// arguments each, carried the same way (Go's fatal out-of-memory at ~2 GB unbounded).
 func TestCarriedConversation(t *testing.T) {
 	const frag = 64 << 10
 	answer := make([]string, 0, 120)
@@ -140,7 +140,7 @@ func TestCarriedConversation(t *testing.T) {
 }
 
 // An embeddings answer whose vector is 120 MiB of base64, or whose "model" is a 120 MiB
-// string: encoding/json held each whole (fatal out-of-memory). Now a value over 1 MiB is
+// string: encoding/json would hold each whole (fatal out-of-memory); a value over 1 MiB is
 // refused while it streams in.
 func TestHugeEmbeddingsValue(t *testing.T) {
 	chunk := strings.Repeat("A", 1<<20)

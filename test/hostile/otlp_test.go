@@ -14,10 +14,10 @@ import (
 	"github.com/pel-ladder/pel/internal/pelbin"
 )
 
-// OTLP bodies of 4 MiB of empty spans, four at once (the receiver's concurrency), were
-// decoded and answered 200 at 1.84 GB: an empty span is 2–3 bytes on the wire, a decoded one
-// hundreds. Now a body is counted before it is decoded and refused with 413 past
-// otlp.MaxBodyObjects; the run goes on and keeps its records.
+// OTLP bodies of 4 MiB of empty spans, four at once (the receiver's concurrency): an empty
+// span is 2-3 bytes on the wire and hundreds decoded (1.84 GB unbounded, answered 200). A
+// body is counted before it is decoded and refused with 413 past otlp.MaxBodyObjects; the
+// run goes on and keeps its records.
 func TestOTLPEmptySpans(t *testing.T) {
 	addr := pelbin.FreeAddr(t)
 	js := `{"resourceSpans":[{"scopeSpans":[{"spans":[{}` + strings.Repeat(",{}", (4<<20-64)/3) + `]}]}]}`

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// pel merge with one record at seq 2^40 sized its seen-set by that value and ran out of
-// memory at once. Now a seq beyond any schedule is refused, naming it (exit 2).
+// pel merge with one record at seq 2^40: its seen-set is sized by seq, so a seq beyond any
+// schedule is refused, naming it (exit 2), instead of running out of memory at once.
 func TestMergeHugeSeq(t *testing.T) {
 	target := api(t, okStream)
 	dir := t.TempDir()
@@ -48,8 +48,8 @@ func TestMergeHugeSeq(t *testing.T) {
 	}
 }
 
-// Records claiming 2^62 tokens held pel compare 100 s and 1.26 GB. A count no run of pel
-// writes is now refused where the file is read, naming the line (exit 2).
+// Records claiming 2^62 tokens (pel compare: 100 s and 1.26 GB unbounded): a count no run of
+// pel writes is refused where the file is read, naming the line (exit 2).
 func TestRecordClaimingHugeTokens(t *testing.T) {
 	target := api(t, okStream)
 	d, to := 2*time.Second, 5*time.Second

@@ -11,7 +11,7 @@ import (
 )
 
 // pel canary against a Prometheus answering a 0.5 MiB gzip that inflates to 500 MiB
-// (1.78 GB before) or 2 M one-point series (2.21 GB). The answer is now decoded as it
+// (1.78 GB unbounded) or 2 M one-point series (2.21 GB). The answer is decoded as it
 // streams, bounded after decompression and in series; the error names the bound.
 func TestCanaryHostilePrometheus(t *testing.T) {
 	var bomb bytes.Buffer

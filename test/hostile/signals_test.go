@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// Signals ignored: pel analyze, report, compare, trace, merge and canary's --rollback-from
-// load kept running 17–27 s after SIGINT or SIGTERM when an input was a FIFO (the open
-// blocks where no context reaches). Now every one of them ends soon after the signal with
-// 130, whether its reader noticed the signal itself or pel stopped it.
+// Signals where a read blocks beyond any context: pel analyze, report, compare, trace,
+// merge and canary's --rollback-from load, with FIFOs as inputs (the open blocks), end soon
+// after SIGINT or SIGTERM with 130 (unbounded, they ran on for 17-27 s).
 func TestSignalsEndEveryCommand(t *testing.T) {
 	dir := t.TempDir()
 	fifoDir := func(name string, files ...string) string {

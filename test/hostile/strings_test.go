@@ -10,10 +10,9 @@ import (
 	"time"
 )
 
-// The API key (OPENAI_API_KEY of every case, sk-hostile-key-1234), echoed by a server, was
-// stored: as the /v1/models id in evidence.json run.model, as /props build information in
-// engine_config.build, as a finish_reason in requests.jsonl and tasks.csv. Now no file of
-// the run and nothing printed holds it.
+// The API key (OPENAI_API_KEY of every case, sk-hostile-key-1234), echoed by a server as
+// the /v1/models id, as /props build information and as a finish_reason: no file of the
+// run and nothing printed holds it.
 func TestEchoedKeyNotStored(t *testing.T) {
 	const key = "sk-hostile-key-1234"
 	mux := http.NewServeMux()
@@ -52,8 +51,8 @@ func TestEchoedKeyNotStored(t *testing.T) {
 	}
 }
 
-// A finish_reason of =HYPERLINK(...) and a task name starting with @ became formula cells
-// in tasks.csv and summary.csv. Now every text cell starting with = + - @ tab or CR is
+// A finish_reason of =HYPERLINK(...) and a task name starting with @ would be formula cells
+// in tasks.csv and summary.csv; every text cell starting with = + - @ tab or CR is
 // neutralised with a leading quote (OWASP's rule).
 func TestCSVFormulaCells(t *testing.T) {
 	const reason = `=HYPERLINK("http://127.0.0.1:1/x","click")`
@@ -99,11 +98,11 @@ func TestCSVFormulaCells(t *testing.T) {
 	}
 }
 
-// pel k8s job printed flag values into the manifests as given: a newline in --target ended
-// the header comment and added a ConfigMap of the attacker's, a newline in --image broke
-// the YAML, credentials in --target or --metrics were printed verbatim, and a --start-at
-// years in the past gave the merge job --wait -227181h. Each is now refused (exit 2) with
-// nothing printed; pel run refuses such a start too.
+// pel k8s job prints flag values into manifests someone applies: a newline in --target
+// would end the header comment and add a ConfigMap of the attacker's, a newline in --image
+// would break the YAML, credentials in --target or --metrics would be printed verbatim, and
+// a --start-at years in the past would give the merge job --wait -227181h. Each is refused
+// (exit 2) with nothing printed; pel run refuses such a start too.
 func TestK8sJobValues(t *testing.T) {
 	dir := t.TempDir()
 	cf := writeFile(t, dir, "c.yaml", contractYAML(1, time.Minute, 5*time.Second, ""))
