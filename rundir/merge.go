@@ -221,6 +221,15 @@ func mergedEvidence(first *Dir, accs []*shardAcc, notes []string) *evidence.Evid
 			s.Note = fmt.Sprintf("late: this shard ran %.0f ms behind its schedule at p99 (its machine was starved or far from the target)", s.ScheduleLagP99Ms)
 		}
 		ev.Run.Shards = append(ev.Run.Shards, s)
+		// A shard that was itself cut short (interrupted, stopped early, torn) leaves the
+		// merged run partial: every shard being present is not the whole schedule then.
+		if c := a.d.Evidence.Run.Completeness; c != nil {
+			for _, g := range c.Gaps {
+				if g.Kind != evidence.GapShard {
+					ev.Run.AddGap(g.Kind, fmt.Sprintf("shard %d/%d: %s", s.Index, s.Count, g.Detail))
+				}
+			}
+		}
 		if a.end.After(end) {
 			end = a.end
 		}

@@ -158,3 +158,44 @@ func TestMergeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeOfACutShardIsPartial: every shard present is the whole schedule only when each
+// shard ran its own part to the end; one interrupted shard leaves the merged run partial.
+func TestMergeOfACutShardIsPartial(t *testing.T) {
+	_, tasks := writeRun(t, 40)
+	for i := range tasks {
+		tasks[i].AttachSteps(nil)
+		tasks[i].Steps = 0
+	}
+	dirs := shardRun(t, tasks, 2, t0, contract.Example())
+	for i, want := range []bool{false, true} {
+		if i == 1 {
+			p := filepath.Join(dirs[1], EvidenceFile)
+			ev, err := ReadEvidence(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Run.AddGap(evidence.GapShard, "shard 1/2")
+			ev.Run.AddGap(evidence.GapInterrupted, "Ctrl-C at 7 s")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := ev.WriteFile(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev, err := Merge(filepath.Join(t.TempDir(), "merged"), dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.Run.Partial(); got != want {
+			t.Fatalf("case %d: partial %v, want %v (%+v)", i, got, want, ev.Run.Completeness)
+		}
+		if want {
+			txt := ev.Run.PartialText()
+			if !strings.Contains(txt, "interrupted: shard 1/2: Ctrl-C at 7 s") || strings.Contains(txt, "shard: ") {
+				t.Fatalf("partial text %q: want the shard's interruption and no shard gap", txt)
+			}
+		}
+	}
+}
