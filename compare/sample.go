@@ -9,6 +9,7 @@ import (
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // kind is what a statistic is computed from.
@@ -39,7 +40,7 @@ type stat struct {
 type side struct {
 	n           int       // tasks, every one in every rate's denominator
 	completed   int       // status ok (latency distributions are over these)
-	acc, fail   []float64 // per task: 1 accepted / 1 failed
+	acc, fail   []float64 // per task: acceptance term (stats.AcceptanceTerms) / 1 failed
 	windowS     float64   // first scheduled_at to last done_at, as stats measures it
 	costPerHour float64   // 0: unknown
 	// lat pools each latency kind's values by task for the cluster bootstrap: ITLs are many
@@ -53,7 +54,7 @@ type side struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newSide(recs []*record.Record, costPerHour float64) *side {
-	s := &side{n: len(recs), acc: make([]float64, len(recs)), fail: make([]float64, len(recs)), costPerHour: costPerHour}
+	s := &side{n: len(recs), acc: stats.AcceptanceTerms(recs), fail: make([]float64, len(recs)), costPerHour: costPerHour}
 	var per [nKinds][][]float64
 	for k := kTTFT; k <= kE2E; k++ {
 		per[k] = make([][]float64, len(recs))
@@ -69,9 +70,6 @@ func newSide(recs []*record.Record, costPerHour float64) *side {
 		}
 		if e.After(end) {
 			end = e
-		}
-		if r.Accepted {
-			s.acc[i] = 1
 		}
 		if r.Failed() {
 			s.fail[i] = 1

@@ -10,6 +10,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // minTriggerTasks: fewer warm tasks than this give a confidence interval too wide to act on.
@@ -67,13 +68,19 @@ func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, str
 	if !ok {
 		return out, basis
 	}
+	accBasis := basis
+	if e.Tasks > n {
+		// The rate is over every warm task (stats.AcceptanceTerms), the latencies over the
+		// non-cancelled ones: say which counts this interval rests on.
+		accBasis = fmt.Sprintf("95%% CI by bootstrap over %d warm tasks (%d cancelled, not accepted), %d resamples, seed %d", e.Tasks, e.Tasks-n, o.Resamples, o.Seed)
+	}
 	bound := e.Lo - o.Margin/5
 	if bound <= 0 {
 		return out, basis // a baseline that accepts (almost) nothing has no floor to guard
 	}
 	out = append(out, evidence.Trigger{
 		Signal: evidence.SigAcceptanceRate, Op: "<", Bound: bound, Unit: "ratio",
-		Basis: fmt.Sprintf("baseline warm acceptance %.3f, CI [%.3f, %.3f] − %.0f points; %s", e.Value, e.Lo, e.Hi, o.Margin/5*100, basis),
+		Basis: fmt.Sprintf("baseline warm acceptance %.3f, CI [%.3f, %.3f] − %.0f points; %s", e.Value, e.Lo, e.Hi, o.Margin/5*100, accBasis),
 	})
 	return out, basis
 }
@@ -90,19 +97,27 @@ type Estimate struct {
 	Seed      uint64
 }
 
-// EstimateSignal computes one client signal from the warm, non-cancelled tasks of recs with
-// its bootstrap interval (tasks resampled with replacement, seeded: the same inputs give the
-// same interval). ok is false for a signal it cannot compute or with fewer than
-// minTriggerTasks tasks. Rollback triggers use it; pel compare resamples the same way
-// (package resample) over both runs at once.
+// EstimateSignal computes one client signal from the warm tasks of recs with its bootstrap
+// interval (tasks resampled with replacement, seeded: the same inputs give the same
+// interval): a latency from the non-cancelled ones, the acceptance rate from every warm task
+// (stats.AcceptanceTerms: the rate pel compare measures on a candidate). ok is false for a
+// signal it cannot compute or with fewer than minTriggerTasks tasks. Rollback triggers use
+// it; pel compare resamples the same way (package resample) over both runs at once.
 func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, bool) {
 	o := &opts
 	o.defaults()
-	var warm []*record.Record
+	var warm, all []*record.Record
 	for i := range recs {
-		if recs[i].Phase == record.PhaseWarm && recs[i].Status != record.StatusCancelled {
+		if recs[i].Phase != record.PhaseWarm {
+			continue
+		}
+		all = append(all, &recs[i])
+		if recs[i].Status != record.StatusCancelled {
 			warm = append(warm, &recs[i])
 		}
+	}
+	if sig == evidence.SigAcceptanceRate {
+		return acceptanceEstimate(all, o)
 	}
 	if len(warm) < minTriggerTasks {
 		return Estimate{}, false
@@ -131,24 +146,6 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 				per[i] = []float64{rec(d)}
 			}
 		}
-	case evidence.SigAcceptanceRate:
-		acc := make([]float64, len(warm))
-		for i, r := range warm {
-			if r.Accepted {
-				acc[i] = 1
-			}
-		}
-		est.Unit = "ratio"
-		var ok bool
-		est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 {
-			s, n := 0.0, 0
-			for i, k := range w {
-				s += float64(k) * acc[i]
-				n += k
-			}
-			return s / float64(n)
-		}, o)
-		return est, ok
 	default:
 		return Estimate{}, false
 	}
@@ -164,5 +161,25 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	est.Values = c.Len()
 	var ok bool
 	est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 { return c.Quantile(w, q) }, o)
+	return est, ok
+}
+
+// acceptanceEstimate is the acceptance rate of the warm tasks warm, cancelled ones included,
+// with its bootstrap interval.
+func acceptanceEstimate(warm []*record.Record, o *Options) (Estimate, bool) {
+	if len(warm) < minTriggerTasks {
+		return Estimate{}, false
+	}
+	acc := stats.AcceptanceTerms(warm)
+	est := Estimate{Signal: evidence.SigAcceptanceRate, Unit: "ratio", Tasks: len(warm), Values: len(warm), Resamples: o.Resamples, Seed: o.Seed}
+	var ok bool
+	est.Value, est.Lo, est.Hi, ok = bootstrapCI(len(warm), func(w []int) float64 {
+		s, n := 0.0, 0
+		for i, k := range w {
+			s += float64(k) * acc[i]
+			n += k
+		}
+		return s / float64(n)
+	}, o)
 	return est, ok
 }

@@ -33,8 +33,8 @@ func TestImportReportCompare(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	// The verdict itself is compare's (the run's 11 deliberately cancelled requests weigh
-	// on its acceptance trigger); what matters here is that the two imports are compared.
+	// The verdict itself is compare's (TestCompareIdenticalImportsWithCancelled judges it);
+	// what matters here is that the two imports are compared.
 	if code, out, errs := runCLI(t, "compare", a, b); code == 2 || !strings.Contains(out, "comparable: yes") || !strings.Contains(out, "TTFT p50 (ms)    2369.3  2369.3") {
 		t.Errorf("compare of two imports: exit %d\n%s\n%s", code, out, errs)
 	}
