@@ -71,7 +71,7 @@ func rollbackTriggers(recs []record.Record, o *Options) ([]evidence.Trigger, str
 	accBasis := basis
 	if e.Tasks > n {
 		// The rate is over every warm task (stats.AcceptanceTerms), the latencies over the
-		// non-cancelled ones: say which counts this interval rests on.
+		// completed ones: say which counts this interval rests on.
 		accBasis = fmt.Sprintf("95%% CI by bootstrap over %d warm tasks (%d cancelled, not accepted), %d resamples, seed %d", e.Tasks, e.Tasks-n, o.Resamples, o.Seed)
 	}
 	bound := e.Lo - o.Margin/5
@@ -99,10 +99,11 @@ type Estimate struct {
 
 // EstimateSignal computes one client signal from the warm tasks of recs with its bootstrap
 // interval (tasks resampled with replacement, seeded: the same inputs give the same
-// interval): a latency from the non-cancelled ones, the acceptance rate from every warm task
-// (stats.AcceptanceTerms: the rate pel compare measures on a candidate). ok is false for a
-// signal it cannot compute or with fewer than minTriggerTasks tasks. Rollback triggers use
-// it; pel compare resamples the same way (package resample) over both runs at once.
+// interval), each as package stats defines the signal and pel compare measures it on a
+// candidate: a latency from the completed ones (status ok), the acceptance rate from every
+// warm task (stats.AcceptanceTerms). ok is false for a signal it cannot compute or with fewer
+// than minTriggerTasks tasks. Rollback triggers use it; pel compare resamples the same way
+// (package resample) over both runs at once.
 func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, bool) {
 	o := &opts
 	o.defaults()
