@@ -2,6 +2,7 @@ package compare
 
 import (
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // SLOResult is one run judged against its own contract's percentile SLO bounds.
@@ -23,25 +24,19 @@ func CheckSLO(r *Run, o Options) SLOResult {
 	phase := primaryPhase(r.Records)
 	recs := filterPhase(r.Records, phase)
 	res := SLOResult{Phase: phase, Tasks: len(recs), Checks: []Check{}}
-	acc := 0
-	for _, rec := range recs {
-		if rec.Accepted {
-			acc++
-		}
-	}
-	if len(recs) > 0 {
-		res.AcceptanceRate = float64(acc) / float64(len(recs))
+	if a, ok := stats.AcceptanceRate(recs); ok {
+		res.AcceptanceRate = a
 	}
 	judgeAll := func(scope string, rs []*record.Record, bounds []sloBound) {
 		if len(bounds) == 0 {
 			return
 		}
-		stats := make([]stat, len(bounds))
+		sts := make([]stat, len(bounds))
 		for i, b := range bounds {
-			stats[i] = b.st
+			sts[i] = b.st
 		}
 		s := newSide(rs, 0)
-		b := s.bootstrap(stats, o.Resamples, rng(o.Seed, "slo/"+scope, phase))
+		b := s.bootstrap(sts, o.Resamples, rng(o.Seed, "slo/"+scope, phase))
 		for i, bd := range bounds {
 			ch := Check{Source: "contract slo", Signal: bd.signal, Op: ">", Bound: bd.bound, Unit: "ms", Scope: scope}
 			judge(&ch, s, bd.st, b.point[i], b.reps[i], o.Level)

@@ -20,3 +20,16 @@ func AcceptanceTerms(recs []*record.Record) []float64 {
 	}
 	return out
 }
+
+// AcceptanceRate is the acceptance rate of recs, the mean of their AcceptanceTerms; ok is
+// false for no tasks.
+func AcceptanceRate(recs []*record.Record) (rate float64, ok bool) {
+	if len(recs) == 0 {
+		return 0, false
+	}
+	s := 0.0
+	for _, x := range AcceptanceTerms(recs) {
+		s += x
+	}
+	return s / float64(len(recs)), true
+}

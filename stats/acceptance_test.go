@@ -45,9 +45,16 @@ func TestAcceptanceTerms(t *testing.T) {
 				}
 				sum += got[i]
 			}
-			if s := Summarize(ptrs(rs), time.Second, 0); s.AcceptanceRate != round6(sum/float64(len(got))) {
-				t.Errorf("Summarize's acceptance rate %v, the terms' mean %v", s.AcceptanceRate, sum/float64(len(got)))
+			rate, ok := AcceptanceRate(ptrs(rs))
+			if !ok || rate != sum/float64(len(got)) {
+				t.Errorf("AcceptanceRate %v (ok %v), the terms' mean %v", rate, ok, sum/float64(len(got)))
+			}
+			if s := Summarize(ptrs(rs), time.Second, 0); s.AcceptanceRate != round6(rate) {
+				t.Errorf("Summarize's acceptance rate %v, AcceptanceRate %v", s.AcceptanceRate, rate)
 			}
 		})
+	}
+	if _, ok := AcceptanceRate(nil); ok {
+		t.Error("an acceptance rate of no tasks")
 	}
 }
