@@ -46,6 +46,8 @@ type Contract struct {
 	// Percentiles are the latency percentiles reports list besides the summary's p50, p95
 	// and p99 (percentiles.go). Not hashed: they change what is printed, not the workload.
 	Percentiles []float64 `json:"-"`
+	// System describes the deployment for pel's physical floors (system.go). Not hashed.
+	System System `json:"-"`
 
 	raw    []byte
 	file   string

@@ -262,3 +262,26 @@ func TestYAMLSyntaxLines(t *testing.T) {
 		}
 	}
 }
+
+func TestSystemBlock(t *testing.T) {
+	base := "name: s\nversion: 1\narrival: {process: poisson, rate: 1}\nduration: 10s\ntasks:\n  - name: a\n    prompt_tokens: {dist: fixed, value: 10}\n"
+	c, err := Parse([]byte(base+"system: {gpu: h200, gpus: 2, tensor_parallel: 2, params: 70.6e9, dtype: fp8, kv_bytes_per_token: 327680, layers: 80, hidden: 8192}\n"), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.System.GPU != "h200" || c.System.TensorParallel != 2 || c.System.DTypeBytes() != 1 || c.System.Layers != 80 {
+		t.Errorf("system %+v", c.System)
+	}
+	plain, err := Parse([]byte(base), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.SHA256() != c.SHA256() {
+		t.Error("the system block changed the workload's hash")
+	}
+	for _, bad := range []string{"system: {dtype: fp7}\n", "system: {params: 1e9, active_params: 2e9}\n", "system: {gpus: -1}\n", "system: {colour: red}\n"} {
+		if _, err := Parse([]byte(base+bad), "s.yaml"); err == nil || !strings.Contains(err.Error(), "system") {
+			t.Errorf("%q: error %v should name the system block", bad, err)
+		}
+	}
+}

@@ -200,6 +200,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if cn := m.get("cost"); cn != nil {
 		d.cost(cn, "cost", &c.Cost)
 	}
+	if sn := m.get("system"); sn != nil {
+		d.system(sn, "system", &c.System) // system.go
+	}
 	if pn := m.get("prompts"); pn != nil {
 		pm := d.mapping(pn, "prompts")
 		pm.bool("reuse_across_runs", &c.Prompts.ReuseAcrossRuns)

@@ -123,7 +123,9 @@ func checkDegrades(t *testing.T, res *Result, dir string) {
 	}
 	want := res.Scenario.OwnerLayer
 	for _, drop := range [][]string{{srcMetrics}, {srcDCGM}, {srcTrace}, {srcDCGM, srcTrace}, {srcMetrics, srcDCGM}, {srcMetrics, srcDCGM, srcTrace}} {
-		ev := diagnose.Diagnose(without(res.Evidence, drop...), recs, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Resamples: 50})
+		o := diagnose.OptionsFor(c)
+		o.Resamples = 50
+		ev := diagnose.Diagnose(without(res.Evidence, drop...), recs, o)
 		if ev.OwnerLayer != nil && string(*ev.OwnerLayer) != want {
 			t.Errorf("without %v: confident wrong layer %s (%s)", drop, *ev.OwnerLayer, ev.Verdict)
 		}

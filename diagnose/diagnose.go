@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -17,6 +18,14 @@ type Options struct {
 	// SLO maps a client signal (evidence.SigTTFTP99, SigITLP99, SigE2EP99...) to the
 	// contract's bound in that signal's unit. It decides "over its bound" and headroom.
 	SLO map[string]float64
+	// TaskSLO maps a task type whose slo block overrides the contract's to its merged bounds
+	// (same keys as SLO): every bound test of its tasks uses them (OptionsFor fills it).
+	TaskSLO map[string]map[string]float64
+	// Max holds the per-request bounds in ms, by metric (ttft, itl, tpot, e2e) and by
+	// "task/metric" for a task type's own (OptionsFor fills it).
+	Max map[string]float64
+	// System is the contract's system block: the floors' inputs no endpoint reports.
+	System contract.System
 	// Seed and Resamples drive the bootstrap behind rollback triggers (default 1, 400).
 	Seed      uint64
 	Resamples int
@@ -54,6 +63,29 @@ func (o *Options) defaults() {
 func (o *Options) bound(sig string) (float64, bool) {
 	b, ok := o.SLO[sig]
 	return b, ok && b > 0
+}
+
+// boundFor returns the bound of a signal for one task type: its own where its slo block
+// sets one, else the contract's.
+func (o *Options) boundFor(task, sig string) (float64, bool) {
+	if t, ok := o.TaskSLO[task]; ok {
+		b, ok := t[sig]
+		return b, ok && b > 0
+	}
+	return o.bound(sig)
+}
+
+// perType reports whether some task type's bound for sig differs from the contract's: a
+// run-level percentile then mixes tasks held to different bounds, and only the per-task
+// bound test says whether the bound is missed.
+func (o *Options) perType(sig string) bool {
+	g, _ := o.bound(sig)
+	for _, t := range o.TaskSLO {
+		if t[sig] != g {
+			return true
+		}
+	}
+	return false
 }
 
 // Owner-layer gate: the top finding must be at least warn, this confident, and clear of any
@@ -232,12 +264,20 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		ev.Findings = append(ev.Findings, x.f)
 	}
 	ev.OwnerLayer = nil
+	ev.Budget = nil
+	if t.present() {
+		ev.Budget = buildBudget(ev, full, o, found, specs, recs)
+		if needsBudgetFinding(ev) {
+			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget))
+		}
+	}
 	owner, ownerWhy, watch := pickOwner(ev.Findings, func(f *evidence.Finding) bool {
 		if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
 			return true
 		}
 		return len(aggregateBreaches(full, o, specs[f.ID].dims)) > 0
 	}, full)
+	owner, ownerWhy = applyBudget(ev, owner, ownerWhy)
 	if owner != nil {
 		l := owner.Layer
 		ev.OwnerLayer = &l
@@ -316,13 +356,10 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	dims := []string{}
 	for _, sig := range breachSignals {
 		b, ok := o.bound(sig)
-		if !ok {
+		if !ok && !o.perType(sig) {
 			continue
 		}
-		if bt, tested := v.bounds[sig]; tested && !bt.supported() {
-			continue
-		}
-		if m := v.judge(sig, ">", b); m.present && m.holds {
+		if m, missed := v.missed(sig, b); missed {
 			items = append(items, m.item)
 			dims = append(dims, sig)
 		}
@@ -384,7 +421,7 @@ const externalNote = "stage-local finding from one source; the ladder's rules we
 // Diagnose's are dropped, so diagnosing twice gives the same result), downgraded to info:
 // a single source's view never names the owner layer.
 func externalFindings(fs []evidence.Finding) []evidence.Finding {
-	ours := map[string]bool{sloBreachID: true}
+	ours := map[string]bool{sloBreachID: true, budgetFindingID: true}
 	for _, r := range rules {
 		ours[r.id] = true
 	}
@@ -436,7 +473,7 @@ func aggregateBreaches(v *view, o *Options, dims []string) []string {
 	var out []string
 	for _, sig := range breachSignals {
 		b, ok := o.bound(sig)
-		if !ok {
+		if !ok && !o.perType(sig) {
 			continue
 		}
 		inDims := false
@@ -445,10 +482,8 @@ func aggregateBreaches(v *view, o *Options, dims []string) []string {
 				inDims = true
 			}
 		}
-		if bt, tested := v.bounds[sig]; tested && !bt.supported() {
-			continue // over on too few values to be a miss (unsupportedBreaches says so)
-		}
-		if m := v.judge(sig, ">", b); inDims && m.present && m.holds {
+		// Over on too few values is no miss (unsupportedBreaches says so).
+		if m, missed := v.missed(sig, b); inDims && missed {
 			out = append(out, fmt.Sprintf("its %s bound (%s %.4g %s > %.4g)", strings.TrimPrefix(sig, "client."), sig, m.item.Value, m.item.Unit, b))
 		}
 	}

@@ -246,6 +246,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		impact:    impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
 		strength:  clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
 	}
+	chunkedPrefillAdvice(v, h)
 	// The decode side sees the same stall: long prefill steps push ITL p99 far past p50.
 	if p99, ok := v.val(evidence.SigITLP99); ok {
 		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {

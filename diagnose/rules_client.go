@@ -237,6 +237,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
 		strength:  clamp01(st.item.Value / (10 * stallShareMin)),
 	}
+	chunkedPrefillAdvice(v, h)
 	if p99, ok := v.val(evidence.SigITLP99); ok {
 		if p50, ok2 := v.val(evidence.SigITLP50); ok2 && p50 > 0 {
 			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace, evidence.SigITLP99, evidence.SigITLP50)

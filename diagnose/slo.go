@@ -57,10 +57,32 @@ type boundTest struct {
 	over, n int
 	p       float64
 	q       float64 // the percentile the bound names (0.99 for a p99)
+	// perType: task types carry their own bounds for this signal, so each task was judged
+	// against its type's and the run-level percentile against the contract's says nothing.
+	perType bool
 }
 
 // supported reports whether the excess is more than sampling explains.
 func (b boundTest) supported() bool { return b.p <= breachAlpha }
+
+// missed judges a bounded percentile signal: over its bound when the values over it are
+// more than sampling explains. With per-type bounds the per-task test decides alone; else
+// the run-level value must be over the bound too.
+func (v *view) missed(sig string, b float64) (meas, bool) {
+	m := v.judge(sig, ">", b)
+	bt, tested := v.bounds[sig]
+	if tested && bt.perType {
+		if !bt.supported() || !m.present {
+			return m, false
+		}
+		m.holds = true
+		return m, true
+	}
+	if tested && !bt.supported() {
+		return m, false
+	}
+	return m, m.present && m.holds
+}
 
 // percentileOf is the quantile each bounded client signal estimates.
 var percentileOf = map[string]float64{
@@ -76,24 +98,32 @@ var percentileOf = map[string]float64{
 func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 	out := map[string]boundTest{}
 	type acc struct {
-		bound   float64
 		over, n int
+		perType bool
 	}
 	accs := map[string]*acc{}
 	for sig := range percentileOf {
-		if b, ok := o.bound(sig); ok {
-			accs[sig] = &acc{bound: b}
+		_, ok := o.bound(sig)
+		if pt := o.perType(sig); ok || pt {
+			accs[sig] = &acc{perType: pt}
 		}
 	}
 	if len(accs) == 0 {
 		return out
 	}
+	task := ""
 	count := func(sig string, d time.Duration) {
-		if a := accs[sig]; a != nil {
-			a.n++
-			if rec(d) > a.bound { // as recorded, as the quantile it bounds is
-				a.over++
-			}
+		a := accs[sig]
+		if a == nil {
+			return
+		}
+		b, ok := o.boundFor(task, sig)
+		if !ok {
+			return
+		}
+		a.n++
+		if rec(d) > b { // as recorded, as the quantile it bounds is
+			a.over++
 		}
 	}
 	for i := range recs {
@@ -101,6 +131,7 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 		if r.Phase != record.PhaseWarm || !r.OK() {
 			continue
 		}
+		task = r.Task
 		if d, ok := r.TTFT(); ok {
 			count(evidence.SigTTFTP50, d)
 			count(evidence.SigTTFTP95, d)
@@ -119,6 +150,11 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 		}
 	}
 	for sig, a := range accs {
+		if a.perType {
+			q := percentileOf[sig]
+			out[sig] = boundTest{over: a.over, n: a.n, q: q, p: binomTail(a.n, a.over, 1-q), perType: true}
+			continue
+		}
 		if a.over == 0 {
 			// No value over the bound: the signal over it was not computed from these
 			// records (a hand-built evidence file, an outside source); judge it as given.
@@ -155,7 +191,7 @@ func unsupportedBreaches(v *view, o *Options) []string {
 			continue
 		}
 		bt, tested := v.bounds[sig]
-		if m := v.judge(sig, ">", b); m.present && m.holds && tested && !bt.supported() {
+		if m := v.judge(sig, ">", b); m.present && m.holds && tested && !bt.supported() && !bt.perType {
 			what := "tasks"
 			if strings.Contains(sig, "itl") {
 				what = "token gaps"

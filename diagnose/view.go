@@ -27,12 +27,15 @@ type view struct {
 	// engine is the detected engine (evidence run.engine): predictions and probes name its
 	// own knobs.
 	engine string
+	// config is what the engine reported of its configuration (evidence run.engine_config):
+	// a prediction never advises turning on what is on, and says when it could not know.
+	config map[string]string
 }
 
 // newView indexes the headline signals of an evidence package (unlabelled; warm phase
 // preferred, as evidence.Signal does).
 func newView(ev *evidence.Evidence) *view {
-	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}, engine: ev.Run.Engine}
+	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}, engine: ev.Run.Engine, config: ev.Run.EngineConfig}
 	for _, st := range ev.Stages {
 		for _, s := range st.Signals {
 			v.stages[st.Stage] = true

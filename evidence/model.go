@@ -71,16 +71,18 @@ const (
 
 // Evidence is the whole evidence package of one run (evidence.json).
 type Evidence struct {
-	Framework      string                   `json:"framework"`
-	SchemaVersion  int                      `json:"schema_version"`
-	Contract       ContractRef              `json:"contract"`
-	Run            Run                      `json:"run"`
-	Workload       Workload                 `json:"workload"`
-	Stages         []Stage                  `json:"stages"`
-	Findings       []Finding                `json:"findings"`
-	OwnerLayer     *Layer                   `json:"owner_layer"`
-	Verdict        string                   `json:"verdict,omitempty"` // one-line conclusion
-	Headroom       []Headroom               `json:"headroom,omitempty"`
+	Framework     string      `json:"framework"`
+	SchemaVersion int         `json:"schema_version"`
+	Contract      ContractRef `json:"contract"`
+	Run           Run         `json:"run"`
+	Workload      Workload    `json:"workload"`
+	Stages        []Stage     `json:"stages"`
+	Findings      []Finding   `json:"findings"`
+	OwnerLayer    *Layer      `json:"owner_layer"`
+	Verdict       string      `json:"verdict,omitempty"` // one-line conclusion
+	Headroom      []Headroom  `json:"headroom,omitempty"`
+	// Budget is where each task type's time went, against its bounds and floors (budget.go).
+	Budget         *Budget                  `json:"budget,omitempty"`
 	StopConditions map[string]StopCondition `json:"stop_conditions"`
 	Rollback       Rollback                 `json:"rollback"`
 	AcceptanceUnit string                   `json:"acceptance_unit"`

@@ -151,8 +151,10 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	for _, r := range results {
 		trace.FillEvidence(ev, r)
 	}
-	diagnose.DiagnoseTasks(ev, tasks, diagnose.Options{SLO: diagnose.SLOBounds(c.SLO), Seed: o.Seed, ClosedLoop: c.Arrival.Process == "closed",
-		Stage1: rundir.StatsOptions(c, ev.Run.StartedAt)})
+	dopts := diagnose.OptionsFor(c)
+	dopts.Seed = o.Seed
+	dopts.Stage1 = rundir.StatsOptions(c, ev.Run.StartedAt)
+	diagnose.DiagnoseTasks(ev, tasks, dopts)
 	return ev, recs, nil
 }
 

@@ -31,6 +31,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 type htmlView struct {
 	Ev          *evidence.Evidence
 	Strip       Strip
+	Budget      template.HTML
 	Verdict     string
 	Owner       string
 	Stops       []namedStop
@@ -68,7 +69,7 @@ type namedSummary struct {
 // HTML writes one self-contained page: no scripts, styles or fonts from the network; the
 // charts are inline SVG drawn from the evidence's histograms, series and band summaries.
 func HTML(w io.Writer, ev *evidence.Evidence) error {
-	v := htmlView{Ev: ev, Verdict: verdictOr(ev), Owner: "none", Strip: stripOf(ev)}
+	v := htmlView{Ev: ev, Verdict: verdictOr(ev), Owner: "none", Strip: stripOf(ev), Budget: budgetHTML(ev.Budget)}
 	if ev.OwnerLayer != nil {
 		v.Owner = string(*ev.OwnerLayer)
 	}

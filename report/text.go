@@ -23,6 +23,9 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 	if p.err == nil {
 		p.err = writeStrip(w, stripOf(ev))
 	}
+	if p.err == nil {
+		p.err = writeBudget(w, ev.Budget)
+	}
 	p.f("Contract: %s v%d (sha256 %s)  Target: %s", orDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), orDash(ev.Run.Target))
 	if ev.Run.Engine != "" {
 		p.f("  Engine: %s", ev.Run.Engine)

@@ -91,6 +91,7 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 	if dropped > 0 {
 		st.notes[KindEngine] = append(st.notes[KindEngine], fmt.Sprintf("%d signals left out: not finite (NaN or infinite values on the pages)", dropped))
 	}
+	systemConfig(ev, samples)
 	st.annotate(ev, KindEngine, evidence.StageServingCache)
 	st.annotate(ev, KindDCGM, evidence.StageGPUExecution)
 	st.series(ev)
@@ -233,6 +234,9 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 		d, skipped := mergedDelta(rs, x.q, w)
 		if d == nil {
 			continue
+		}
+		if name, ok := serverMeans[x.q]; ok && d.cnt >= 1 {
+			add(name, "ms", d.sum/d.cnt*1000, fmt.Sprintf("histogram sum/count deltas over the window; n=%.0f", d.cnt))
 		}
 		for _, p := range []struct {
 			name string

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/pel-ladder/pel/gpuspec"
 )
 
 // GPU holds the published figures the roofline needs. Dense (non-sparse) BF16 tensor FLOP/s
@@ -21,29 +23,17 @@ type GPU struct {
 	ComputeCap [2]int
 }
 
-// gpus is the GPU catalog. Figures are from NVIDIA's datasheets:
-//   - H100 SXM5 80GB: 3.35 TB/s HBM3, 989 TFLOPS dense BF16 (1,979 with sparsity), 132 SMs,
-//     NVLink 4 900 GB/s bidirectional (450 GB/s per direction). "NVIDIA H100 Tensor Core GPU
-//     Datasheet" (nvidia.com/en-us/data-center/h100), SM count from the Hopper whitepaper.
-//   - H200 SXM 141GB: 4.8 TB/s HBM3e, 989 TFLOPS dense BF16, NVLink 900 GB/s. "NVIDIA H200
-//     Tensor Core GPU Datasheet" (nvidia.com/en-us/data-center/h200).
-//   - A100 SXM4 80GB: 2,039 GB/s HBM2e, 312 TFLOPS dense BF16, 108 SMs, NVLink 3 600 GB/s
-//     bidirectional. "NVIDIA A100 Tensor Core GPU Datasheet" and the Ampere whitepaper.
-//   - A100 SXM4 40GB: 1,555 GB/s HBM2, otherwise as the 80GB SXM4 part. Same datasheet.
-//   - L4 24GB: 300 GB/s GDDR6, 121 TFLOPS dense BF16 (242 with sparsity), 58 SMs, PCIe Gen4
-//     x16 (64 GB/s bidirectional), no NVLink. "NVIDIA L4 Tensor Core GPU Datasheet".
-var gpus = map[string]GPU{
-	"h100-sxm": {Name: "h100-sxm", ModelName: "NVIDIA H100 80GB HBM3", MemBytes: 80e9, MemBW: 3.35e12,
-		PeakFLOPS: 989e12, SMs: 132, LinkBW: 450e9, LinkNVLink: true, ComputeCap: [2]int{9, 0}},
-	"h200": {Name: "h200", ModelName: "NVIDIA H200", MemBytes: 141e9, MemBW: 4.8e12,
-		PeakFLOPS: 989e12, SMs: 132, LinkBW: 450e9, LinkNVLink: true, ComputeCap: [2]int{9, 0}},
-	"a100-80gb": {Name: "a100-80gb", ModelName: "NVIDIA A100-SXM4-80GB", MemBytes: 80e9, MemBW: 2.039e12,
-		PeakFLOPS: 312e12, SMs: 108, LinkBW: 300e9, LinkNVLink: true, ComputeCap: [2]int{8, 0}},
-	"a100-40gb": {Name: "a100-40gb", ModelName: "NVIDIA A100-SXM4-40GB", MemBytes: 40e9, MemBW: 1.555e12,
-		PeakFLOPS: 312e12, SMs: 108, LinkBW: 300e9, LinkNVLink: true, ComputeCap: [2]int{8, 0}},
-	"l4": {Name: "l4", ModelName: "NVIDIA L4", MemBytes: 24e9, MemBW: 300e9,
-		PeakFLOPS: 121e12, SMs: 58, LinkBW: 32e9, LinkNVLink: false, ComputeCap: [2]int{8, 9}},
-}
+// gpus is the GPU catalog: package gpuspec's datasheet figures (the one place they live),
+// in the cost model's terms.
+var gpus = func() map[string]GPU {
+	out := map[string]GPU{}
+	for _, k := range gpuspec.Keys() {
+		g, _ := gpuspec.Lookup(k)
+		out[k] = GPU{Name: g.Key, ModelName: g.ModelName, MemBytes: g.MemBytes, MemBW: g.MemBW, PeakFLOPS: g.PeakFLOPS,
+			SMs: g.SMs, LinkBW: g.LinkBW, LinkNVLink: g.NVLink, ComputeCap: g.ComputeCap}
+	}
+	return out
+}()
 
 // Model holds a decoder-only transformer's shape, from its Hugging Face config.json.
 type Model struct {
@@ -60,6 +50,12 @@ type Model struct {
 	TiedEmbed    bool
 	DTypeBytes   float64 // 2 for bf16
 	MaxModelLen  int     // max_position_embeddings
+	// ActiveParams, set for a mixture-of-experts model, are the parameters one token's
+	// forward pass uses (shared layers plus its top-k experts); Params then counts every
+	// expert, which is what memory holds. Intermediate is the active experts' FFN width
+	// together, so the layer shape carries the active compute and weight traffic (the
+	// small-batch limit, where a step's tokens share their experts).
+	ActiveParams float64
 }
 
 // models is the model catalog; shapes come from each repository's config.json and parameter
@@ -74,6 +70,9 @@ type Model struct {
 //     vocab 151936, untied embeddings, 8.19B parameters (6.95B non-embedding), context 40960.
 //   - Qwen/Qwen2.5-0.5B: 24 layers, hidden 896, 14 heads, 2 KV heads, head dim 64, FFN 4864,
 //     vocab 151936, tied embeddings, 0.49B parameters.
+//   - mistralai/Mixtral-8x7B-v0.1: 32 layers, hidden 4096, 32 heads, 8 KV heads, 8 experts
+//     of FFN 14336 with 2 active per token, vocab 32000, 46.7B parameters (12.9B active),
+//     context 32768.
 //   - tiny: a made-up 4-layer model for fast tests (parameters computed from its shape).
 var models = map[string]Model{
 	"llama-3-8b": {Name: "llama-3-8b", HFName: "meta-llama/Meta-Llama-3-8B", Params: 8.03e9, Layers: 32,
@@ -90,6 +89,9 @@ var models = map[string]Model{
 		DTypeBytes: 2, MaxModelLen: 40960},
 	"qwen2.5-0.5b": {Name: "qwen2.5-0.5b", HFName: "Qwen/Qwen2.5-0.5B", Params: 0.49e9, Layers: 24,
 		Hidden: 896, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936, TiedEmbed: true,
+		DTypeBytes: 2, MaxModelLen: 32768},
+	"mixtral-8x7b": {Name: "mixtral-8x7b", HFName: "mistralai/Mixtral-8x7B-v0.1", Params: 46.7e9, ActiveParams: 12.9e9,
+		Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 2 * 14336, Vocab: 32000,
 		DTypeBytes: 2, MaxModelLen: 32768},
 	"tiny": func() Model {
 		m := Model{Name: "tiny", HFName: "pel/tiny-test-model", Layers: 4, Hidden: 256, Heads: 4, KVHeads: 2,
@@ -145,6 +147,9 @@ func (m Model) lmHeadParams() float64 { return float64(m.Vocab) * float64(m.Hidd
 // them except the input embedding table (unless it is tied to the LM head, then it is read
 // there anyway).
 func (m Model) StreamedParams() float64 {
+	if m.ActiveParams > 0 {
+		return m.ActiveParams - m.embedParams()
+	}
 	if m.TiedEmbed {
 		return m.Params
 	}

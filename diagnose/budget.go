@@ -1,0 +1,1026 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/gpuspec"
+	"github.com/pel-ladder/pel/quantile"
+	"github.com/pel-ladder/pel/record"
+)
+
+// The time budget: every completed warm task's time split into components, each charged
+// to a layer (or to the measuring side, or left unattributed), with its source; the excess
+// over the contract's bounds, over the tasks that missed them, attributed to the layers;
+// and the physical floors the measured times compare with.
+//
+// Component definitions follow the engines' own phase boundaries. vLLM v1
+// (vllm/v1/metrics/stats.py, RequestStateStats): queue = scheduled − queued (WAITING),
+// prefill = first token − scheduled, decode = last token − first token, and TTFT = first
+// token − arrival; so engine TTFT = queue + prefill, and client TTFT from send − engine TTFT
+// is time outside the engine. llama.cpp (tools/server/server.cpp, result timings):
+// prompt_ms is prompt processing once the slot started the task and predicted_ms the
+// generation; a wait for a slot is in neither.
+
+// Component slots, in the order a task's time passes through them.
+const (
+	cLateness = iota
+	cClientQueue
+	cRetries
+	cOutside
+	cQueueCap
+	cQueue
+	cPrefillFloor
+	cPrefillOver
+	cDelivery
+	cTTFTRest
+	cDecodeFloor
+	cDecodeOver
+	cComm
+	cSpec
+	cStalls
+	cDecodeRest
+	nComponents
+)
+
+// stallFactor: a token gap over twice the task's median gap is a stall, not a step: a
+// continuous-batching engine emits one token per sequence per step, so a gap of two steps
+// or more means a step did other work (a co-batched prefill, a recompute) or none.
+const stallFactor = 2.0
+
+// specNoGain: below one accepted draft token in twenty, a draft repays nothing: at k draft
+// tokens a step gains at most k/20 of a token while it pays for k draft passes and their
+// verification.
+const specNoGain = 0.05
+
+// minItemMs: a component under 10 µs per task is rounding left by the subtraction of
+// measured times, not time spent.
+const minItemMs = 0.01
+
+// ownerShare: a layer owns the excess when its components explain more than half of it,
+// more than every other component together.
+const ownerShare = 0.5
+
+// compDef names a component, its part, default layer and source.
+type compDef struct {
+	name  string
+	part  string
+	layer evidence.Layer
+}
+
+var compDefs = [nComponents]compDef{
+	cLateness:     {"client lateness (load generator behind schedule)", evidence.PartTTFT, ""},
+	cClientQueue:  {"client queue (contract max_in_flight)", evidence.PartTTFT, ""},
+	cRetries:      {"earlier attempts and backoff", evidence.PartTTFT, ""},
+	cOutside:      {"outside the engine before it saw the request", evidence.PartTTFT, evidence.LayerApplication},
+	cQueueCap:     {"engine queue the load alone explains (processor sharing at the floor)", evidence.PartTTFT, evidence.LayerHardware},
+	cQueue:        {"engine queue", evidence.PartTTFT, evidence.LayerScheduling},
+	cPrefillFloor: {"prefill at the compute floor", evidence.PartTTFT, evidence.LayerHardware},
+	cPrefillOver:  {"prefill above its floor", evidence.PartTTFT, ""},
+	cDelivery:     {"tokens held back before the first event", evidence.PartTTFT, evidence.LayerApplication},
+	cTTFTRest:     {"unattributed (to first token)", evidence.PartTTFT, ""},
+	cDecodeFloor:  {"decode at the bandwidth floor", evidence.PartDecode, evidence.LayerHardware},
+	cDecodeOver:   {"decode steps above their floor", evidence.PartDecode, ""},
+	cComm:         {"communication (exposed collectives)", evidence.PartDecode, evidence.LayerParallelism},
+	cSpec:         {"speculative net cost", evidence.PartDecode, evidence.LayerSpeculative},
+	cStalls:       {"decode stalls (cause not separated)", evidence.PartDecode, ""},
+	cDecodeRest:   {"unattributed (decode)", evidence.PartDecode, ""},
+}
+
+// taskTime is one task's budget.
+type taskTime struct {
+	r      *record.Record
+	ms     [nComponents]float64
+	ttft   float64 // from scheduled
+	decode float64
+	tokens float64 // tokens after the first event
+	medGap float64 // the task's median per-token gap
+	gaps   []float64
+	// steadyGap[i] is gaps[i] less any stall of its event; stallMs and steadyMs add up the
+	// decode's stalls and steps.
+	steadyGap         []float64
+	stallMs, steadyMs float64
+}
+
+// eventGaps fills the per-token gaps of r and splits its decode into steps and stalls.
+func (t *taskTime) eventGaps(r *record.Record) {
+	n := min(len(r.ChunkUS), len(r.ChunkTokens))
+	var ev []float64
+	for i := 1; i < n; i++ {
+		if r.ChunkTokens[i] > 0 {
+			ev = append(ev, float64(r.ChunkUS[i]-r.ChunkUS[i-1])/1000)
+		}
+	}
+	if len(ev) == 0 {
+		return
+	}
+	med := quantile.Of(ev, 0.5)
+	j := 0
+	for i := 1; i < n && len(t.gaps) < record.MaxTokens; i++ {
+		k := r.ChunkTokens[i]
+		if k <= 0 {
+			continue
+		}
+		g := ev[j]
+		j++
+		steady := g
+		if g > stallFactor*med {
+			t.stallMs += g - med
+			steady = med
+		}
+		t.steadyMs += steady
+		for range k {
+			t.gaps = append(t.gaps, g/float64(k))
+			t.steadyGap = append(t.steadyGap, steady/float64(k))
+		}
+	}
+	t.tokens = float64(len(t.gaps))
+	t.medGap = quantile.Of(t.steadyGap, 0.5)
+}
+
+// budgetCtx holds the run-level figures every task's budget uses and what each comes from.
+type budgetCtx struct {
+	sys        system
+	floors     bool
+	stepFloor  float64 // ms per decode step at the run's batch and context
+	commFloor  float64
+	layers     [nComponents]evidence.Layer
+	names      [nComponents]string
+	src        [nComponents]string
+	unc        [nComponents]string
+	measuredBy [nComponents]string
+	// Engine figures (run-level).
+	outsideMs, queueMs, prefillMean, meanUncached float64
+	haveEngineTTFT, haveQueue, havePrefill        bool
+	perToken                                      float64 // engine's per-token decode time, ms
+	commFrac                                      float64 // exposed collective share of decode
+	specCost                                      bool
+	// queueAll: the wait before the engine's own processing is its queue (a rule saw the
+	// engine at its ceiling); idle: the engine had free capacity, so a wait the engine's
+	// queue does not account for was spent before it saw the request.
+	queueAll, idle bool
+	// load is the floor's load ρ.
+	load float64
+}
+
+// firedLayer returns the layer of the highest-ranked credible finding among ids, or "".
+func firedLayer(found []ranked, ids ...string) (evidence.Layer, string) {
+	for _, x := range found {
+		if x.f.Confidence < ownerMinConfidence || x.f.Severity == evidence.SeverityInfo {
+			continue
+		}
+		for _, id := range ids {
+			if x.r.id == id {
+				return x.f.Layer, x.r.id
+			}
+		}
+	}
+	return "", ""
+}
+
+// newBudgetCtx reads the run-level figures and decides which layer each component is
+// charged to: signature rules that fired sharpen the components they explain.
+func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record) *budgetCtx {
+	b := &budgetCtx{}
+	for i, d := range compDefs {
+		b.layers[i], b.names[i] = d.layer, d.name
+	}
+	engines := 1
+	if n, ok := v.val(evidence.SigEngines); ok && n >= 1 {
+		engines = int(n)
+	}
+	b.sys = systemOf(ev, o, engines)
+	b.floors = b.sys.ready()
+
+	// Client-side figures.
+	b.src[cLateness] = "client: first send − scheduled, less client queue"
+	b.src[cClientQueue] = "client: wait for a contract concurrency slot"
+	b.src[cRetries] = "client: final attempt's send − first attempt's send"
+	b.src[cStalls] = "client token gaps over twice the task's median gap"
+	b.unc[cStalls] = "a stall shorter than one median gap is counted as steps"
+
+	// Engine TTFT, queue and prefill means (vLLM's request-phase histograms).
+	var sent []float64
+	nUnc, sumUnc := 0, 0.0
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase != record.PhaseWarm || !r.OK() || r.MultiStep() {
+			continue
+		}
+		if d, ok := r.TTFTFromSent(); ok {
+			sent = append(sent, ms(d))
+		}
+		nUnc++
+		sumUnc += uncached(r)
+	}
+	if nUnc > 0 {
+		b.meanUncached = sumUnc / float64(nUnc)
+	}
+	meanSent := mean(sent)
+	if t, ok := v.val(evidence.SigServerTTFTMean); ok && len(sent) > 0 {
+		b.haveEngineTTFT = true
+		b.outsideMs = math.Max(0, meanSent-t)
+		b.src[cOutside] = fmt.Sprintf("client TTFT from send (mean %.0f ms) − engine TTFT (mean %.0f ms, %s)", meanSent, t, v.sig[evidence.SigServerTTFTMean].Source)
+		b.unc[cOutside] = "run-level mean given to every task"
+	}
+	if q, ok := v.val(evidence.SigServerQueueMean); ok {
+		b.haveQueue, b.queueMs = true, q
+		b.src[cQueue] = "engine queue histogram (WAITING phase)"
+	} else if w, ok := v.val(evidence.SigWaitingMean); ok {
+		// Little's law: mean requests waiting = arrival rate × mean wait.
+		if thr, ok := v.val(evidence.SigThroughput); ok && thr > 0 {
+			b.haveQueue, b.queueMs = true, 1000*w/thr
+			b.src[cQueue] = fmt.Sprintf("engine requests_waiting mean %.2f ÷ %.2f tasks/s (Little's law)", w, thr)
+			b.unc[cQueue] = "run-level mean given to every task"
+		}
+	}
+	if rm, ok := v.val(evidence.SigRunningMax); ok {
+		if slots, err := strconv.Atoi(ev.Run.EngineConfig["slots"]); err == nil && slots > 0 && rm < float64(slots) {
+			b.idle = true
+			b.src[cOutside] = fmt.Sprintf("by elimination: at most %.0f of %d slots ran and the engine's queue holds the rest", rm, slots)
+		}
+	}
+	if p, ok := v.val(evidence.SigServerPrefillMean); ok {
+		b.havePrefill, b.prefillMean = true, p
+		b.src[cPrefillFloor] = "engine prefill histogram mean, apportioned by uncached prompt tokens"
+		b.unc[cPrefillFloor] = "apportioned linearly in prompt length"
+	}
+	if it, ok := v.val(evidence.SigServerITLP50); ok {
+		b.perToken = it
+	}
+	if !b.haveQueue && !b.haveEngineTTFT {
+		b.measuredBy[cQueue] = "engine /metrics (queue histogram or waiting gauge) or OTLP spans (gen_ai.latency.time_in_queue)"
+		b.measuredBy[cOutside] = "the engine's own TTFT (vLLM time_to_first_token histogram, OTLP spans) against the client's"
+	}
+
+	// Which layer the queue belongs to: a full KV cache with preemptions makes requests
+	// wait for blocks (memory); work needing most of the floor capacity waits for the
+	// hardware whatever the schedule; otherwise the schedule (admission, slots, batching).
+	// vLLM preempts a running sequence only when the block pool cannot give it the next
+	// block (vllm/v1/core/sched/scheduler.py, the preemption loop in schedule()): any
+	// preemption says the cache ran out, whatever a sampled usage gauge read.
+	kvFull := false
+	if p, ok := v.val(evidence.SigPreemptions); ok && p > 0 {
+		kvFull = true
+	}
+	admission, admissionID := firedLayer(found, "admission-queue")
+	b.queueAll = admission != ""
+	switch {
+	case kvFull:
+		b.layers[cQueue] = evidence.LayerMemory
+		b.names[cQueue] = "engine queue (waiting for KV blocks; preemptions)"
+		b.layers[cStalls] = evidence.LayerMemory
+		b.names[cStalls] = "decode stalls (preemption and recompute)"
+	default:
+		if l, id := firedLayer(found, "kv-thrash", "multiturn-reprefill", "context-exhausted"); l != "" {
+			b.layers[cQueue] = l
+			b.names[cQueue] = "engine queue (" + id + ")"
+		} else if l, id := firedLayer(found, queueCauses...); l != "" {
+			// A slow service makes the queue: the rule that saw why service was slow
+			// names the queue's layer (collectives in every step, warm-up on the path).
+			b.layers[cQueue] = l
+			b.names[cQueue] = "engine queue behind a slow service (" + id + ")"
+		} else if admission != "" {
+			b.layers[cQueue] = admission
+			b.names[cQueue] = "engine queue (" + admissionID + ": the engine ran at its ceiling)"
+		}
+	}
+	// Stalls are co-batched prefills by default. Bursty delivery looks like stalls from the
+	// client, and a slow step makes every stall longer: a rule that saw the stream held back,
+	// or why steps are slow, names them, unless the prefill-stall rule itself holds.
+	if !kvFull {
+		if l, id := firedLayer(found, "client-server-gap"); l != "" {
+			b.layers[cStalls] = l
+			b.names[cStalls] = "gaps between delivery bursts (" + id + ")"
+		} else if l, id := firedLayer(found, "prefill-stall"); l != "" {
+			b.layers[cStalls] = l
+			b.names[cStalls] = "decode stalls (co-batched prefills, " + id + ")"
+		} else if l, id := firedLayer(found, stepCauses...); l != "" {
+			b.layers[cStalls] = l
+			b.names[cStalls] = "decode stalls of slow steps (" + id + ")"
+		}
+	}
+	if b.layers[cStalls] == "" {
+		b.measuredBy[cStalls] = "engine /metrics and the other tasks' first tokens (a stall that ends as a prefill does is the prefill's), or a profiler trace of the stalled steps"
+	}
+	// The part of a task's queue the load alone explains is the hardware's. Under processor
+	// sharing, the schedule a chunked scheduler approaches, a task of floor service s at
+	// load ρ stays s/(1−ρ) on average whatever the other tasks' sizes (M/G/1-PS, Kleinrock):
+	// it waits s·ρ/(1−ρ). The floor's ρ (the work's FLOPs over the deployment's achievable
+	// FLOP/s) is below the engine's true utilisation, so this part is a lower bound; any
+	// wait beyond it is the schedule's.
+	if b.floors && !kvFull {
+		b.load, _ = b.floorLoadService(ev, recs)
+		b.src[cQueueCap] = fmt.Sprintf("floor load ρ %.2f: a task of floor service s waits s·ρ/(1−ρ) under processor sharing", b.load)
+		b.unc[cQueueCap] = "the floor's load is below the engine's true utilisation"
+	}
+
+	// Prefill above its floor: long prompts computed slowly (kernel), or mixed with decodes
+	// or split in chunks (scheduling). Only a rule that saw which says so.
+	if l, id := firedLayer(found, "prefill-compute", "prefill-hol", "cold-start"); l != "" {
+		b.layers[cPrefillOver] = l
+		b.names[cPrefillOver] = "prefill above its floor (" + id + ")"
+	} else {
+		b.measuredBy[cPrefillOver] = "a profiler trace of prefill steps (attention vs GEMM time: kernel vs batching)"
+	}
+
+	// Decode above its floor.
+	if c, ok := v.val(evidence.SigTraceCommPct); ok && c > 0 {
+		ov, _ := v.val(evidence.SigTraceCommOverlapPct)
+		b.commFrac = c / 100 * (1 - math.Min(ov, 100)/100)
+		b.src[cComm] = fmt.Sprintf("trace: communication %.0f%% of kernel time, %.0f%% overlapped", c, ov)
+		b.unc[cComm] = "the trace's window stands for every step"
+	} else if b.sys.tp > 1 {
+		b.measuredBy[cComm] = "a profiler trace (pel analyze DIR --trace FILE): communication share of kernel time"
+	}
+	if a, ok := v.val(evidence.SigSpecAcceptanceRate); ok && a < specNoGain {
+		b.specCost = true
+		b.src[cSpec] = fmt.Sprintf("engine spec acceptance %.3f: with nothing accepted every draft is net cost", a)
+	} else if l, _ := firedLayer(found, "speculative-negative"); l != "" {
+		b.specCost = true
+		b.src[cSpec] = "speculative-negative finding"
+	}
+	if l, id := firedLayer(found, "launch-bound", "scheduler-bound", "exposed-communication", "speculative-negative", "bandwidth-bound"); l != "" {
+		b.layers[cDecodeOver] = l
+		b.names[cDecodeOver] = "decode steps above their floor (" + id + ")"
+	} else if l, why := hostFromTrace(v); l != "" {
+		b.layers[cDecodeOver] = l
+		b.names[cDecodeOver] = "decode steps above their floor (" + why + ")"
+	} else {
+		b.measuredBy[cDecodeOver] = "a profiler trace (kernel gaps vs host time) or DCGM (SM vs DRAM active): kernel vs scheduler"
+	}
+	// What no source splits is charged to the strongest credible rule of its dimension, by
+	// name, and otherwise stays unattributed.
+	for _, x := range found {
+		if x.f.Confidence < ownerMinConfidence || x.f.Severity == evidence.SeverityInfo {
+			continue
+		}
+		dims := map[string]bool{}
+		for _, d := range specs[x.r.id].dims {
+			dims[d] = true
+		}
+		if dims[dimTTFT] && b.layers[cTTFTRest] == "" {
+			b.layers[cTTFTRest] = x.f.Layer
+			b.names[cTTFTRest] = "to first token, unsplit (" + x.r.id + ")"
+		}
+		if (dims[dimITL] || dims[dimTPOT]) && b.layers[cDecodeRest] == "" {
+			b.layers[cDecodeRest] = x.f.Layer
+			b.names[cDecodeRest] = "decode, unsplit (" + x.r.id + ")"
+		}
+	}
+	if b.layers[cTTFTRest] == "" {
+		b.measuredBy[cTTFTRest] = "engine /metrics (queue and prefill histograms), server timings or OTLP spans"
+	}
+	if !b.floors && b.layers[cDecodeOver] == "" {
+		b.names[cDecodeOver] = "decode steps (no floor known)"
+	}
+	if b.floors {
+		batch, ctx := b.batchAndContext(v, recs, engines)
+		b.stepFloor, b.commFloor = b.sys.decodeStep(batch, ctx)
+		b.src[cDecodeFloor] = fmt.Sprintf("floor %.2f ms per step (batch %.1f, context %.0f tokens)", b.stepFloor, batch, ctx)
+		b.src[cPrefillFloor] = joinNote(b.src[cPrefillFloor], "floor: 2 FLOPs per active weight per token at achievable tensor throughput")
+	} else {
+		b.measuredBy[cDecodeFloor] = "the GPU model (DCGM modelName, or contract system.gpu) and parameters (contract system.params)"
+		b.measuredBy[cPrefillFloor] = b.measuredBy[cDecodeFloor]
+	}
+	return b
+}
+
+// queueCauses are the rules whose finding says why a service was slow enough to queue
+// tasks behind it.
+var queueCauses = []string{"exposed-communication", "cold-start", "speculative-negative", "scheduler-bound", "launch-bound"}
+
+// stepCauses are the rules whose finding says why decode steps are slow.
+var stepCauses = []string{"speculative-negative", "exposed-communication", "launch-bound", "scheduler-bound", "bandwidth-bound"}
+
+// batchAndContext is the mean decode batch per replica and the mean context a sequence
+// holds: the engine's running gauge, else the client's in-flight count.
+func (b *budgetCtx) batchAndContext(v *view, recs []record.Record, engines int) (batch, ctx float64) {
+	batch = 1
+	if r, ok := v.val(evidence.SigRunningMean); ok && r > 0 {
+		batch = r
+	} else if f, ok := v.val(evidence.SigInFlightMean); ok && f > 0 {
+		batch = math.Max(1, f/float64(engines))
+	}
+	n, sum := 0, 0.0
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase == record.PhaseWarm && r.OK() && !r.MultiStep() {
+			n++
+			sum += float64(r.PromptTokens) + float64(r.OutputTokens)/2
+		}
+	}
+	if n > 0 {
+		ctx = sum / float64(n)
+	}
+	return batch, ctx
+}
+
+// floorLoad is the share of the warm window the deployment needs, at its floor, for the
+// warm tasks' FLOPs (prefill and decode; batching cannot remove FLOPs).
+func (b *budgetCtx) floorLoad(ev *evidence.Evidence, recs []record.Record) float64 {
+	rho, _ := b.floorLoadService(ev, recs)
+	return rho
+}
+
+// floorLoadService is the floor's load ρ and the mean floor service time of a task in ms
+// (its FLOPs at the deployment's achievable FLOP/s).
+func (b *budgetCtx) floorLoadService(ev *evidence.Evidence, recs []record.Record) (rho, svcMs float64) {
+	if !b.floors {
+		return 0, 0
+	}
+	var win float64
+	for _, p := range ev.Run.Phases {
+		if p.Name == evidence.PhaseWarm {
+			win += p.EndS - p.StartS
+		}
+	}
+	if win <= 0 {
+		return 0, 0
+	}
+	flops, n := 0.0, 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase == record.PhaseWarm && !r.MultiStep() {
+			flops += 2 * b.sys.active * (uncached(r) + float64(r.OutputTokens))
+			n++
+		}
+	}
+	rate := float64(b.sys.gpus) * b.sys.gpu.PeakFLOPS * gpuspec.AchievableTensor
+	if n == 0 || rate <= 0 {
+		return 0, 0
+	}
+	return flops / (rate * win), 1000 * flops / float64(n) / rate
+}
+
+// taskBudget splits one completed task's time.
+func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
+	t := taskTime{r: r}
+	ttft, ok := r.TTFT()
+	sentD, ok2 := r.TTFTFromSent()
+	if !ok || !ok2 {
+		return t, false
+	}
+	t.ttft = ms(ttft)
+	lag, _ := r.ScheduleLag()
+	t.ms[cLateness] = math.Max(0, ms(lag))
+	t.ms[cClientQueue] = float64(r.ClientQueueUS) / 1000
+	if !r.FirstSentAt.IsZero() && r.SentAt.After(r.FirstSentAt) {
+		t.ms[cRetries] = ms(r.SentAt.Sub(r.FirstSentAt))
+	}
+	sent := ms(sentD)
+
+	// Per-token gaps, from the event gaps spread over the tokens each event carried; an event
+	// gap over stallFactor × the task's median event gap is a stall (a speculative step's
+	// several tokens, or a proxy's burst, are one event, not several gaps).
+	t.eventGaps(r)
+	perTok := b.perToken
+	if r.Server != nil && r.Server.DecodeUS > 0 && r.OutputTokens > 1 {
+		perTok = float64(r.Server.DecodeUS) / 1000 / float64(r.OutputTokens-1)
+	}
+	// Tokens that came with the first event were generated before the client saw any.
+	if len(r.ChunkTokens) > 0 && r.ChunkTokens[0] > 1 && perTok > 0 {
+		t.ms[cDelivery] = math.Min(sent, float64(r.ChunkTokens[0]-1)*perTok)
+	}
+	rest := sent - t.ms[cDelivery]
+	var prefill float64
+	switch {
+	case r.Server != nil && r.Server.PrefillUS > 0:
+		prefill = math.Min(rest, float64(r.Server.PrefillUS)/1000)
+		pre := rest - prefill
+		switch {
+		case b.queueAll:
+			t.ms[cQueue] = pre
+		case b.haveQueue:
+			t.ms[cQueue] = math.Min(pre, b.queueMs)
+			if b.idle {
+				// By elimination: the engine says how long it queued and had free slots;
+				// the rest of the wait was spent before it saw the request.
+				t.ms[cOutside] = pre - t.ms[cQueue]
+			} else {
+				t.ms[cTTFTRest] = pre - t.ms[cQueue]
+			}
+		default:
+			t.ms[cTTFTRest] = pre
+		}
+	case b.haveEngineTTFT:
+		t.ms[cOutside] = math.Min(rest, b.outsideMs)
+		e := rest - t.ms[cOutside]
+		if b.havePrefill && b.meanUncached > 0 {
+			prefill = math.Min(e, b.prefillMean*uncached(r)/b.meanUncached)
+		} else if b.havePrefill {
+			prefill = math.Min(e, b.prefillMean)
+		}
+		if b.havePrefill {
+			// vLLM: engine TTFT = queue + prefill, so what the engine held the task
+			// before its prefill is its queue.
+			t.ms[cQueue] = e - prefill
+		} else if b.haveQueue {
+			t.ms[cQueue] = math.Min(e, b.queueMs)
+			t.ms[cTTFTRest] = e - t.ms[cQueue]
+		} else {
+			t.ms[cTTFTRest] = e
+		}
+	case b.queueAll:
+		t.ms[cQueue] = rest
+	case b.haveQueue:
+		t.ms[cQueue] = math.Min(rest, b.queueMs)
+		t.ms[cTTFTRest] = rest - t.ms[cQueue]
+	default:
+		t.ms[cTTFTRest] = rest
+	}
+	if prefill > 0 {
+		fl := prefill
+		if b.floors {
+			fl = math.Min(prefill, b.sys.prefill(uncached(r)))
+			t.ms[cPrefillOver] = prefill - fl
+		}
+		t.ms[cPrefillFloor] = fl
+		if !b.floors {
+			// Without floors prefill is one component, charged to no layer.
+			t.ms[cPrefillOver], t.ms[cPrefillFloor] = fl, 0
+		}
+	} else if b.floors && t.ms[cTTFTRest] > 0 {
+		// The prefill's floor is part of any unsplit time to the first token.
+		fl := math.Min(t.ms[cTTFTRest], b.sys.prefill(uncached(r)))
+		t.ms[cPrefillFloor] = fl
+		t.ms[cTTFTRest] -= fl
+	}
+
+	// Decode: steady steps at the task's median gap, and stalls beyond it.
+	if !r.FirstTokenAt.IsZero() && r.LastTokenAt.After(r.FirstTokenAt) {
+		t.decode = ms(r.LastTokenAt.Sub(r.FirstTokenAt))
+	}
+	stalls := math.Min(t.stallMs, t.decode)
+	steady := math.Min(t.decode-stalls, t.steadyMs)
+	t.ms[cStalls] = math.Max(0, stalls)
+	t.ms[cDecodeRest] = math.Max(0, t.decode-steady-t.ms[cStalls])
+	over := steady
+	if b.floors {
+		fl := math.Min(steady, b.stepFloor*t.tokens)
+		t.ms[cDecodeFloor] = fl
+		over = steady - fl
+	}
+	if b.commFrac > 0 {
+		c := math.Min(over, steady*b.commFrac)
+		t.ms[cComm] = c
+		over -= c
+	}
+	if b.specCost {
+		t.ms[cSpec] = over
+		over = 0
+	}
+	t.ms[cDecodeOver] = over
+	if b.load > 0 && t.ms[cQueue] > 0 && b.layers[cQueue] != evidence.LayerMemory {
+		c := t.ms[cQueue]
+		if b.load < 1 {
+			rate := float64(b.sys.gpus) * b.sys.gpu.PeakFLOPS * gpuspec.AchievableTensor
+			svc := 1000 * 2 * b.sys.active * (uncached(r) + float64(r.OutputTokens)) / rate
+			c = math.Min(c, svc*b.load/(1-b.load))
+		}
+		t.ms[cQueueCap] = c
+		t.ms[cQueue] -= c
+	}
+	// What the slots hold must add up to the measured times.
+	sumTTFT := 0.0
+	for i := cLateness; i <= cTTFTRest; i++ {
+		sumTTFT += t.ms[i]
+	}
+	t.ms[cTTFTRest] += t.ttft - sumTTFT
+	return t, true
+}
+
+// over is one task's excess over its type's bounds, in ms, per dimension.
+type over struct {
+	ttft, itl, e2e float64
+	// itlSteady is the part of the ITL excess from steps slower than the bound (not stalls).
+	itlSteady float64
+	why       []string
+}
+
+// excessOf finds a task's excess over its own type's bounds: the per-request bounds it was
+// rejected for, and the percentile bounds the run missed, for the tasks beyond them.
+func excessOf(t *taskTime, o *Options, missed map[string]bool) over {
+	var x over
+	r := t.r
+	task := r.Task
+	rejected := func(metric string) bool {
+		for _, why := range r.Reasons {
+			if strings.HasPrefix(why, "slo "+metric+" max") {
+				return true
+			}
+		}
+		return false
+	}
+	ttftB := 0.0
+	for _, sig := range []string{evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99} {
+		if b, ok := o.boundFor(task, sig); ok && missed[sig] && t.ttft > b && (ttftB == 0 || b < ttftB) {
+			ttftB = b
+		}
+	}
+	if rejected("ttft") {
+		if b, ok := o.taskMax(task, "ttft"); ok && (ttftB == 0 || b < ttftB) {
+			ttftB = b
+		}
+	}
+	if rejected("e2e") {
+		if b, ok := o.taskMax(task, "e2e"); ok && t.ttft+t.decode > b {
+			x.e2e = t.ttft + t.decode - b
+			x.why = append(x.why, "e2e")
+		}
+	}
+	if ttftB > 0 && t.ttft > ttftB {
+		x.ttft = t.ttft - ttftB
+		x.why = append(x.why, "ttft")
+	}
+	// A missed median (ITL p50, TPOT) is the typical step's: only steps count, not stalls.
+	itlB, median := 0.0, false
+	for _, sig := range []string{evidence.SigITLP50, evidence.SigITLP99, evidence.SigTPOTP50} {
+		if b, ok := o.boundFor(task, sig); ok && missed[sig] && (itlB == 0 || b < itlB) {
+			itlB, median = b, sig != evidence.SigITLP99
+		}
+	}
+	if rejected("itl") || rejected("tpot") {
+		for _, m := range []string{"itl", "tpot"} {
+			if b, ok := o.taskMax(task, m); ok && rejected(m) && (itlB == 0 || b < itlB) {
+				itlB, median = b, false
+			}
+		}
+	}
+	if itlB > 0 {
+		e, steady := 0.0, 0.0
+		for i, g := range t.gaps {
+			if g > itlB {
+				e += g - itlB
+				steady += math.Max(0, math.Min(g, t.steadyGap[i])-itlB)
+			}
+		}
+		if median {
+			e = steady
+		}
+		if e > 0 {
+			x.itl, x.itlSteady = e, steady
+			x.why = append(x.why, "itl")
+		}
+	}
+	return x
+}
+
+// taskMax is a task type's per-request bound on one metric, in ms: the contract's max
+// (OptionsFor fills Max), else the p99 signal's bound, which SLOBounds takes from the max
+// when no p99 is given.
+func (o *Options) taskMax(task, metric string) (float64, bool) {
+	if b, ok := o.Max[task+"/"+metric]; ok && b > 0 {
+		return b, true
+	}
+	if b, ok := o.Max[metric]; ok && b > 0 {
+		return b, true
+	}
+	sig := map[string]string{"ttft": evidence.SigTTFTP99, "itl": evidence.SigITLP99, "tpot": evidence.SigTPOTP50, "e2e": evidence.SigE2EP99}[metric]
+	return o.boundFor(task, sig)
+}
+
+// ttftParts and steadyParts are the components above the floors, per part.
+var (
+	ttftParts   = []int{cLateness, cClientQueue, cRetries, cOutside, cQueueCap, cQueue, cPrefillOver, cDelivery, cTTFTRest}
+	steadyParts = []int{cDecodeOver, cComm, cSpec}
+)
+
+// split attributes an excess e of the time made of floors and others (their sum is the
+// measured time, the bound that time less e): to the floors when they alone exceed the
+// bound, else to the components above the floors in proportion to their time.
+func split(ms *[nComponents]float64, e float64, floors, others []int, add func(int, float64)) {
+	if e <= 0 {
+		return
+	}
+	f, o := 0.0, 0.0
+	for _, i := range floors {
+		f += ms[i]
+	}
+	for _, i := range others {
+		o += math.Max(0, ms[i])
+	}
+	bound := f + o - e
+	if f >= bound && f > 0 {
+		// The floor alone is over the bound: removing every other component's time would
+		// still miss it, so the whole excess is the hardware's (the other components stay
+		// visible in the budget itself).
+		for _, i := range floors {
+			add(i, e*ms[i]/f)
+		}
+		return
+	}
+	if o <= 0 {
+		return
+	}
+	for _, i := range others {
+		add(i, e*math.Max(0, ms[i])/o)
+	}
+}
+
+// excessShares attributes one task's excess to its components.
+func (b *budgetCtx) excessShares(t *taskTime, x over, add func(slot int, ms float64)) {
+	split(&t.ms, x.ttft, []int{cPrefillFloor}, ttftParts, add)
+	if x.itl > 0 {
+		// Stall excess goes to the stalls; the steady part to the steps, floor first.
+		if st := x.itl - x.itlSteady; st > 0 {
+			add(cStalls, st)
+		}
+		split(&t.ms, x.itlSteady, []int{cDecodeFloor}, steadyParts, add)
+	}
+	if x.e2e > 0 && x.ttft <= 0 && x.itl <= 0 {
+		all := append(append(append([]int{}, ttftParts...), steadyParts...), cStalls, cDecodeRest)
+		split(&t.ms, x.e2e, []int{cPrefillFloor, cDecodeFloor}, all, add)
+	}
+}
+
+// mean of xs (0 when empty).
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// buildBudget computes the run's budget and the attribution of its excess.
+func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record) *evidence.Budget {
+	b := newBudgetCtx(ev, v, o, found, specs, recs)
+	missed := map[string]bool{}
+	for _, sig := range breachSignals {
+		bd, ok := o.bound(sig)
+		if !ok && !o.perType(sig) {
+			continue
+		}
+		if _, m := v.missed(sig, bd); m {
+			missed[sig] = true
+		}
+	}
+	type acc struct {
+		n, over  int
+		sum      [nComponents]float64
+		ttft, dc float64
+		tok      float64
+		ttftFl   float64
+		decFl    float64
+	}
+	accs := map[string]*acc{}
+	var order []string
+	excess := map[string]float64{} // bucket → ms
+	bucketLayer := map[string]evidence.Layer{}
+	nOver, total := 0, 0.0
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() || r.MultiStep() {
+			continue
+		}
+		// A cold task rejected for latency is a user's task lost too: its excess counts;
+		// the per-type means are the warm phase's.
+		cold := r.Phase == record.PhaseCold
+		if r.Phase != record.PhaseWarm && !(cold && !r.Accepted) {
+			continue
+		}
+		t, ok := b.taskBudget(r)
+		if !ok {
+			continue
+		}
+		if cold {
+			x := excessOf(&t, o, nil)
+			if x.ttft > 0 || x.itl > 0 || x.e2e > 0 {
+				nOver++
+				b.excessShares(&t, x, func(slot int, m float64) {
+					if m <= 0 {
+						return
+					}
+					key := string(b.layers[slot])
+					if key == "" {
+						key = b.names[slot]
+					}
+					bucketLayer[key] = b.layers[slot]
+					excess[key] += m
+					total += m
+				})
+			}
+			continue
+		}
+		a := accs[r.Task]
+		if a == nil {
+			a = &acc{}
+			accs[r.Task] = a
+			order = append(order, r.Task)
+		}
+		a.n++
+		for j := range t.ms {
+			a.sum[j] += t.ms[j]
+		}
+		a.ttft += t.ttft
+		a.dc += t.decode
+		a.tok += t.tokens
+		if b.floors {
+			a.ttftFl += b.sys.prefill(uncached(r))
+			a.decFl += b.stepFloor * t.tokens
+		}
+		x := excessOf(&t, o, missed)
+		if x.ttft <= 0 && x.itl <= 0 && x.e2e <= 0 {
+			continue
+		}
+		a.over++
+		nOver++
+		b.excessShares(&t, x, func(slot int, m float64) {
+			if m <= 0 {
+				return
+			}
+			key := string(b.layers[slot])
+			if key == "" {
+				key = b.names[slot]
+			}
+			bucketLayer[key] = b.layers[slot]
+			excess[key] += m
+			total += m
+		})
+	}
+	sort.Strings(order)
+	out := &evidence.Budget{}
+	for _, task := range order {
+		a := accs[task]
+		n := float64(a.n)
+		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: round3(a.ttft / n), DecodeMs: round3(a.dc / n), TokensPer: round3(a.tok / n)}
+		if bd, ok := o.boundFor(task, evidence.SigTTFTP99); ok {
+			tb.TTFTBoundMs = bd
+		}
+		if bd, ok := o.boundFor(task, evidence.SigITLP99); ok {
+			tb.ITLBoundMs = bd
+		}
+		if b.floors {
+			tb.TTFTFloorMs, tb.DecodeFloorMs = round3(a.ttftFl/n), round3(a.decFl/n)
+		}
+		for j := 0; j < nComponents; j++ {
+			it := evidence.BudgetItem{Name: b.names[j], Part: compDefs[j].part, Layer: b.layers[j], Ms: round3(a.sum[j] / n),
+				Source: b.src[j], Uncertainty: b.unc[j]}
+			if math.Abs(it.Ms) < minItemMs {
+				it.Ms = 0
+			}
+			if it.Ms == 0 {
+				if b.measuredBy[j] == "" {
+					continue // measured, and nothing there
+				}
+				it.MeasuredBy = b.measuredBy[j]
+			}
+			tb.Components = append(tb.Components, it)
+		}
+		out.TaskTypes = append(out.TaskTypes, tb)
+	}
+	if b.floors {
+		out.Floors = b.floorsOut(v, ev, recs)
+	} else if len(b.sys.unknown) > 0 {
+		out.Floors = nil
+	}
+	out.Config = configFacts(ev)
+	if nOver > 0 && total > 0 {
+		out.Excess = attribute(excess, bucketLayer, total, nOver, b)
+	}
+	return out
+}
+
+// floorsOut reports the floors and the measured ÷ floor ratios.
+func (b *budgetCtx) floorsOut(v *view, ev *evidence.Evidence, recs []record.Record) *evidence.Floors {
+	engines := 1
+	if n, ok := v.val(evidence.SigEngines); ok && n >= 1 {
+		engines = int(n)
+	}
+	batch, ctx := b.batchAndContext(v, recs, engines)
+	f := &evidence.Floors{GPU: b.sys.gpu.Key, DecodeStepMs: round3(b.stepFloor), CommStepMs: round3(b.commFloor),
+		PrefillMsPerKTok: round3(b.sys.prefill(1000)), Batch: round3(batch), Context: round3(ctx),
+		Inputs: b.sys.facts, Unknown: b.sys.unknown, FloorLoad: round3(b.floorLoad(ev, recs))}
+	// The client's median gap is exact; the engine's histogram median is bucket-interpolated
+	// and serves when a buffering path bunches the client's tokens.
+	meas, ok := v.val(evidence.SigITLP50)
+	if tpc, ok2 := v.val(evidence.SigTokensPerChunk); !ok || (ok2 && tpc > 1.5) {
+		if m, ok3 := v.val(evidence.SigServerITLP50); ok3 {
+			meas, ok = m, true
+		}
+	}
+	if ok && b.stepFloor > 0 {
+		f.MeasuredStepMs = round3(meas)
+		f.DecodeRatio = round3(meas / b.stepFloor)
+	}
+	if b.havePrefill && b.meanUncached > 0 {
+		if fl := b.sys.prefill(b.meanUncached); fl > 0 {
+			f.PrefillRatio = round3(b.prefillMean / fl)
+		}
+	}
+	return f
+}
+
+func round3(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	p := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+// attribute turns the excess per bucket into shares and names the owner.
+func attribute(excess map[string]float64, layerOf map[string]evidence.Layer, total float64, n int, b *budgetCtx) *evidence.Excess {
+	x := &evidence.Excess{Tasks: n, TotalMs: round3(total),
+		Basis: fmt.Sprintf("%d tasks over their own task type's bounds; %.0f ms over the bounds in all", n, total)}
+	for k, m := range excess {
+		x.Shares = append(x.Shares, evidence.LayerShare{Layer: layerOf[k], What: k, Ms: round3(m), Share: round3(m / total)})
+	}
+	sort.Slice(x.Shares, func(i, j int) bool {
+		if x.Shares[i].Ms != x.Shares[j].Ms {
+			return x.Shares[i].Ms > x.Shares[j].Ms
+		}
+		return x.Shares[i].What < x.Shares[j].What
+	})
+	top := x.Shares[0]
+	if top.Layer != "" && top.Share > ownerShare {
+		x.Owner = top.Layer
+		return x
+	}
+	var cands []string
+	for _, s := range x.Shares {
+		if s.Layer != "" && len(cands) < 2 {
+			cands = append(cands, string(s.Layer))
+		}
+	}
+	x.Candidates = cands
+	x.Probe = probeFor(cands, top, b)
+	return x
+}
+
+// probeFor names the one measurement that separates the leading candidates (or measures
+// the unattributed part that leads).
+func probeFor(cands []string, top evidence.LayerShare, b *budgetCtx) string {
+	if top.Layer == "" {
+		for i, n := range b.names {
+			if n == top.What && b.measuredBy[i] != "" {
+				return b.measuredBy[i]
+			}
+		}
+		if strings.HasPrefix(top.What, "client lateness") {
+			return "rerun the load generator on a quieter machine (its own lateness leads the excess)"
+		}
+	}
+	pair := strings.Join(cands, "+")
+	switch {
+	case strings.Contains(pair, "kernel") && strings.Contains(pair, "scheduling"):
+		return "a profiler trace of a few steps (pel analyze DIR --trace FILE): kernel gaps vs host time between steps"
+	case strings.Contains(pair, "hardware") && strings.Contains(pair, "scheduling"):
+		return "rerun at half the arrival rate: a capacity limit halves the queue, a schedule limit keeps it"
+	case strings.Contains(pair, "memory") && strings.Contains(pair, "scheduling"):
+		return "engine /metrics over the run (KV usage and preemptions against requests waiting)"
+	case strings.Contains(pair, "application"):
+		return "OTLP spans or server timings per request (the engine's arrival time against the client's send)"
+	}
+	return "engine /metrics, DCGM and a profiler trace of a few steps (pel analyze DIR --trace FILE)"
+}
+
+// configFacts lists what the engine reported of its configuration and what it did not.
+func configFacts(ev *evidence.Evidence) []evidence.ConfigFact {
+	var out []evidence.ConfigFact
+	keys := make([]string, 0, len(ev.Run.EngineConfig))
+	for k := range ev.Run.EngineConfig {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, evidence.ConfigFact{Key: k, Value: ev.Run.EngineConfig[k], Source: "engine"})
+	}
+	for _, k := range []string{evidence.ConfigChunkedPrefill, evidence.ConfigMaxNumSeqs, evidence.ConfigMaxBatchedTok,
+		evidence.ConfigKVDType, evidence.ConfigSpeculative, evidence.ConfigTensorParallel} {
+		_, ok := ev.Run.EngineConfig[k]
+		if k == evidence.ConfigMaxNumSeqs && ev.Run.EngineConfig["slots"] != "" {
+			ok = true // llama.cpp's parallel slots (/props total_slots)
+		}
+		if !ok {
+			out = append(out, evidence.ConfigFact{Key: k, Value: "unknown", Source: "not reported by the engine"})
+		}
+	}
+	return out
+}
+
+// A trace whose GPU idles at least traceIdleMin of its kernel time, most of the idle gaps
+// (hostWaitMin) starting before the host issued the next operation, says the time over the
+// floor is the host's (the thresholds the rules use). With graph launches in use (at least
+// graphShareMax of them) the host time lies between steps, the engine's loop (scheduling);
+// with eager launches it is the per-kernel launch path (kernel).
+// hostFromTrace charges decode time over its floor from a trace's idle gaps, or "".
+func hostFromTrace(v *view) (evidence.Layer, string) {
+	idle, ok1 := v.val(evidence.SigTraceIdlePct)
+	hw, ok2 := v.val(evidence.SigTraceHostWaitShare)
+	if !ok1 || !ok2 || idle < traceIdleMin || hw < hostWaitMin {
+		return "", ""
+	}
+	if g, ok := v.val(evidence.SigTraceGraphLaunchShare); ok && g >= graphShareMax {
+		return evidence.LayerScheduling, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits between graph-launched steps", idle, hw*100)
+	}
+	return evidence.LayerKernel, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits on eager launches", idle, hw*100)
+}

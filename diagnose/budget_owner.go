@@ -1,0 +1,142 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// budgetFindingID names the finding the budget adds when the layer it names has no rule
+// finding of its own.
+const budgetFindingID = "time-budget"
+
+// budgetConfidence maps the owner's share of the excess to a confidence: a bare majority
+// (ownerShare) is the owner gate, all of the excess 0.9.
+func budgetConfidence(share float64) float64 {
+	return math.Round(math.Min(0.9, ownerMinConfidence+0.6*(share-ownerShare))*100) / 100
+}
+
+// budgetFinding is the budget's own finding for a layer no rule named: its evidence is the
+// layer's share of the excess and the floors' ratios.
+func budgetFinding(b *evidence.Budget) evidence.Finding {
+	x := b.Excess
+	share := x.Shares[0]
+	var parts []string
+	for _, s := range x.Shares {
+		if s.Layer == x.Owner {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", s.What, s.Share*100))
+		}
+	}
+	f := evidence.Finding{
+		ID: budgetFindingID, Layer: x.Owner, Severity: evidence.SeverityWarn,
+		Symptom: fmt.Sprintf("%.0f%% of the time over the contract's bounds is %s time (%s)", share.Share*100, x.Owner, x.Basis),
+		Hypothesis: fmt.Sprintf("The %s layer's components (%s) explain most of the excess over the bounds in the time budget; no signature rule names it, so the budget's components are the evidence.",
+			x.Owner, strings.Join(parts, ", ")),
+		Evidence:       []evidence.EvidenceItem{{Signal: "budget.excess_share." + string(x.Owner), Value: share.Share, Op: ">", Threshold: ownerShare, Unit: "ratio", Source: "time budget", Stage: evidence.StageRequestTrace}},
+		Prediction:     fmt.Sprintf("Removing the %s layer's part of the budget brings the tasks over the bounds within them: the excess falls by at least %.0f%%.", x.Owner, share.Share*100),
+		NextProbe:      budgetProbe(x.Owner),
+		Confidence:     budgetConfidence(share.Share),
+		ConfidenceNote: "from the time budget's share of the excess",
+		Reproduced:     &evidence.StopCondition{Reason: "the time budget is not re-evaluated on halves"},
+	}
+	if fl := b.Floors; fl != nil && x.Owner == evidence.LayerHardware {
+		if fl.DecodeRatio > 0 {
+			f.Evidence = append(f.Evidence, evidence.EvidenceItem{Signal: "budget.decode_measured_over_floor", Value: fl.DecodeRatio, Op: "<=", Threshold: hardwareRatioMax, Unit: "ratio", Source: "time budget floors", Stage: evidence.StageGPUExecution})
+		}
+		if fl.PrefillRatio > 0 {
+			f.Evidence = append(f.Evidence, evidence.EvidenceItem{Signal: "budget.prefill_measured_over_floor", Value: fl.PrefillRatio, Op: "<=", Threshold: hardwareRatioMax, Unit: "ratio", Source: "time budget floors", Stage: evidence.StageGPUExecution})
+		}
+		f.Prediction = "The work cannot meet the bounds on this hardware: faster memory or compute (a larger GPU, more GPUs, quantized weights) moves the floor; no schedule does."
+	}
+	return f
+}
+
+// hardwareRatioMax: measured within twice the floor is the hardware's neighbourhood (the
+// floors take achievable fractions above what kernels reach, and leave out attention and
+// step overheads).
+const hardwareRatioMax = 2.0
+
+// budgetProbe is the next probe for a layer the budget names.
+func budgetProbe(l evidence.Layer) string {
+	switch l {
+	case evidence.LayerHardware:
+		return "DCGM DRAM and tensor activity during decode and prefill confirm the bound resource"
+	case evidence.LayerScheduling:
+		return "engine /metrics over the run: requests waiting against running and the batch budget"
+	case evidence.LayerMemory:
+		return "engine /metrics: KV usage and preemptions over the run"
+	case evidence.LayerApplication:
+		return "OTLP spans or server timings per request: the engine's arrival against the client's send"
+	}
+	return "a profiler trace of a few steps (pel analyze DIR --trace FILE)"
+}
+
+// applyBudget makes the time budget decide the owner where tasks missed their bounds: the
+// layer it names (a rule finding of that layer carries the prediction, else the budget's
+// own finding), or no layer when no component dominates, unless the rules' owner is the
+// budget's leading candidate. It returns the owner and why none was named.
+func applyBudget(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy string) (*evidence.Finding, string) {
+	b := ev.Budget
+	if b == nil || b.Excess == nil {
+		return owner, ownerWhy
+	}
+	x := b.Excess
+	if x.Owner == "" {
+		if owner != nil && len(x.Candidates) > 0 && string(owner.Layer) == x.Candidates[0] {
+			return owner, ownerWhy
+		}
+		var lead []string
+		for _, s := range x.Shares {
+			if len(lead) < 3 {
+				lead = append(lead, fmt.Sprintf("%s %.0f%%", s.What, s.Share*100))
+			}
+		}
+		why := "no layer identified: no component explains most of the time over the bounds (" + strings.Join(lead, ", ") + ")"
+		if len(x.Candidates) == 2 {
+			why += fmt.Sprintf("; the leading candidates are %s and %s", x.Candidates[0], x.Candidates[1])
+		}
+		if x.Probe != "" {
+			why += "; the probe that separates them: " + x.Probe
+		}
+		return nil, why
+	}
+	if owner != nil && owner.Layer == x.Owner {
+		return owner, ""
+	}
+	best := -1
+	for i := range ev.Findings {
+		f := &ev.Findings[i]
+		if f.Layer != x.Owner || f.ID == sloBreachID || f.Confidence < ownerMinConfidence {
+			continue
+		}
+		if best < 0 || (ev.Findings[best].Severity == evidence.SeverityInfo && f.Severity != evidence.SeverityInfo) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return owner, ownerWhy // the budget's own finding is added before pickOwner
+	}
+	f := &ev.Findings[best]
+	if f.Severity == evidence.SeverityInfo {
+		f.Severity = evidence.SeverityWarn
+	}
+	f.ConfidenceNote = joinNote(f.ConfidenceNote, fmt.Sprintf("the time budget charges %.0f%% of the excess over the bounds to this layer", x.Shares[0].Share*100))
+	return f, ""
+}
+
+// needsBudgetFinding reports whether the budget's owner layer has no credible finding of
+// its own.
+func needsBudgetFinding(ev *evidence.Evidence) bool {
+	b := ev.Budget
+	if b == nil || b.Excess == nil || b.Excess.Owner == "" {
+		return false
+	}
+	for _, f := range ev.Findings {
+		if f.Layer == b.Excess.Owner && f.ID != sloBreachID && f.Confidence >= ownerMinConfidence {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,219 @@
+package diagnose
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/gpuspec"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// diagnoseWith builds evidence as a run does and diagnoses it with the given options.
+func diagnoseWith(rs []record.Record, o Options, cfg map[string]string, extra ...sig) *evidence.Evidence {
+	res := stats.Compute(rs, stats.Options{Start: t0})
+	ev := evidence.New()
+	ev.Run.StartedAt = t0
+	ev.Run.Engine = "vllm"
+	ev.Run.EngineConfig = cfg
+	res.Apply(ev)
+	for _, s := range extra {
+		st, src := stageOf(s.name)
+		ev.Add(evidence.Signal{Name: s.name, Value: s.v, Stage: st, Source: src, Phase: evidence.PhaseWarm})
+	}
+	o.Resamples = 50
+	return Diagnose(ev, rs, o)
+}
+
+// A task type's own TTFT bound holds its tasks in every bound test: long documents within
+// their 3 s, short chats within the contract's 500 ms, so nothing is missed although the
+// run-level p99 (the long documents') is far over 500 ms.
+func TestPerTypeBoundsHonoured(t *testing.T) {
+	var rs []record.Record
+	for i := 0; i < 100; i++ {
+		r := task(i, float64(i)/4, 80*time.Millisecond, 10*time.Millisecond, 20)
+		if i%5 == 0 {
+			r = task(i, float64(i)/4, 1800*time.Millisecond, 10*time.Millisecond, 20)
+			r.Task = "long-doc"
+		}
+		rs = append(rs, r)
+	}
+	global := map[string]float64{evidence.SigTTFTP99: 500}
+	o := Options{SLO: global, TaskSLO: map[string]map[string]float64{"long-doc": {evidence.SigTTFTP99: 3000}}}
+	ev := diagnoseWith(rs, o, nil)
+	if ev.OwnerLayer != nil {
+		t.Errorf("owner %s: %s", *ev.OwnerLayer, ev.Verdict)
+	}
+	for _, f := range ev.Findings {
+		if f.Severity != evidence.SeverityInfo {
+			t.Errorf("finding %s at %s: %s", f.ID, f.Severity, f.Symptom)
+		}
+	}
+	if ev.Budget == nil || ev.Budget.Excess != nil {
+		t.Errorf("budget %+v: no task is over its own bound", ev.Budget)
+	}
+	// The same run held to the contract-wide bound alone misses it: the test can fail.
+	ev = diagnoseWith(rs, Options{SLO: global}, nil)
+	if ev.Budget == nil || ev.Budget.Excess == nil {
+		t.Error("without the per-type bound the long documents are over 500 ms and must count")
+	}
+}
+
+// OptionsFor carries each task type's merged bounds and its per-request maxima.
+func TestOptionsFor(t *testing.T) {
+	c, err := contract.Parse([]byte(`name: x
+version: 1
+arrival: {process: poisson, rate: 1}
+duration: 10s
+tasks:
+  - name: chat
+    prompt_tokens: {dist: fixed, value: 10}
+  - name: doc
+    prompt_tokens: {dist: fixed, value: 10}
+    slo: {ttft: {p99: 3s, max: 5s}}
+slo: {ttft: {p99: 500ms, max: 1s}, itl: {p99: 50ms}}
+system: {gpu: l4, params: 8e9}
+`), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := OptionsFor(c)
+	if b, _ := o.boundFor("doc", evidence.SigTTFTP99); b != 3000 {
+		t.Errorf("doc ttft p99 bound %v", b)
+	}
+	if b, _ := o.boundFor("doc", evidence.SigITLP99); b != 50 {
+		t.Errorf("doc keeps the global itl bound, got %v", b)
+	}
+	if b, _ := o.boundFor("chat", evidence.SigTTFTP99); b != 500 {
+		t.Errorf("chat ttft bound %v", b)
+	}
+	if b, _ := o.taskMax("doc", "ttft"); b != 5000 {
+		t.Errorf("doc ttft max %v", b)
+	}
+	if !o.perType(evidence.SigTTFTP99) || o.perType(evidence.SigITLP99) {
+		t.Error("perType: only ttft p99 differs by type")
+	}
+	if o.System.GPU != "l4" {
+		t.Errorf("system %+v", o.System)
+	}
+}
+
+// The floors, against hand-computed figures from the datasheet and the achievable
+// fractions.
+func TestFloors(t *testing.T) {
+	g, _ := gpuspec.Lookup("h100-sxm")
+	s := system{gpu: g, gpuKnown: true, tp: 1, gpus: 1, active: 8e9, dtypeB: 2, kvB: 131072}
+	step, comm := s.decodeStep(1, 1000)
+	want := (16e9 + 1000*131072) / (3.35e12 * gpuspec.AchievableHBM) * 1000
+	if math.Abs(step-want) > 1e-6 || comm != 0 {
+		t.Errorf("decode step %v ms, want %v", step, want)
+	}
+	if p, w := s.prefill(1000), 2*8e9*1000/(989e12*0.8)*1000; math.Abs(p-w) > 1e-6 {
+		t.Errorf("prefill %v ms, want %v", p, w)
+	}
+	// A large batch turns the step compute-bound.
+	if st, _ := s.decodeStep(4096, 0); math.Abs(st-2*8e9*4096/(989e12*0.8)*1000) > 1e-6 {
+		t.Errorf("compute-bound step %v", st)
+	}
+	// Tensor parallel: the weights split, and the all-reduces cross the link.
+	s.tp, s.layers, s.hidden = 4, 80, 8192
+	_, comm = s.decodeStep(8, 0)
+	wantComm := 2 * 80 * (8 * 8192 * 2 * 2 * 3.0 / 4) / (450e9 * 0.8) * 1000
+	if math.Abs(comm-wantComm) > 1e-9 {
+		t.Errorf("comm %v ms, want %v", comm, wantComm)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		name  string
+		floor float64
+		other []float64
+		e     float64
+		want  []float64 // floor, others...
+	}{
+		// Floor 60 of a 100 ms task with bound 50: the floor alone misses the bound.
+		{"floor over the bound", 60, []float64{30, 10}, 50, []float64{50, 0, 0}},
+		// Floor 20, bound 50: the 50 ms excess is the others', in proportion.
+		{"waste over the bound", 20, []float64{60, 20}, 50, []float64{0, 37.5, 12.5}},
+	}
+	for _, tt := range tests {
+		var ms [nComponents]float64
+		ms[cPrefillFloor] = tt.floor
+		ms[cQueue], ms[cOutside] = tt.other[0], tt.other[1]
+		got := map[int]float64{}
+		split(&ms, tt.e, []int{cPrefillFloor}, []int{cQueue, cOutside}, func(i int, m float64) { got[i] += m })
+		for i, slot := range []int{cPrefillFloor, cQueue, cOutside} {
+			if math.Abs(got[slot]-tt.want[i]) > 1e-9 {
+				t.Errorf("%s: slot %d got %v, want %v", tt.name, slot, got[slot], tt.want[i])
+			}
+		}
+	}
+}
+
+// A queue the engine measures (vLLM's queue and prefill histograms, its TTFT) is the
+// scheduling layer's share of tasks over their TTFT bound; the components add up to the
+// measured time.
+func TestBudgetEngineQueueOwnsExcess(t *testing.T) {
+	var rs []record.Record
+	for i := 0; i < 80; i++ {
+		ttft := 300 * time.Millisecond
+		if i%2 == 0 {
+			ttft = 1500 * time.Millisecond
+		}
+		r := task(i, float64(i)/4, ttft, 10*time.Millisecond, 20)
+		if ttft > time.Second {
+			reject(&r, "slo ttft max 1s")
+		}
+		rs = append(rs, r)
+	}
+	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	ev := diagnoseWith(rs, o, nil, sig{evidence.SigServerTTFTMean, 880}, sig{evidence.SigServerQueueMean, 800},
+		sig{evidence.SigServerPrefillMean, 80}, sig{evidence.SigRunningMean, 4}, sig{evidence.SigWaitingMean, 3})
+	b := ev.Budget
+	if b == nil || b.Excess == nil {
+		t.Fatalf("no excess: %+v", b)
+	}
+	if b.Excess.Owner != evidence.LayerScheduling {
+		t.Errorf("excess %+v", b.Excess)
+	}
+	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerScheduling {
+		t.Errorf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
+	}
+	tb := b.TaskTypes[0]
+	sum := 0.0
+	for _, c := range tb.Components {
+		if c.Part == evidence.PartTTFT {
+			sum += c.Ms
+		}
+	}
+	if math.Abs(sum-tb.TTFTMs) > 0.01*tb.TTFTMs {
+		t.Errorf("ttft components sum to %v, measured %v", sum, tb.TTFTMs)
+	}
+	if b.Floors != nil {
+		t.Error("floors without a GPU or parameters")
+	}
+}
+
+// Chunked prefill on by the engine's report: no prediction turns it on; unknown: the
+// prediction is conditional on its being off.
+func TestChunkedPrefillAdvice(t *testing.T) {
+	for _, tt := range []struct {
+		cfg      map[string]string
+		wantPred bool
+		wantCond string
+	}{
+		{map[string]string{evidence.ConfigChunkedPrefill: "true"}, false, ""},
+		{nil, true, "chunked prefill is off (the engine does not report it) and x"},
+		{map[string]string{evidence.ConfigChunkedPrefill: "false"}, true, "x"},
+	} {
+		h := &hit{cond: "x", predicted: &evidence.Predicted{}}
+		chunkedPrefillAdvice(&view{config: tt.cfg}, h)
+		if (h.predicted != nil) != tt.wantPred || h.cond != tt.wantCond {
+			t.Errorf("%v: predicted %v cond %q", tt.cfg, h.predicted != nil, h.cond)
+		}
+	}
+}
