@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -278,7 +279,7 @@ func JSONLines[T any](d *Dir, name string) iter.Seq2[*T, error] {
 				yield(nil, fmt.Errorf("%s: %w", path, rerr))
 				return
 			}
-			if t := trimSpace(b); len(t) > 0 {
+			if t := bytes.Trim(b, jsonSpace); len(t) > 0 {
 				var v T
 				if err := json.Unmarshal(t, &v); err != nil {
 					if rerr == io.EOF && b[len(b)-1] != '\n' {
@@ -298,12 +299,5 @@ func JSONLines[T any](d *Dir, name string) iter.Seq2[*T, error] {
 	}
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+// jsonSpace is the whitespace JSON allows around a value (RFC 8259 §2).
+const jsonSpace = " \t\r\n"

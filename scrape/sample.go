@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,7 +195,7 @@ func DecodeSamples(r io.Reader) ([]Sample, error) {
 		if len(b) > 0 {
 			line++
 			complete := b[len(b)-1] == '\n'
-			trimmed := trimSpace(b)
+			trimmed := bytes.Trim(b, jsonSpace)
 			if len(trimmed) > 0 {
 				var s Sample
 				if jerr := json.Unmarshal(trimmed, &s); jerr != nil {
@@ -219,12 +220,5 @@ func DecodeSamples(r io.Reader) ([]Sample, error) {
 	return out, nil
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+// jsonSpace is the whitespace JSON allows around a value (RFC 8259 §2).
+const jsonSpace = " \t\r\n"
