@@ -68,7 +68,9 @@ func ruleNotStreamed(v *view, o *Options) *hit {
 			rateGone(sig),
 		}, Note: "TTFT then measures the first token, and inter-token latency becomes measurable."},
 		nextProbe: `curl -N the endpoint with "stream": true, directly and through any proxy: a streaming server answers Content-Type text/event-stream with data: lines that arrive one by one.`,
-		impact: impactSpec{match: func(r *record.Record) bool {
+		// The first token's wait is the whole answer's: the TTFT the budget cannot split
+		// (no server timings for a body sent whole) is this rule's to explain.
+		impact: impactSpec{dims: []string{dimTTFT}, match: func(r *record.Record) bool {
 			if !r.HasFlag(record.FlagNotStreamed) {
 				return false
 			}
