@@ -776,6 +776,20 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	excess := map[string]float64{} // bucket → ms
 	bucketLayer := map[string]evidence.Layer{}
 	nOver, total := 0, 0.0
+	// charge adds a component's share of a task's excess to its layer's bucket (a component
+	// with no layer keeps its own name, so unattributed time stays visible).
+	charge := func(slot int, m float64) {
+		if m <= 0 {
+			return
+		}
+		key := string(b.layers[slot])
+		if key == "" {
+			key = b.names[slot]
+		}
+		bucketLayer[key] = b.layers[slot]
+		excess[key] += m
+		total += m
+	}
 	for i := range recs {
 		r := &recs[i]
 		if !r.OK() || r.MultiStep() {
@@ -795,18 +809,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			x := excessOf(&t, o, nil)
 			if x.ttft > 0 || x.itl > 0 || x.e2e > 0 {
 				nOver++
-				b.excessShares(&t, x, func(slot int, m float64) {
-					if m <= 0 {
-						return
-					}
-					key := string(b.layers[slot])
-					if key == "" {
-						key = b.names[slot]
-					}
-					bucketLayer[key] = b.layers[slot]
-					excess[key] += m
-					total += m
-				})
+				b.excessShares(&t, x, charge)
 			}
 			continue
 		}
@@ -833,18 +836,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		}
 		a.over++
 		nOver++
-		b.excessShares(&t, x, func(slot int, m float64) {
-			if m <= 0 {
-				return
-			}
-			key := string(b.layers[slot])
-			if key == "" {
-				key = b.names[slot]
-			}
-			bucketLayer[key] = b.layers[slot]
-			excess[key] += m
-			total += m
-		})
+		b.excessShares(&t, x, charge)
 	}
 	sort.Strings(order)
 	out := &evidence.Budget{}
