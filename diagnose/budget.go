@@ -204,7 +204,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	b.unc[cStalls] = "a stall shorter than one median gap is counted as steps"
 
 	// Engine TTFT, queue and prefill means (vLLM's request-phase histograms).
-	var sent []float64
+	nSent, sumSent := 0, 0.0
 	nUnc, sumUnc := 0, 0.0
 	for i := range recs {
 		r := &recs[i]
@@ -212,7 +212,8 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 			continue
 		}
 		if d, ok := r.TTFTFromSent(); ok {
-			sent = append(sent, ms(d))
+			nSent++
+			sumSent += ms(d)
 		}
 		nUnc++
 		sumUnc += uncached(r)
@@ -220,8 +221,8 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if nUnc > 0 {
 		b.meanUncached = sumUnc / float64(nUnc)
 	}
-	meanSent := mean(sent)
-	if t, ok := v.val(evidence.SigServerTTFTMean); ok && len(sent) > 0 {
+	if t, ok := v.val(evidence.SigServerTTFTMean); ok && nSent > 0 {
+		meanSent := sumSent / float64(nSent)
 		b.haveEngineTTFT = true
 		b.outsideMs = math.Max(0, meanSent-t)
 		b.src[cOutside] = fmt.Sprintf("client TTFT from send (mean %.0f ms) − engine TTFT (mean %.0f ms, %s)", meanSent, t, v.sig[evidence.SigServerTTFTMean].Source)
@@ -736,18 +737,6 @@ func (b *budgetCtx) excessShares(t *taskTime, x over, add func(slot int, ms floa
 		all := append(append(append([]int{}, ttftParts...), steadyParts...), cStalls, cDecodeRest)
 		split(&t.ms, x.e2e, []int{cPrefillFloor, cDecodeFloor}, all, add)
 	}
-}
-
-// mean of xs (0 when empty).
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // buildBudget computes the run's budget and the attribution of its excess.
