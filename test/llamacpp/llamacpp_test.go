@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -231,8 +232,41 @@ tasks:
 // task's prefill), and the whole answer within six idle E2Es (room for two tasks' worth of
 // interference on a busy two-core machine). arrival is the YAML of the arrival process.
 func chatContract(name string, c idle, arrival string, duration time.Duration, prompt, output int) string {
-	ttft := 3*c.ttft + (c.e2e-c.ttft)/4
-	itl := 4*c.itl + c.ttft
+	return contractBounds(name, c, arrival, duration, prompt, output, 3*c.ttft+(c.e2e-c.ttft)/4, 4*c.itl+c.ttft)
+}
+
+// idleSpread is how far one idle measurement of this machine strays from another: the same
+// CI log shows idle TTFTs of 179 to 315 ms for the same 100-token prompt in successive tests.
+const idleSpread = 1.5
+
+// sharers is the most other tasks a Poisson arrival finds in service over a run of n tasks
+// at offered load a (arrival rate × idle E2E), short of a 1-in-20 chance that any task
+// finds more: an arrival sees the time-average occupancy (PASTA), which for Poisson arrivals
+// and enough slots is Poisson(a) whatever the service distribution (M/G/∞ insensitivity).
+func sharers(a float64, n int) int {
+	p, cdf := math.Exp(-a), 0.0
+	for k := 0; ; k++ {
+		cdf += p
+		if float64(n)*(1-cdf) < 0.05 || k > 64 {
+			return k
+		}
+		p *= a / float64(k+1)
+	}
+}
+
+// healthyContract is a contract a server under offered load a meets by construction: the
+// worst arrival shares its prefill with k = sharers(a, n) others (k+1 idle TTFTs), a token
+// gap holds at most k other prefills, and each idle figure carries the machine's spread. A
+// healthy run that misses it is not healthy, so the case names no owner for a reason.
+func healthyContract(name string, c idle, a float64, arrival string, duration time.Duration, prompt, output int) string {
+	n := int(math.Ceil(a / (c.e2e / 1000) * duration.Seconds()))
+	k := float64(sharers(a, n))
+	ttft := idleSpread*(k+1)*c.ttft + (c.e2e-c.ttft)/4
+	itl := idleSpread * (4*c.itl + k*c.ttft)
+	return contractBounds(name, c, arrival, duration, prompt, output, ttft, itl)
+}
+
+func contractBounds(name string, c idle, arrival string, duration time.Duration, prompt, output int, ttft, itl float64) string {
 	return fmt.Sprintf(`name: %s
 version: 1
 arrival: %s
@@ -272,6 +306,9 @@ func logRun(t *testing.T, r result) {
 	for _, f := range r.ev.Findings {
 		t.Logf("  %s %s (%s) conf %.2f: %s", f.Severity, f.ID, f.Layer, f.Confidence, f.Symptom)
 	}
+	if s := r.ev.Workload.Summary; len(s.RejectReasons) > 0 {
+		t.Logf("  rejected for: %v", s.RejectReasons)
+	}
 }
 
 const (
@@ -281,13 +318,15 @@ const (
 
 // lightRate offers 30% of what the server completes one task at a time: tasks seldom
 // overlap, so nothing should queue.
-func lightRate(c idle) float64 { return 0.3 / (c.e2e / 1000) }
+func lightRate(c idle) float64 { return lightLoad / (c.e2e / 1000) }
+
+const lightLoad = 0.3
 
 func TestHealthyLightLoad(t *testing.T) {
 	s := start(t, "-np", "4", "-c", "4096")
 	c := calibrate(t, s, promptTokens, outputTokens)
 	rate := lightRate(c)
-	r := pel(t, s.url, s.url+"/metrics", chatContract("healthy", c, fmt.Sprintf("{process: poisson, rate: %.3f}", rate), 45*time.Second, promptTokens, outputTokens))
+	r := pel(t, s.url, s.url+"/metrics", healthyContract("healthy", c, lightLoad, fmt.Sprintf("{process: poisson, rate: %.3f}", rate), 45*time.Second, promptTokens, outputTokens))
 	logRun(t, r)
 	acc, _ := sigVal(r.ev, evidence.SigAcceptanceRate)
 	errRate, _ := sigVal(r.ev, evidence.SigErrorRate)
