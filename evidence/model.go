@@ -261,6 +261,10 @@ type Series struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	T      []float64         `json:"t"` // seconds since Run.StartedAt
 	V      []float64         `json:"v"`
+	// Min and Max are set when the series is downsampled (each point a bucket of
+	// consecutive samples, V their mean): the extremes of each bucket.
+	Min []float64 `json:"min,omitempty"`
+	Max []float64 `json:"max,omitempty"`
 }
 
 // EvidenceItem is one signal as cited by a finding, with the threshold it was judged by.

@@ -300,22 +300,6 @@ func Detect(names map[string]bool) *Adapter {
 	return best
 }
 
-// familyNames returns the set of family names in the samples.
-func familyNames(samples []*Sample) map[string]bool {
-	out := map[string]bool{}
-	for _, s := range samples {
-		for _, f := range s.Families {
-			out[f.Name] = true
-			if f.Type == "histogram" || f.Type == "gaugehistogram" || f.Type == "summary" {
-				// Histogram parts can be targets of their own (TGI token counts).
-				out[f.Name+"_sum"] = true
-				out[f.Name+"_count"] = true
-			}
-		}
-	}
-	return out
-}
-
 // MappingTable renders the adapters as a Markdown table (the package doc carries a copy;
 // a test keeps them in step).
 func MappingTable() string {

@@ -122,7 +122,7 @@ func TestStoreSeriesBounded(t *testing.T) {
 		samples = append(samples, Sample{T: t0.Add(time.Duration(i) * time.Second), Endpoint: "http://e/metrics", Kind: KindEngine, OK: true, Engine: "vllm",
 			Families: []Family{{Name: "vllm:num_requests_running", Type: "gauge", Metrics: gauges}, {Name: "vllm:prompt_tokens_total", Type: "counter", Metrics: counters}}})
 	}
-	st, err := build(samples, t0, "")
+	st, err := buildSamples(samples, t0, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

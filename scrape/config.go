@@ -31,13 +31,7 @@ const maxConfigValue = 128
 // from DCGM's modelName and gpu labels, and vLLM's cache configuration from its info
 // gauge, from the last good sample of each endpoint. A key the engine probe already set
 // stays as it was.
-func systemConfig(ev *evidence.Evidence, samples []Sample) {
-	last := map[string]*Sample{}
-	for i := range samples {
-		if s := &samples[i]; s.OK {
-			last[s.Endpoint] = s
-		}
-	}
+func systemConfig(ev *evidence.Evidence, last map[string]*Sample) {
 	eps := make([]string, 0, len(last))
 	for ep := range last {
 		eps = append(eps, ep)

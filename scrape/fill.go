@@ -2,9 +2,11 @@ package scrape
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/rundir"
@@ -14,28 +16,45 @@ import (
 const quantileNote = "bucket-interpolated: histogram deltas over the window (counter resets handled per series), linear within the bucket as Prometheus histogram_quantile; the true value lies in the bucket"
 
 // FillFromDir reads the run directory's samples file name (a regular file only) and fills
-// stages 4, 2 and 5 of ev (see FillSamples).
+// stages 4, 2 and 5 of ev (see FillSamples). The file is streamed twice (see store): its
+// size bounds neither pass's memory.
 func FillFromDir(ev *evidence.Evidence, d *rundir.Dir, name, engineOverride string) error {
 	f, err := d.OpenFile(name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	samples, err := DecodeSamples(f)
-	if err != nil {
-		return fmt.Errorf("%s:%w", d.File(name), err)
-	}
-	return FillSamples(ev, samples, engineOverride)
+	return fillFrom(ev, f, d.File(name), engineOverride)
 }
 
 // FillFromFile reads a metrics.jsonl and fills stages 4, 2 and 5 of ev (see Fill).
 // engineOverride forces the engine adapter ("" auto-detects).
 func FillFromFile(ev *evidence.Evidence, path, engineOverride string) error {
-	samples, err := ReadSamples(path)
+	f, err := rundir.OpenRegular(path)
 	if err != nil {
 		return err
 	}
-	return FillSamples(ev, samples, engineOverride)
+	defer f.Close()
+	return fillFrom(ev, f, path, engineOverride)
+}
+
+// fillFrom streams the samples of f (named path in errors) twice: the scan, then the ingest.
+func fillFrom(ev *evidence.Evidence, f io.ReadSeeker, path, engineOverride string) error {
+	st := newStore(ev.Run.StartedAt)
+	if err := eachHead(f, st.scan); err != nil {
+		return fmt.Errorf("%s:%w", path, err)
+	}
+	if err := st.prepare(ev.Run.Phases, engineOverride); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if err := EachSample(f, func(s *Sample) error { st.ingest(s); return nil }); err != nil {
+		return fmt.Errorf("%s:%w", path, err)
+	}
+	st.finish()
+	return st.fill(ev)
 }
 
 // FillSamples fills ev from samples already in memory.
@@ -44,29 +63,50 @@ func FillFromFile(ev *evidence.Evidence, path, engineOverride string) error {
 // the phase name, so the warm one is the headline. Without phases, one window over all
 // samples with no phase. A zero StartedAt means the first sample's time.
 func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string) error {
-	st, err := build(samples, ev.Run.StartedAt, engineOverride)
+	st, err := buildSamples(samples, ev.Run.StartedAt, ev.Run.Phases, engineOverride)
 	if err != nil {
 		return err
 	}
-	type phase struct {
-		name string
-		w    window
+	return st.fill(ev)
+}
+
+// buildSamples is the store of samples in memory, in time order (a stable sort), over the
+// windows of phases.
+func buildSamples(samples []Sample, base time.Time, phases []evidence.Phase, engineOverride string) (*store, error) {
+	byT := make([]*Sample, len(samples))
+	for i := range samples {
+		byT[i] = &samples[i]
 	}
-	var phases []phase
-	for _, p := range ev.Run.Phases {
-		phases = append(phases, phase{p.Name, window{p.StartS, p.EndS}})
+	sort.SliceStable(byT, func(i, j int) bool { return byT[i].T.Before(byT[j].T) })
+	st := newStore(base)
+	for _, s := range byT {
+		st.scan(headOf(s))
 	}
-	if len(phases) == 0 {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, ep := range st.endpoints {
-			for _, t := range ep.attempts {
-				lo, hi = math.Min(lo, t), math.Max(hi, t)
+	if err := st.prepare(phases, engineOverride); err != nil {
+		return nil, err
+	}
+	for _, s := range byT {
+		st.ingest(s)
+	}
+	st.finish()
+	return st, nil
+}
+
+// finish ends the second pass: percents made ratios, replicas labelled.
+func (st *store) finish() {
+	for _, ep := range st.endpoints {
+		if ep.ad != nil {
+			ep.rescalePercents()
+			if ep.dropped > 0 {
+				st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: %d new series not stored past pel's bound of %d per endpoint (labels changing at every scrape?)", ep.id, ep.dropped, maxStoreSeries))
 			}
 		}
-		if hi > lo {
-			phases = append(phases, phase{"", window{lo, hi}})
-		}
 	}
+	st.labelReplicas()
+}
+
+// fill computes the signals of every window from a finished store.
+func (st *store) fill(ev *evidence.Evidence) error {
 	engines := st.replicasOf(KindEngine)
 	gpus := st.replicasOf(KindDCGM)
 	for _, ep := range st.endpoints {
@@ -75,11 +115,11 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 		}
 	}
 	dropped := 0
-	for _, p := range phases {
+	for _, w := range st.wins {
 		var all []evidence.Signal
-		all = append(all, st.engineSignals(engines, p.w, p.name)...)
-		all = append(all, st.gpuSignals(gpus, p.w, p.name)...)
-		all = append(all, distSignals(engines, p.w, p.name)...)
+		all = append(all, st.engineSignals(engines, w, w.name)...)
+		all = append(all, st.gpuSignals(gpus, w, w.name)...)
+		all = append(all, distSignals(engines, w, w.name)...)
 		for _, s := range all {
 			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 				dropped++ // NaN buckets or bounds on a page: no number to report
@@ -91,7 +131,13 @@ func FillSamples(ev *evidence.Evidence, samples []Sample, engineOverride string)
 	if dropped > 0 {
 		st.notes[KindEngine] = append(st.notes[KindEngine], fmt.Sprintf("%d signals left out: not finite (NaN or infinite values on the pages)", dropped))
 	}
-	systemConfig(ev, samples)
+	last := map[string]*Sample{}
+	for _, ep := range st.endpoints {
+		if ep.lastOK != nil {
+			last[ep.id] = ep.lastOK
+		}
+	}
+	systemConfig(ev, last)
 	st.annotate(ev, KindEngine, evidence.StageServingCache)
 	st.annotate(ev, KindDCGM, evidence.StageGPUExecution)
 	st.series(ev)
@@ -120,7 +166,7 @@ func sourceOf(rs []*replica) string {
 
 // coverage is the union extent of the replicas' endpoints inside w.
 func coverage(rs []*replica, w window) window {
-	out := window{math.Inf(1), math.Inf(-1)}
+	out := window{a: math.Inf(1), b: math.Inf(-1), i: w.i, name: w.name}
 	for _, r := range rs {
 		if cw, ok := r.ep.clip(w); ok {
 			out.a, out.b = math.Min(out.a, cw.a), math.Max(out.b, cw.b)
@@ -493,25 +539,7 @@ func (st *store) gaps(kind string, w window) (int, string) {
 		if ep.kind != kind {
 			continue
 		}
-		failed := 0
-		first := ""
-		for _, f := range ep.failures {
-			if f.t >= w.a && f.t <= w.b {
-				failed++
-				if first == "" {
-					first = fmt.Sprintf("%s at %+.1f s", f.err, f.t)
-				}
-			}
-		}
-		late := 0
-		if ep.interval > 0 {
-			for i := 1; i < len(ep.attempts); i++ {
-				a, b := ep.attempts[i-1], ep.attempts[i]
-				if b-a > 1.5*ep.interval && b >= w.a && a <= w.b {
-					late++
-				}
-			}
-		}
+		failed, first, late := ep.winFailed[w.i], ep.winFirst[w.i], ep.winLate[w.i]
 		if failed+late == 0 {
 			continue
 		}
@@ -550,11 +578,11 @@ func (st *store) annotate(ev *evidence.Evidence, kind string, stage int) {
 			src += " (via Prometheus query_range)"
 		}
 		s.Sources = append(s.Sources, src)
-		if len(ep.failures) > 0 || ep.ad == nil || len(ep.okT) < 2 {
+		if ep.nFailures > 0 || ep.ad == nil || ep.nOK < 2 {
 			clean = false
 		}
-		if len(ep.failures) > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d samples failed (first: %s at %+.1f s); windows use the samples around the gaps", ep.id, len(ep.failures), len(ep.attempts), ep.failures[0].err, ep.failures[0].t))
+		if ep.nFailures > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d samples failed (first: %s at %+.1f s); windows use the samples around the gaps", ep.id, ep.nFailures, ep.nAttempts, ep.firstFail.err, ep.firstFail.t))
 		}
 		if len(ep.resets) > 0 {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d counter reset(s) (engine restart?), handled like Prometheus rate(): %s", ep.id, ep.nResets, strings.Join(firstN(ep.resets, 3), "; ")))
@@ -594,81 +622,116 @@ func firstN(s []string, n int) []string {
 }
 
 // series adds chart series: per replica, waiting/running/KV usage at every sample and
-// preemptions/s and generation tokens/s between samples; per GPU, the DCGM ratios.
+// preemptions/s and generation tokens/s between samples; per GPU, the DCGM ratios. Each
+// is downsampled past maxChartPoints (see chart), and the replicas of one endpoint past
+// maxChartReplicas are drawn as one line per quantity (their max, or for a rate their sum).
 func (st *store) series(ev *evidence.Evidence) {
+	downsampled, folded := 0, map[int][]string{}
+	add := func(stage int, s evidence.Series, c *chart) {
+		s.T, s.V, s.Min, s.Max = c.points()
+		if s.Min != nil {
+			downsampled++
+		}
+		ev.Stage(stage).Series = append(ev.Stage(stage).Series, s)
+	}
 	engines := st.replicasOf(KindEngine)
 	multi := len(engines) > 1
+	gauges := []struct{ q, name, unit string }{
+		{qWaiting, evidence.SeriesWaiting, "count"},
+		{qRunning, evidence.SeriesRunning, "count"},
+		{qKVUsage, evidence.SeriesKVUsage, "ratio"},
+	}
+	rates := []struct{ q, name, unit string }{
+		{qPreemptions, evidence.SigPreemptionRate, "1/s"},
+		{qGenTokens, evidence.SigGenTokensRate, "tokens/s"},
+	}
 	for _, r := range engines {
+		if r.folded() {
+			continue
+		}
 		var labels map[string]string
 		if multi {
 			labels = map[string]string{"engine": r.label}
 		}
 		src := r.ep.ad.source()
-		for _, x := range []struct{ q, name, unit string }{
-			{qWaiting, evidence.SeriesWaiting, "count"},
-			{qRunning, evidence.SeriesRunning, "count"},
-			{qKVUsage, evidence.SeriesKVUsage, "ratio"},
-		} {
-			if g := r.gauges[x.q]; g != nil && len(g.t) > 0 {
-				ft, fv := finite(g.t, g.v)
-				ev.Stage(evidence.StageServingCache).Series = append(ev.Stage(evidence.StageServingCache).Series,
-					evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: ft, V: fv})
+		for _, x := range gauges {
+			if g := r.gauges[x.q]; g != nil && g.chart != nil {
+				add(evidence.StageServingCache, evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels}, g.chart)
 			}
 		}
-		for _, x := range []struct{ q, name, unit string }{
-			{qPreemptions, evidence.SigPreemptionRate, "1/s"},
-			{qGenTokens, evidence.SigGenTokensRate, "tokens/s"},
-		} {
-			m := r.counters[x.q]
-			if len(m) == 0 || len(r.ep.okT) < 2 {
+		for _, x := range rates {
+			if len(r.counters[x.q]) == 0 || r.ep.nOK < 2 {
 				continue
 			}
-			var t, v []float64
-			for i := 1; i < len(r.ep.okT); i++ {
-				a, b := r.ep.okT[i-1], r.ep.okT[i]
-				inc := 0.0
-				for _, c := range m {
-					inc += interp(c.t, c.c, b) - interp(c.t, c.c, a)
-				}
-				t = append(t, b)
-				v = append(v, inc/(b-a))
+			c := r.rates[x.q]
+			if c == nil {
+				c = &chart{}
 			}
-			ft, fv := finite(t, v)
-			ev.Stage(evidence.StageServingCache).Series = append(ev.Stage(evidence.StageServingCache).Series,
-				evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels, T: ft, V: fv})
+			add(evidence.StageServingCache, evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: labels}, c)
 		}
+	}
+	gpuGauges := []struct{ q, name string }{
+		{qGPUUtil, evidence.SigGPUUtil}, {qSMActive, evidence.SigSMActive}, {qSMOccupancy, evidence.SigSMOccupancy},
+		{qTensorActive, evidence.SigTensorActive}, {qDRAMActive, evidence.SigDRAMActive},
 	}
 	gpus := st.replicasOf(KindDCGM)
 	multi = len(gpus) > 1
 	for _, r := range gpus {
+		if r.folded() {
+			continue
+		}
 		var labels map[string]string
 		if multi {
 			labels = map[string]string{"gpu": r.label}
 		}
-		for _, x := range []struct{ q, name string }{
-			{qGPUUtil, evidence.SigGPUUtil}, {qSMActive, evidence.SigSMActive}, {qSMOccupancy, evidence.SigSMOccupancy},
-			{qTensorActive, evidence.SigTensorActive}, {qDRAMActive, evidence.SigDRAMActive},
-		} {
-			if g := r.gauges[x.q]; g != nil && len(g.t) > 0 {
-				ft, fv := finite(g.t, g.v)
-				ev.Stage(evidence.StageGPUExecution).Series = append(ev.Stage(evidence.StageGPUExecution).Series,
-					evidence.Series{Name: x.name, Unit: "ratio", Source: "dcgm", Labels: labels, T: ft, V: fv})
+		for _, x := range gpuGauges {
+			if g := r.gauges[x.q]; g != nil && g.chart != nil {
+				add(evidence.StageGPUExecution, evidence.Series{Name: x.name, Unit: "ratio", Source: "dcgm", Labels: labels}, g.chart)
 			}
 		}
+	}
+	// The fold of each endpoint's replicas past maxChartReplicas.
+	for _, ep := range st.endpoints {
+		if ep.ad == nil || len(ep.order) <= maxChartReplicas {
+			continue
+		}
+		n := len(ep.order) - maxChartReplicas
+		stage, key, src := evidence.StageServingCache, "engine", ep.ad.source()
+		qs := append([]struct{ q, name, unit string }{}, gauges...)
+		if ep.kind == KindDCGM {
+			stage, key, src, qs = evidence.StageGPUExecution, "gpu", "dcgm", nil
+			for _, x := range gpuGauges {
+				qs = append(qs, struct{ q, name, unit string }{x.q, x.name, "ratio"})
+			}
+		}
+		host := ep.host + " "
+		if len(st.endpoints) == 1 {
+			host = ""
+		}
+		for _, x := range qs {
+			if c := ep.fold[x.q]; c != nil {
+				add(stage, evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: map[string]string{key: fmt.Sprintf("%sother %d (max)", host, n)}}, c)
+			}
+		}
+		if ep.kind == KindEngine {
+			for _, x := range rates {
+				if c := ep.foldRate[x.q]; c != nil {
+					add(stage, evidence.Series{Name: x.name, Unit: x.unit, Source: src, Labels: map[string]string{key: fmt.Sprintf("%sother %d (sum)", host, n)}}, c)
+				}
+			}
+		}
+		folded[stage] = append(folded[stage], fmt.Sprintf("%s: %d replicas drawn one by one, the other %d as one line per quantity (labelled \"other %d\": their max, or for a rate their sum)", ep.id, maxChartReplicas, n, n))
 	}
 	for _, n := range []int{evidence.StageServingCache, evidence.StageGPUExecution} {
 		s := ev.Stage(n)
 		sort.SliceStable(s.Series, func(i, j int) bool { return s.Series[i].Name < s.Series[j].Name })
+		s.Notes = append(s.Notes, folded[n]...)
 	}
-}
-
-// finite returns the points of a series whose value is a finite number (JSON has no NaN).
-func finite(t, v []float64) ([]float64, []float64) {
-	var ot, ov []float64
-	for i := range v {
-		if !math.IsNaN(v[i]) && !math.IsInf(v[i], 0) {
-			ot, ov = append(ot, round(t[i])), append(ov, round(v[i]))
+	if downsampled > 0 {
+		s := ev.Stage(evidence.StageServingCache)
+		if len(ev.Stage(evidence.StageServingCache).Series) == 0 {
+			s = ev.Stage(evidence.StageGPUExecution)
 		}
+		s.Notes = append(s.Notes, fmt.Sprintf("%d time series have more samples than the %d points a chart holds: each point is the mean time and value of a bucket of consecutive samples (equal counts), with the bucket's min and max beside it", downsampled, maxChartPoints))
 	}
-	return ot, ov
 }

@@ -137,6 +137,14 @@ func (w *Writer) Write(s *Sample) error {
 	if err != nil {
 		return err
 	}
+	if len(b) >= MaxSampleLine || countObjects(b, maxLineObjects) > maxLineObjects {
+		// Kept as a gap: the reader refuses such a line, and one page must not cost the run.
+		gap := Sample{T: s.T, Endpoint: s.Endpoint, Kind: s.Kind, Origin: s.Origin, Engine: s.Engine, DurMs: s.DurMs,
+			Err: fmt.Sprintf("page of %d bytes as JSON, over metrics.jsonl's line bound of %d MiB (MaxSampleLine)", len(b), MaxSampleLine>>20)}
+		if b, err = json.Marshal(&gap); err != nil {
+			return err
+		}
+	}
 	b = append(b, '\n')
 	if _, err := w.w.Write(b); err != nil {
 		w.err = err
@@ -161,8 +169,9 @@ func (w *Writer) Close() error {
 	return cerr
 }
 
-// ReadSamples reads metrics.jsonl. A malformed line is an error naming the file and
-// line; a truncated last line (a crash mid-write) is skipped.
+// ReadSamples reads metrics.jsonl whole. A malformed line is an error naming the file and
+// line; a truncated last line (a crash mid-write) is skipped. It holds every sample: an
+// analysis streams the file instead (FillFromDir); this serves tests and small files.
 func ReadSamples(path string) ([]Sample, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -185,39 +194,117 @@ type lineError struct {
 func (e *lineError) Error() string { return fmt.Sprintf("%d: %v", e.line, e.err) }
 func (e *lineError) Unwrap() error { return e.err }
 
-// DecodeSamples reads JSONL samples from r (see ReadSamples).
+// DecodeSamples reads JSONL samples from r into memory (see EachSample).
 func DecodeSamples(r io.Reader) ([]Sample, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
 	var out []Sample
+	err := EachSample(r, func(s *Sample) error {
+		out = append(out, *s)
+		return nil
+	})
+	return out, err
+}
+
+// MaxSampleLine bounds one line of metrics.jsonl. A line is one page: at most MaxPageBytes
+// of text, whose JSON form is smaller (a histogram's labels are written once, not per
+// bucket), so 16 MiB holds any page pel keeps; the Writer turns a sample that would not fit
+// into a failed one, so pel never writes a line its reader refuses.
+const MaxSampleLine = MaxPageBytes
+
+// maxLineObjects bounds the JSON objects of one line (a sample, its families, metrics and
+// label sets): a page holds at most MaxPageSamples samples, a Prometheus range answer
+// MaxPromSeries series, each at most one family, one metric and one label set. A line of
+// many tiny objects would otherwise decode to ~50x its size.
+const maxLineObjects = 3*max(MaxPageSamples, MaxPromSeries) + 1024
+
+// EachSample decodes the JSONL samples of r one line at a time, calling f with each (a new
+// Sample every call, which f may keep). A malformed line, a line longer than MaxSampleLine
+// or with more objects than a page holds is an error naming the line, found before the
+// line is decoded; a torn last line (the writer died mid-line) is skipped.
+func EachSample(r io.Reader, f func(*Sample) error) error {
+	return eachSample(r, func(line int, b []byte, last bool) error {
+		var s Sample
+		if jerr := json.Unmarshal(b, &s); jerr != nil {
+			if last {
+				return errTorn
+			}
+			return &lineError{line, jerr}
+		}
+		if s.Endpoint == "" || s.T.IsZero() {
+			return &lineError{line, errors.New(`sample without "t" or "ep"`)}
+		}
+		return f(&s)
+	})
+}
+
+// errTorn ends a read at a torn last line.
+var errTorn = errors.New("torn last line")
+
+// eachSample calls f with every non-blank line of r, trimmed; last is true for a final line
+// without its newline (which f may refuse with errTorn: the read then ends without error).
+func eachSample(r io.Reader, f func(line int, b []byte, last bool) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
 	line := 0
 	for {
-		b, err := br.ReadBytes('\n')
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				if len(long) > MaxSampleLine {
+					return &lineError{line + 1, fmt.Errorf("line longer than %d MiB (MaxSampleLine): not a metrics.jsonl pel writes", MaxSampleLine>>20)}
+				}
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
 		if len(b) > 0 {
 			line++
+			if len(b) > MaxSampleLine+1 {
+				return &lineError{line, fmt.Errorf("line longer than %d MiB (MaxSampleLine): not a metrics.jsonl pel writes", MaxSampleLine>>20)}
+			}
 			complete := b[len(b)-1] == '\n'
-			trimmed := bytes.Trim(b, jsonSpace)
-			if len(trimmed) > 0 {
-				var s Sample
-				if jerr := json.Unmarshal(trimmed, &s); jerr != nil {
-					if !complete && errors.Is(err, io.EOF) {
-						break // torn last line: the writer died mid-line
-					}
-					return out, &lineError{line, jerr}
+			if trimmed := bytes.Trim(b, jsonSpace); len(trimmed) > 0 {
+				if n := countObjects(trimmed, maxLineObjects); n > maxLineObjects {
+					return &lineError{line, fmt.Errorf("more than %d JSON objects on one line: no page pel keeps has as many", maxLineObjects)}
 				}
-				if s.Endpoint == "" || s.T.IsZero() {
-					return out, &lineError{line, errors.New(`sample without "t" or "ep"`)}
+				ferr := f(line, trimmed, !complete && errors.Is(err, io.EOF))
+				if ferr == errTorn {
+					return nil
 				}
-				out = append(out, s)
+				if ferr != nil {
+					return ferr
+				}
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return out, err
+			return nil // io.EOF
 		}
 	}
-	return out, nil
+}
+
+// countObjects counts the '{' of b outside strings, stopping once past limit.
+func countObjects(b []byte, limit int) int {
+	n, in, esc := 0, false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == '{':
+			n++
+			if n > limit {
+				return n
+			}
+		}
+	}
+	return n
 }
 
 // jsonSpace is the whitespace JSON allows around a value (RFC 8259 §2).

@@ -17,7 +17,7 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 		kind = KindEngine
 	}
 	s := Sample{T: time.Unix(0, 0).UTC(), Endpoint: "page", Kind: kind, OK: true, Families: fams}
-	st, err := build([]Sample{s}, s.T, engineOverride)
+	st, err := buildSamples([]Sample{s}, s.T, nil, engineOverride)
 	if err != nil {
 		return "", err
 	}
@@ -46,12 +46,13 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 		fmt.Fprintf(&b, "replica %q\n", r.label)
 		var lines []string
 		for q, g := range r.gauges {
-			lines = append(lines, fmt.Sprintf("  %-20s gauge   %g", q, round(g.v[len(g.v)-1])))
+			lines = append(lines, fmt.Sprintf("  %-20s gauge   %g", q, round(g.pts.v[len(g.pts.v)-1])))
 		}
 		for q, m := range r.counters {
 			total := 0.0
 			for _, c := range m {
-				total += c.c[len(c.c)-1]
+				_, v := c.pts.lastPoint()
+				total += v
 			}
 			lines = append(lines, fmt.Sprintf("  %-20s counter %g", q, round(total)))
 		}
@@ -65,8 +66,9 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 			sort.Strings(keys)
 			for _, k := range keys {
 				h := m[k]
-				last := len(h.t) - 1
-				x := &hdelta{le: h.le, b: h.b[last], cnt: h.cnt[last], sum: h.sum[last]}
+				_, last := h.pts.lastRow()
+				n := len(h.le)
+				x := &hdelta{le: h.le, b: last[:n], cnt: last[n], sum: last[n+1]}
 				if d == nil {
 					d = x.clone()
 				} else if !d.merge(x) {

@@ -1,20 +1,36 @@
 package scrape
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/evidence"
 )
 
-// store holds every endpoint's samples turned into normalized per-replica series, with
-// times in seconds since base. It is built once and windowed many times (per phase).
+// store holds every endpoint's samples turned into normalized per-replica aggregates, with
+// times in seconds since base. It is built by two streaming passes over the samples (scan,
+// then ingest, each sample seen once per pass and then dropped), so its size is bounded by
+// the series and windows, never by the run's length:
+//   - per window (a phase, known before the second pass), a gauge's sum, count and max, a
+//     failed sample's count and the first error, and the late intervals;
+//   - per raw series, only the points next to a window's edge or middle (interpolation there
+//     is exact with them: see thin) and the last one;
+//   - per chart, at most maxChartPoints buckets (see chart).
 type store struct {
 	base      time.Time
 	endpoints []*epData
+	byID      map[string]*epData
 	notes     map[string][]string // by kind
+	wins      []window            // the windows signals are computed over; window.i indexes them
+	lo, hi    time.Time           // first and last attempt of any endpoint
+	skippedEP int                 // samples of endpoints past maxEndpoints
 }
 
 type failure struct {
@@ -28,9 +44,6 @@ type epData struct {
 	kind     string
 	origin   string
 	ad       *Adapter
-	attempts []float64
-	failures []failure
-	okT      []float64
 	start    float64 // first ok sample
 	end      float64 // last ok sample
 	interval float64 // median spacing of attempts
@@ -43,34 +56,87 @@ type epData struct {
 	series   int             // raw series stored (counters, histograms)
 	dropped  int             // raw series not stored: past maxStoreSeries
 	percent  map[string]bool // ratio quantities this endpoint reports as 0..100
+
+	// First pass (scan).
+	nAttempts, nFailures, nOK int
+	firstFail                 failure
+	firstFailT                time.Time
+	startT, endT              time.Time
+	spacings                  []float64 // between attempts, the first maxSpacings
+	names                     map[string]bool
+	namesDropped              int
+	recorded                  string // the engine the sampler was told (--engine)
+	order1                    clock
+	outOfOrder                int
+
+	// Second pass (ingest).
+	order2      clock
+	edges       []float64 // sorted: every window's clipped edges and middle
+	prevT       float64   // the previous ok sample (NaN before the first)
+	prevAttempt float64
+	winFailed   []int
+	winFirst    []string
+	winLate     []int
+	lastOK      *Sample
+	fold        map[string]*chart // gauges of the replicas past maxChartReplicas: max at each sample
+	foldRate    map[string]*chart // their counter rates: sum
+}
+
+// clock refuses a sample older than the endpoint's previous one: one endpoint is sampled
+// in order, so an older sample is a file that was not written by one sampler.
+type clock struct {
+	last time.Time
+	seen bool
+}
+
+func (c *clock) accept(t time.Time) bool {
+	if c.seen && t.Before(c.last) {
+		return false
+	}
+	c.last, c.seen = t, true
+	return true
 }
 
 type replica struct {
 	key      string
 	ep       *epData
 	label    string // set once all endpoints are known
+	idx      int    // order of creation on its endpoint
 	gauges   map[string]*gseries
 	counters map[string]map[string]*cseries
 	hists    map[string]map[string]*hseries
+	rates    map[string]*chart  // counter rates between samples (preemptions, tokens)
+	pend     map[string]float64 // increase of a rate quantity since the previous sample
 }
 
-type gseries struct{ t, v []float64 }
+// gseries is one replica's gauge: per-window aggregates, the points interpolation needs,
+// the largest value (a percent is told by it) and the chart.
+type gseries struct {
+	win   []gacc
+	pts   thin
+	top   float64
+	n     int
+	chart *chart
+}
+
+type gacc struct {
+	sum, max float64
+	n        int
+}
 
 // cseries is one raw counter series made monotonic: on a decrease (an engine restart)
 // the value before the reset is carried as an offset and the new value counts from 0,
 // which is what Prometheus rate()/increase() assume.
 type cseries struct {
-	t, c      []float64
+	pts       thin
 	last, off float64
 }
 
-// hseries is one raw histogram series, made monotonic the same way as cseries.
+// hseries is one raw histogram series, made monotonic the same way as cseries. Its
+// points hold the cumulative bucket counts, then count and sum.
 type hseries struct {
-	t    []float64
 	le   []float64
-	b    [][]float64
-	cnt  []float64
-	sum  []float64
+	pts  thin
 	last hvec
 	off  hvec
 }
@@ -88,6 +154,13 @@ const (
 	maxStoreSeries = 2 * MaxPageSamples
 	// maxResetNotes: counter resets described in notes (all are counted).
 	maxResetNotes = 16
+	// maxEndpoints: endpoints read from one samples file. A run samples a handful (one per
+	// engine replica and exporter); more is a file pel did not write.
+	maxEndpoints = 1024
+	// maxNames: family names per endpoint kept for engine detection (vLLM has ~100).
+	maxNames = 4 * 1024
+	// maxSpacings: attempt spacings the median sampling interval is taken from (18 h at 1 s).
+	maxSpacings = 1 << 16
 )
 
 func (ep *epData) addReset(desc string) {
@@ -122,70 +195,166 @@ func hostOf(ep string) string {
 	return ep
 }
 
-// build turns samples into a store. override forces the engine adapter of every engine
-// endpoint. base zero means the first sample's time.
-func build(samples []Sample, base time.Time, override string) (*store, error) {
+// newStore starts a store; base zero means the first sample's time (set by the scan).
+func newStore(base time.Time) *store {
+	return &store{base: base, byID: map[string]*epData{}, notes: map[string][]string{}}
+}
+
+// head is what the first pass reads of a sample: no values.
+type head struct {
+	T        time.Time `json:"t"`
+	Endpoint string    `json:"ep"`
+	Kind     string    `json:"kind"`
+	Origin   string    `json:"origin"`
+	Engine   string    `json:"engine"`
+	OK       bool      `json:"ok"`
+	Err      string    `json:"err"`
+	Families []struct {
+		Name string `json:"n"`
+		Type string `json:"y"`
+	} `json:"fam"`
+}
+
+func headOf(s *Sample) *head {
+	h := &head{T: s.T, Endpoint: s.Endpoint, Kind: s.Kind, Origin: s.Origin, Engine: s.Engine, OK: s.OK, Err: s.Err}
+	for i := range s.Families {
+		h.Families = append(h.Families, struct {
+			Name string `json:"n"`
+			Type string `json:"y"`
+		}{s.Families[i].Name, s.Families[i].Type})
+	}
+	return h
+}
+
+// eachHead is EachSample for the first pass: the same lines, the same errors for a line
+// that is not JSON or names no time or endpoint.
+func eachHead(r io.Reader, f func(*head)) error {
+	return eachSample(r, func(line int, b []byte, last bool) error {
+		var h head
+		if jerr := json.Unmarshal(b, &h); jerr != nil {
+			if last {
+				return errTorn
+			}
+			return &lineError{line, jerr}
+		}
+		if h.Endpoint == "" || h.T.IsZero() {
+			return &lineError{line, errors.New(`sample without "t" or "ep"`)}
+		}
+		f(&h)
+		return nil
+	})
+}
+
+// scan is the first pass over one sample: which endpoints, when each was sampled and
+// failed, and the family names the engine is detected from.
+func (st *store) scan(s *head) {
+	ep := st.byID[s.Endpoint]
+	if ep == nil {
+		if len(st.endpoints) >= maxEndpoints {
+			st.skippedEP++
+			return
+		}
+		ep = &epData{id: s.Endpoint, host: hostOf(s.Endpoint), kind: s.Kind, origin: s.Origin, replicas: map[string]*replica{}, names: map[string]bool{}}
+		if ep.kind != KindDCGM {
+			ep.kind = KindEngine
+		}
+		st.byID[s.Endpoint] = ep
+		st.endpoints = append(st.endpoints, ep)
+	}
+	prev, had := ep.order1.last, ep.order1.seen
+	if !ep.order1.accept(s.T) {
+		ep.outOfOrder++
+		return
+	}
+	if had && len(ep.spacings) < maxSpacings {
+		ep.spacings = append(ep.spacings, s.T.Sub(prev).Seconds())
+	}
+	ep.nAttempts++
+	if st.lo.IsZero() || s.T.Before(st.lo) {
+		st.lo = s.T
+	}
+	if s.T.After(st.hi) {
+		st.hi = s.T
+	}
+	if ep.recorded == "" {
+		ep.recorded = s.Engine
+	}
+	if !s.OK {
+		if ep.nFailures == 0 {
+			ep.firstFail.err, ep.firstFailT = s.Err, s.T
+		}
+		ep.nFailures++
+		return
+	}
+	if ep.nOK == 0 {
+		ep.startT = s.T
+	}
+	ep.endT = s.T
+	ep.nOK++
+	for _, f := range s.Families {
+		names := []string{f.Name}
+		if f.Type == "histogram" || f.Type == "gaugehistogram" || f.Type == "summary" {
+			// Histogram parts can be targets of their own (TGI token counts).
+			names = append(names, f.Name+"_sum", f.Name+"_count")
+		}
+		for _, n := range names {
+			switch {
+			case ep.names[n]:
+			case len(ep.names) >= maxNames:
+				ep.namesDropped++
+			default:
+				ep.names[n] = true
+			}
+		}
+	}
+}
+
+// prepare ends the first pass: the time base, the windows (one per phase, or one over
+// every attempt), each endpoint's engine, chosen families and the edges it keeps points
+// next to. override forces the engine adapter of every engine endpoint.
+func (st *store) prepare(phases []evidence.Phase, override string) error {
 	var forced *Adapter
 	if override != "" {
 		a, err := AdapterFor(override)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		forced = a
 	}
-	if base.IsZero() {
-		for i := range samples {
-			if base.IsZero() || samples[i].T.Before(base) {
-				base = samples[i].T
-			}
-		}
+	if st.base.IsZero() {
+		st.base = st.lo
 	}
-	st := &store{base: base, notes: map[string][]string{}}
-	byEP := map[string][]*Sample{}
-	var order []string
-	for i := range samples {
-		s := &samples[i]
-		if _, ok := byEP[s.Endpoint]; !ok {
-			order = append(order, s.Endpoint)
-		}
-		byEP[s.Endpoint] = append(byEP[s.Endpoint], s)
+	rel := func(t time.Time) float64 { return t.Sub(st.base).Seconds() }
+	for _, p := range phases {
+		st.wins = append(st.wins, window{p.StartS, p.EndS, len(st.wins), p.Name})
 	}
-	for _, id := range order {
-		ss := byEP[id]
-		sort.SliceStable(ss, func(i, j int) bool { return ss[i].T.Before(ss[j].T) })
-		ep := &epData{id: id, host: hostOf(id), kind: ss[0].Kind, origin: ss[0].Origin, replicas: map[string]*replica{}}
-		if ep.kind != KindDCGM {
-			ep.kind = KindEngine
+	if len(phases) == 0 && st.hi.After(st.lo) {
+		st.wins = append(st.wins, window{rel(st.lo), rel(st.hi), 0, ""})
+	}
+	if st.skippedEP > 0 {
+		st.notes[KindEngine] = append(st.notes[KindEngine], fmt.Sprintf("%d samples of endpoints past pel's bound of %d endpoints per file left out", st.skippedEP, maxEndpoints))
+	}
+	for _, ep := range st.endpoints {
+		id := ep.id
+		ep.prevT, ep.prevAttempt = math.NaN(), math.NaN()
+		ep.winFailed, ep.winFirst, ep.winLate = make([]int, len(st.wins)), make([]string, len(st.wins)), make([]int, len(st.wins))
+		ep.interval = medianSpacing(ep.spacings)
+		ep.spacings = nil
+		if ep.nFailures > 0 {
+			ep.firstFail.t = rel(ep.firstFailT)
 		}
-		var ok []*Sample
-		for _, s := range ss {
-			t := s.T.Sub(base).Seconds()
-			ep.attempts = append(ep.attempts, t)
-			if s.OK {
-				ok = append(ok, s)
-				ep.okT = append(ep.okT, t)
-			} else {
-				ep.failures = append(ep.failures, failure{t, s.Err})
-			}
+		if ep.outOfOrder > 0 {
+			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: %d samples older than the one before them left out (one sampler writes an endpoint in time order)", id, ep.outOfOrder))
 		}
-		ep.interval = medianSpacing(ep.attempts)
-		if len(ok) == 0 {
-			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: no successful sample (%d attempts failed; first error: %s)", id, len(ep.failures), firstErr(ep.failures)))
-			st.endpoints = append(st.endpoints, ep)
+		if ep.nOK == 0 {
+			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: no successful sample (%d attempts failed; first error: %s)", id, ep.nFailures, firstErr(ep)))
 			continue
 		}
-		ep.start, ep.end = ep.okT[0], ep.okT[len(ep.okT)-1]
-		names := familyNames(ok)
-		recorded := ""
-		for _, s := range ss {
-			if s.Engine != "" {
-				recorded = s.Engine
-				break
-			}
-		}
+		ep.start, ep.end = rel(ep.startT), rel(ep.endT)
+		names := ep.names
 		var fromFile *Adapter
-		if recorded != "" && forced == nil {
-			a, err := AdapterFor(recorded)
+		if ep.recorded != "" && forced == nil {
+			a, err := AdapterFor(ep.recorded)
 			if err != nil {
 				st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: recorded engine: %v; auto-detecting", id, err))
 			}
@@ -207,8 +376,10 @@ func build(samples []Sample, base time.Time, override string) (*store, error) {
 		}
 		if ep.ad == nil {
 			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: no known engine metrics among %d families; pass the engine explicitly (--engine) if it is one of %s", id, len(names), strings.Join(Engines(), ", ")))
-			st.endpoints = append(st.endpoints, ep)
 			continue
+		}
+		if ep.namesDropped > 0 {
+			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: %d family names past pel's bound of %d left out of engine detection", id, ep.namesDropped, maxNames))
 		}
 		// Per quantity, the first target with a family on the page wins, and within it the
 		// first family present (or all present, for targets that add families up).
@@ -232,30 +403,63 @@ func build(samples []Sample, base time.Time, override string) (*store, error) {
 				ep.chosen[t.q], ep.chosenT[t.q] = fams, t
 			}
 		}
-		ep.ingest(ok, base)
-		if ep.dropped > 0 {
-			st.notes[ep.kind] = append(st.notes[ep.kind], fmt.Sprintf("%s: %d new series not stored past pel's bound of %d per endpoint (labels changing at every scrape?)", id, ep.dropped, maxStoreSeries))
+		for _, w := range st.wins {
+			ep.edges = append(ep.edges, (w.a+w.b)/2)
+			if cw, ok := ep.clip(w); ok {
+				ep.edges = append(ep.edges, cw.a, cw.b)
+			}
 		}
-		st.endpoints = append(st.endpoints, ep)
+		sort.Float64s(ep.edges)
+		ep.fold, ep.foldRate = map[string]*chart{}, map[string]*chart{}
 	}
-	st.labelReplicas()
-	return st, nil
+	return nil
 }
 
-func firstErr(fs []failure) string {
-	if len(fs) == 0 {
+// ingest is the second pass over one sample: its values go into the aggregates of every
+// window, the kept points and the charts; the sample itself is not kept (but the last good
+// one of each endpoint, which the engine configuration is read from).
+func (st *store) ingest(s *Sample) {
+	ep := st.byID[s.Endpoint]
+	if ep == nil || !ep.order2.accept(s.T) {
+		return
+	}
+	t := s.T.Sub(st.base).Seconds()
+	if a := ep.prevAttempt; !math.IsNaN(a) && ep.interval > 0 && t-a > 1.5*ep.interval {
+		for i, w := range st.wins {
+			if t >= w.a && a <= w.b {
+				ep.winLate[i]++
+			}
+		}
+	}
+	ep.prevAttempt = t
+	if !s.OK {
+		for i, w := range st.wins {
+			if t >= w.a && t <= w.b {
+				if ep.winFailed[i] == 0 {
+					ep.winFirst[i] = fmt.Sprintf("%s at %+.1f s", s.Err, t)
+				}
+				ep.winFailed[i]++
+			}
+		}
+		return
+	}
+	if ep.ad == nil {
+		return
+	}
+	ep.lastOK = s
+	ep.ingestSample(s, t, st.wins)
+}
+
+func firstErr(ep *epData) string {
+	if ep.nFailures == 0 {
 		return "none"
 	}
-	return fs[0].err
+	return ep.firstFail.err
 }
 
-func medianSpacing(t []float64) float64 {
-	if len(t) < 2 {
+func medianSpacing(d []float64) float64 {
+	if len(d) == 0 {
 		return 0
-	}
-	d := make([]float64, 0, len(t)-1)
-	for i := 1; i < len(t); i++ {
-		d = append(d, t[i]-t[i-1])
 	}
 	sort.Float64s(d)
 	return d[len(d)/2]
@@ -344,37 +548,87 @@ func (ep *epData) replica(key string) *replica {
 		return nil
 	}
 	if !ok {
-		r = &replica{key: key, ep: ep, gauges: map[string]*gseries{}, counters: map[string]map[string]*cseries{}, hists: map[string]map[string]*hseries{}}
+		r = &replica{key: key, ep: ep, idx: len(ep.order), gauges: map[string]*gseries{}, counters: map[string]map[string]*cseries{},
+			hists: map[string]map[string]*hseries{}, rates: map[string]*chart{}, pend: map[string]float64{}}
 		ep.replicas[key] = r
 		ep.order = append(ep.order, key)
 	}
 	return r
 }
 
-// ingest stores the chosen targets of every good sample, in time order, then rescales the
-// ratios this endpoint reports as percents.
-func (ep *epData) ingest(ok []*Sample, base time.Time) {
-	prevT := math.NaN()
-	for _, s := range ok {
-		t := s.T.Sub(base).Seconds()
-		fi := indexFamilies(s)
-		for i := range ep.ad.targets {
-			tg := &ep.ad.targets[i]
-			if ep.chosenT[tg.q] != tg {
-				continue
+// maxChartReplicas: replicas of one endpoint drawn one by one; the others are folded into
+// one line per quantity (their max for a gauge, their sum for a rate), labelled so.
+const maxChartReplicas = 16
+
+// folded reports whether r is drawn inside its endpoint's fold.
+func (r *replica) folded() bool { return r.idx >= maxChartReplicas }
+
+// rateQuantities are the counters charted as a rate between samples.
+var rateQuantities = []string{qPreemptions, qGenTokens}
+
+func isRateQuantity(q string) bool { return q == qPreemptions || q == qGenTokens }
+
+// ingestSample stores the chosen targets of one good sample (samples come in time order).
+func (ep *epData) ingestSample(s *Sample, t float64, wins []window) {
+	fi := indexFamilies(s)
+	for i := range ep.ad.targets {
+		tg := &ep.ad.targets[i]
+		if ep.chosenT[tg.q] != tg {
+			continue
+		}
+		switch tg.kind {
+		case kGauge:
+			ep.ingestGauge(tg, fi, t, wins)
+		case kCounter:
+			ep.ingestCounter(tg, fi, t, ep.prevT)
+		case kHist:
+			ep.ingestHist(tg, fi, t, ep.prevT)
+		}
+	}
+	// Counter rates over the interval since the previous sample, for the charts.
+	if !math.IsNaN(ep.prevT) && t > ep.prevT {
+		for _, q := range rateQuantities {
+			fold, nfold := 0.0, 0
+			for _, k := range ep.order {
+				r := ep.replicas[k]
+				if len(r.counters[q]) == 0 {
+					continue
+				}
+				v := r.pend[q] / (t - ep.prevT)
+				if r.folded() {
+					fold += v
+					nfold++
+				} else {
+					r.rateChart(q).add(t, v)
+				}
 			}
-			switch tg.kind {
-			case kGauge:
-				ep.ingestGauge(tg, fi, t)
-			case kCounter:
-				ep.ingestCounter(tg, fi, t, prevT)
-			case kHist:
-				ep.ingestHist(tg, fi, t, prevT)
+			if nfold > 0 {
+				foldChart(ep.foldRate, q).add(t, fold)
 			}
 		}
-		prevT = t
 	}
-	ep.rescalePercents()
+	for _, k := range ep.order {
+		clear(ep.replicas[k].pend)
+	}
+	ep.prevT = t
+}
+
+func (r *replica) rateChart(q string) *chart {
+	c := r.rates[q]
+	if c == nil {
+		c = &chart{}
+		r.rates[q] = c
+	}
+	return c
+}
+
+func foldChart(m map[string]*chart, q string) *chart {
+	c := m[q]
+	if c == nil {
+		c = &chart{}
+		m[q] = c
+	}
+	return c
 }
 
 // targetScale is tg's unit factor (0 means none).
@@ -387,7 +641,7 @@ func targetScale(tg *target) float64 {
 
 // ingestGauge adds one point per replica at t: the sum of the matching series (their mean
 // for a ratio that is not summed over all).
-func (ep *epData) ingestGauge(tg *target, fi famIndex, t float64) {
+func (ep *epData) ingestGauge(tg *target, fi famIndex, t float64, wins []window) {
 	type acc struct {
 		sum float64
 		n   int
@@ -414,6 +668,7 @@ func (ep *epData) ingestGauge(tg *target, fi famIndex, t float64) {
 			a.n++
 		}
 	}
+	fold, nfold := math.Inf(-1), 0
 	for _, k := range keys {
 		a := per[k]
 		v := a.sum
@@ -424,9 +679,14 @@ func (ep *epData) ingestGauge(tg *target, fi famIndex, t float64) {
 		if r == nil {
 			continue
 		}
-		g := r.gauge(tg.q)
-		g.t = append(g.t, t)
-		g.v = append(g.v, v)
+		g := r.gauge(tg.q, ep.edges, len(wins))
+		g.add(t, v, wins, !r.folded())
+		if r.folded() {
+			fold, nfold = math.Max(fold, v), nfold+1
+		}
+	}
+	if nfold > 0 {
+		foldChart(ep.fold, tg.q).add(t, fold)
 	}
 }
 
@@ -438,28 +698,38 @@ func (ep *epData) ingestCounter(tg *target, fi famIndex, t, prevT float64) {
 			if !matches(lv.labels, tg.match) || math.IsNaN(lv.v) || math.IsInf(lv.v, 0) {
 				continue
 			}
-			c := ep.counterSeries(tg.q, fam, lv.labels, prevT)
+			r, c := ep.counterSeries(tg.q, fam, lv.labels, prevT)
 			if c == nil {
 				continue
 			}
 			v := lv.v * scale
-			if len(c.c) > 0 && v < c.last {
+			if c.pts.len() > 0 && v < c.last {
 				c.off += c.last
 				ep.addReset(fmt.Sprintf("%s fell from %g to %g at %+.1f s", fam, c.last, v, t))
 			}
 			c.last = v
-			c.t = append(c.t, t)
-			c.c = append(c.c, v+c.off)
+			nv := v + c.off
+			if isRateQuantity(tg.q) && !math.IsNaN(prevT) && c.pts.len() > 0 {
+				// The increase since the previous sample: the part of the line from this
+				// series' previous point that falls after prevT.
+				pt, pv := c.pts.lastPoint()
+				inc := nv - pv
+				if pt < prevT && t > pt {
+					inc *= (t - prevT) / (t - pt)
+				}
+				r.pend[tg.q] += inc
+			}
+			c.pts.add1(t, nv)
 		}
 	}
 }
 
 // counterSeries returns the raw series of quantity q for family fam and labels, created on
 // first use; nil past maxStoreSeries.
-func (ep *epData) counterSeries(q, fam string, labels map[string]string, prevT float64) *cseries {
+func (ep *epData) counterSeries(q, fam string, labels map[string]string, prevT float64) (*replica, *cseries) {
 	r := ep.replica(ep.replicaKey(labels))
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	raw := fam + "|" + signature(labels, "")
 	m := r.counters[q]
@@ -469,19 +739,19 @@ func (ep *epData) counterSeries(q, fam string, labels map[string]string, prevT f
 	}
 	c, ok := m[raw]
 	if ok {
-		return c
+		return r, c
 	}
 	if !ep.newSeries() {
-		return nil
+		return r, nil
 	}
-	c = &cseries{}
+	c = &cseries{pts: thin{w: 1, edges: ep.edges}}
 	m[raw] = c
 	if !math.IsNaN(prevT) {
 		// A series that appears mid-run was 0 before (client libraries expose a labelled
 		// child on first use).
-		c.t, c.c = append(c.t, prevT), append(c.c, 0)
+		c.pts.add1(prevT, 0)
 	}
-	return c
+	return r, c
 }
 
 // ingestHist adds each matching histogram series at t.
@@ -513,10 +783,11 @@ func (ep *epData) rescalePercents() {
 		ep.percent[q] = true
 		for _, r := range ep.replicas {
 			if g := r.gauges[q]; g != nil {
-				for i := range g.v {
-					g.v[i] /= 100
-				}
+				g.scale(0.01)
 			}
+		}
+		if c := ep.fold[q]; c != nil {
+			c.scale(0.01)
 		}
 	}
 }
@@ -524,24 +795,62 @@ func (ep *epData) rescalePercents() {
 // anyGaugeAbove reports whether any replica's gauge q holds a value over limit.
 func (ep *epData) anyGaugeAbove(q string, limit float64) bool {
 	for _, r := range ep.replicas {
-		if g := r.gauges[q]; g != nil {
-			for _, v := range g.v {
-				if v > limit {
-					return true
-				}
-			}
+		if g := r.gauges[q]; g != nil && g.n > 0 && g.top > limit {
+			return true
 		}
 	}
 	return false
 }
 
-func (r *replica) gauge(q string) *gseries {
+func (r *replica) gauge(q string, edges []float64, nwin int) *gseries {
 	g, ok := r.gauges[q]
 	if !ok {
-		g = &gseries{}
+		g = &gseries{win: make([]gacc, nwin), pts: thin{w: 1, edges: edges}, top: math.Inf(-1)}
+		for i := range g.win {
+			g.win[i].max = math.Inf(-1)
+		}
 		r.gauges[q] = g
 	}
 	return g
+}
+
+// add is one point of the gauge: into each window holding t, the kept points and (drawn
+// true) the chart.
+func (g *gseries) add(t, v float64, wins []window, drawn bool) {
+	for i, w := range wins {
+		if t >= w.a && t <= w.b {
+			a := &g.win[i]
+			a.sum += v
+			if v > a.max {
+				a.max = v
+			}
+			a.n++
+		}
+	}
+	g.pts.add1(t, v)
+	g.top = math.Max(g.top, v)
+	g.n++
+	if drawn {
+		if g.chart == nil {
+			g.chart = &chart{}
+		}
+		g.chart.add(t, v)
+	}
+}
+
+// scale multiplies every value the gauge holds by f (a percent made a ratio).
+func (g *gseries) scale(f float64) {
+	for i := range g.win {
+		g.win[i].sum *= f
+		g.win[i].max *= f
+	}
+	for i := range g.pts.v {
+		g.pts.v[i] *= f
+	}
+	g.top *= f
+	if g.chart != nil {
+		g.chart.scale(f)
+	}
 }
 
 func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
@@ -587,13 +896,10 @@ func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
 		return
 	}
 	if !ok {
-		h = &hseries{le: le, off: hvec{b: make([]float64, len(le))}}
+		h = &hseries{le: le, off: hvec{b: make([]float64, len(le))}, pts: thin{w: len(le) + 2, edges: ep.edges}}
 		hm[raw] = h
 		if !math.IsNaN(prevT) {
-			h.t = append(h.t, prevT)
-			h.b = append(h.b, make([]float64, len(le)))
-			h.cnt = append(h.cnt, 0)
-			h.sum = append(h.sum, 0)
+			h.pts.add(prevT, make([]float64, len(le)+2))
 		}
 	} else {
 		reset := cnt < h.last.cnt
@@ -612,14 +918,12 @@ func (ep *epData) addHist(q, fam string, m Metric, t, prevT, scale float64) {
 		}
 	}
 	h.last = hvec{b: b, cnt: cnt, sum: sum}
-	cb := make([]float64, len(b))
+	pt := make([]float64, len(b)+2)
 	for i := range b {
-		cb[i] = b[i] + h.off.b[i]
+		pt[i] = b[i] + h.off.b[i]
 	}
-	h.t = append(h.t, t)
-	h.b = append(h.b, cb)
-	h.cnt = append(h.cnt, cnt+h.off.cnt)
-	h.sum = append(h.sum, sum+h.off.sum)
+	pt[len(b)], pt[len(b)+1] = cnt+h.off.cnt, sum+h.off.sum
+	h.pts.add(t, pt)
 }
 
 func sameBounds(a, b []float64) bool {
@@ -674,60 +978,35 @@ func (st *store) replicasOf(kind string) []*replica {
 	return out
 }
 
-// interp is the piecewise-linear value of (t, v) at x, held constant outside the range.
-func interp(t, v []float64, x float64) float64 {
-	n := len(t)
-	if n == 0 {
-		return 0
-	}
-	if x <= t[0] {
-		return v[0]
-	}
-	if x >= t[n-1] {
-		return v[n-1]
-	}
-	i := sort.SearchFloat64s(t, x)
-	if t[i] == x || t[i] == t[i-1] {
-		return v[i]
-	}
-	return v[i-1] + (v[i]-v[i-1])*(x-t[i-1])/(t[i]-t[i-1])
+// window is a time range in seconds since the store's base; i is its index among the
+// store's windows (a clipped copy keeps it), name its phase.
+type window struct {
+	a, b float64
+	i    int
+	name string
 }
-
-// window is a time range in seconds since the store's base.
-type window struct{ a, b float64 }
 
 // clip narrows w to the endpoint's successful samples; ok false when they do not overlap.
 func (ep *epData) clip(w window) (window, bool) {
 	a, b := math.Max(w.a, ep.start), math.Min(w.b, ep.end)
-	return window{a, b}, b > a
+	return window{a, b, w.i, w.name}, b > a
 }
 
 // gaugeStats: mean and max of the replica's samples inside w; with none inside, the
 // value interpolated at the middle of w (a window shorter than the interval).
 func (r *replica) gaugeStats(q string, w window) (mean, max float64, ok bool) {
 	g := r.gauges[q]
-	if g == nil || len(g.t) == 0 {
+	if g == nil || g.n == 0 {
 		return 0, 0, false
 	}
-	n := 0
-	max = math.Inf(-1)
-	for i, t := range g.t {
-		if t >= w.a && t <= w.b {
-			mean += g.v[i]
-			if g.v[i] > max {
-				max = g.v[i]
-			}
-			n++
-		}
-	}
-	if n > 0 {
-		return mean / float64(n), max, true
+	if a := g.win[w.i]; a.n > 0 {
+		return a.sum / float64(a.n), a.max, true
 	}
 	mid := (w.a + w.b) / 2
-	if mid < g.t[0] || mid > g.t[len(g.t)-1] {
+	if mid < g.pts.t[0] || mid > g.pts.t[len(g.pts.t)-1] {
 		return 0, 0, false
 	}
-	v := interp(g.t, g.v, mid)
+	v := g.pts.at1(mid)
 	return v, v, true
 }
 
@@ -743,9 +1022,15 @@ func (r *replica) increase(q string, w window) (inc, dur float64, ok bool) {
 		return 0, 0, false
 	}
 	for _, c := range m {
-		inc += interp(c.t, c.c, cw.b) - interp(c.t, c.c, cw.a)
+		inc += c.pts.at1(cw.b) - c.pts.at1(cw.a)
 	}
 	return inc, cw.b - cw.a, true
+}
+
+func (h *hseries) at(x float64) hvec {
+	n := len(h.le)
+	p := h.pts.at(x, make([]float64, n+2))
+	return hvec{b: p[:n], cnt: p[n], sum: p[n+1]}
 }
 
 // hdelta is a histogram's change over a window: finite bounds, cumulative counts, total
@@ -754,20 +1039,6 @@ type hdelta struct {
 	le       []float64
 	b        []float64
 	cnt, sum float64
-}
-
-func (h *hseries) at(x float64) hvec {
-	out := hvec{b: make([]float64, len(h.le))}
-	col := make([]float64, len(h.t))
-	for i := range h.le {
-		for k := range h.t {
-			col[k] = h.b[k][i]
-		}
-		out.b[i] = interp(h.t, col, x)
-	}
-	out.cnt = interp(h.t, h.cnt, x)
-	out.sum = interp(h.t, h.sum, x)
-	return out
 }
 
 // delta of the replica's histogram q over w, all raw series with the same bounds added;

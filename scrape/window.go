@@ -79,14 +79,14 @@ var serverQuantiles = []struct {
 // [fromS, toS] (seconds since startedAt), keyed by the p50/p99 signal names; a quantity with
 // no histogram in the window is absent.
 func WindowQuantiles(samples []Sample, startedAt time.Time, fromS, toS float64, engineOverride string) (map[string]ServerQuantile, error) {
-	st, err := build(samples, startedAt, engineOverride)
+	st, err := buildSamples(samples, startedAt, []evidence.Phase{{StartS: fromS, EndS: toS}}, engineOverride)
 	if err != nil {
 		return nil, err
 	}
 	rs := st.replicasOf(KindEngine)
 	out := map[string]ServerQuantile{}
 	for _, x := range serverQuantiles {
-		d, _ := mergedDelta(rs, x.q, window{fromS, toS})
+		d, _ := mergedDelta(rs, x.q, st.wins[0])
 		if d == nil || d.cnt < 0.5 {
 			continue
 		}
