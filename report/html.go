@@ -80,7 +80,12 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 	histKeys := sortedKeys(wl.Histograms)
 	sort.SliceStable(histKeys, func(i, j int) bool { return histRank(histKeys[i]) < histRank(histKeys[j]) })
 	for _, k := range histKeys {
-		v.Hist = append(v.Hist, histChart(histTitle(k, wl.Histograms[k].Unit), wl.Histograms[k]))
+		h, n := foldBuckets(wl.Histograms[k])
+		title := histTitle(k, h.Unit)
+		if n > len(h.Counts) {
+			title += fmt.Sprintf(" (%d buckets drawn as %d bars)", n, len(h.Counts))
+		}
+		v.Hist = append(v.Hist, histChart(title, h))
 	}
 	for _, st := range ev.Stages {
 		if len(st.Series) == 0 {
@@ -92,13 +97,20 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 		byAxis := map[string][]line{}
 		var axes []string
 		unitOf := map[string]string{}
+		means := map[string]bool{}
 		for _, s := range st.Series {
 			key := axisKey(s)
 			if _, ok := byAxis[key]; !ok {
 				axes = append(axes, key)
 				unitOf[key] = s.Unit
 			}
-			byAxis[key] = append(byAxis[key], line{name: s.Name + labels(s.Labels), base: s.Name, t: s.T, v: s.V})
+			if len(byAxis[key]) >= len(palette) {
+				byAxis[key] = append(byAxis[key], line{base: s.Name}) // named in the title, never drawn
+				continue
+			}
+			t, val, thinned := thinLine(s.T, s.V)
+			means[key] = means[key] || thinned || s.Min != nil
+			byAxis[key] = append(byAxis[key], line{name: s.Name + labels(s.Labels), base: s.Name, t: t, v: val})
 		}
 		for _, key := range axes {
 			ls, u := byAxis[key], unitOf[key]
@@ -110,6 +122,9 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 			if len(ls) > len(palette) {
 				ls = ls[:len(palette)]
 				title += fmt.Sprintf(", first %d shown", len(palette))
+			}
+			if means[key] {
+				title += " (downsampled: each point the mean of consecutive samples)"
 			}
 			g.Charts = append(g.Charts, timeChart(title, u, ls, ev.Run.Phases))
 		}

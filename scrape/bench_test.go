@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -49,4 +50,28 @@ func BenchmarkFillHour(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(line)), "jsonl-bytes/sample")
+}
+
+// BenchmarkFillFileHour: pel analyze's stage-4 read of a one-hour, 3,000-series
+// metrics.jsonl (scrapetest.Hour, ~490 MB): both streaming passes over the file, with a
+// cold and a warm phase. MB/s is of the file; peak RSS of the whole command is measured by
+// test/hostile (BENCHMARKS.md).
+func BenchmarkFillFileHour(b *testing.B) {
+	shape := scrapetest.Hour()
+	p := writeRun(b, shape)
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ResetTimer()
+	for b.Loop() {
+		ev := evidence.New()
+		ev.Run.StartedAt = t0
+		ev.Run.Phases = []evidence.Phase{{Name: "cold", StartS: 0, EndS: 60}, {Name: "warm", StartS: 60, EndS: 3600}}
+		if err := FillFromFile(ev, p, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(shape.Series()), "series/page")
 }
