@@ -786,3 +786,32 @@ func TestHOLMustBeInsideTheEngine(t *testing.T) {
 		}
 	}
 }
+
+// A series already in buckets (Min/Max beside V) keeps them aligned when downsampled, and a
+// condition on it is judged on the bucket's extreme: one sample of 0.99 inside a bucket whose
+// mean is 0.6 still marks KV usage above 0.95.
+func TestDownsampleRangeAndExtremes(t *testing.T) {
+	s := evidence.Series{Name: evidence.SeriesKVUsage}
+	for i := 1; i <= 1000; i++ {
+		s.T, s.V = append(s.T, float64(i)), append(s.V, 0.6)
+		s.Min, s.Max = append(s.Min, 0.5), append(s.Max, 0.7)
+	}
+	s.Max[500] = 0.99
+	downsampleRange(&s, 100)
+	if len(s.T) != 100 || len(s.V) != 100 || len(s.Min) != 100 || len(s.Max) != 100 || s.T[99] != 1000 {
+		t.Fatalf("%d %d %d %d points, last t %g", len(s.T), len(s.V), len(s.Min), len(s.Max), s.T[len(s.T)-1])
+	}
+	if s.Max[50] != 0.99 || math.Abs(s.V[50]-0.6) > 1e-12 || s.Min[50] != 0.5 {
+		t.Errorf("bucket 50: v %g min %g max %g", s.V[50], s.Min[50], s.Max[50])
+	}
+	if got := bucketExtreme(&s, 50, ">="); got != 0.99 {
+		t.Errorf("judged on %g for >=", got)
+	}
+	if got := bucketExtreme(&s, 50, "<"); got != 0.5 {
+		t.Errorf("judged on %g for <", got)
+	}
+	plain := evidence.Series{T: []float64{1}, V: []float64{0.6}}
+	if got := bucketExtreme(&plain, 0, ">"); got != 0.6 {
+		t.Errorf("a series without buckets judged on %g", got)
+	}
+}

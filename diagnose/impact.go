@@ -90,7 +90,7 @@ func activeWindows(ev *evidence.Evidence, conds []seriesCond) (ws []interval, ok
 		}
 		found = true
 		for i := range s.T {
-			if i >= len(s.V) || !compare(s.V[i], c.op, c.thr) {
+			if i >= len(s.V) || !compare(bucketExtreme(s, i, c.op), c.op, c.thr) {
 				continue
 			}
 			a := s.T[i]
@@ -101,6 +101,19 @@ func activeWindows(ev *evidence.Evidence, conds []seriesCond) (ws []interval, ok
 		}
 	}
 	return ws, found
+}
+
+// bucketExtreme is the value of point i a condition is judged on: for a downsampled series
+// (a bucket of samples with Min and Max), the extreme that meets the condition if any sample
+// did, so a brief spike still marks its interval.
+func bucketExtreme(s *evidence.Series, i int, op string) float64 {
+	switch {
+	case (op == ">" || op == ">=") && i < len(s.Max):
+		return s.Max[i]
+	case (op == "<" || op == "<=") && i < len(s.Min):
+		return s.Min[i]
+	}
+	return s.V[i]
 }
 
 // recSpan is the record's life in seconds since start: scheduled → done (or last event).

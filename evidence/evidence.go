@@ -93,15 +93,35 @@ func (e *Evidence) Encode(w io.Writer) error {
 	return enc.Encode(e)
 }
 
-// Decode reads evidence.json, refusing an unknown schema version.
+// Bounds on an evidence.json read back (outside input: a file anyone may hand to pel
+// report). pel's own is well under 1 MiB: series hold at most a few hundred points and
+// histograms 1-2-5 bounds (~30 buckets). Decoding costs several times the file's size, so
+// the file is bounded before it is decoded.
+const (
+	MaxEvidenceBytes    = 32 << 20
+	MaxHistogramBuckets = 10_000
+)
+
+// Decode reads evidence.json, refusing an unknown schema version, a file over
+// MaxEvidenceBytes and a histogram over MaxHistogramBuckets.
 func Decode(r io.Reader) (*Evidence, error) {
 	var e Evidence
-	dec := json.NewDecoder(r)
+	lr := &io.LimitedReader{R: r, N: MaxEvidenceBytes + 1}
+	dec := json.NewDecoder(lr)
 	if err := dec.Decode(&e); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("larger than %d MiB (MaxEvidenceBytes): not an evidence.json pel writes", MaxEvidenceBytes>>20)
+		}
 		return nil, err
 	}
 	if e.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("schema_version %d, this pel reads %d", e.SchemaVersion, SchemaVersion)
+	}
+	for _, k := range sortedHistKeys(e.Workload.Histograms) {
+		h := e.Workload.Histograms[k]
+		if n := max(len(h.Bounds), len(h.Counts)); n > MaxHistogramBuckets {
+			return nil, fmt.Errorf("workload.histograms.%s: %d buckets, over %d (MaxHistogramBuckets): not an evidence.json pel writes", k, n, MaxHistogramBuckets)
+		}
 	}
 	if e.StopConditions == nil {
 		e.StopConditions = map[string]StopCondition{}
@@ -132,4 +152,13 @@ func ReadFile(path string) (*Evidence, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, nil
+}
+
+func sortedHistKeys(m map[string]Histogram) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

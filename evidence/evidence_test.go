@@ -113,3 +113,28 @@ func TestWriteFileMode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An evidence.json past MaxEvidenceBytes is refused before it is decoded whole, and a
+// histogram past MaxHistogramBuckets after, each naming the bound.
+func TestDecodeBounds(t *testing.T) {
+	e := New()
+	var b bytes.Buffer
+	if err := e.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(bytes.NewReader(b.Bytes())); err != nil {
+		t.Fatalf("pel's own evidence: %v", err)
+	}
+	big := append(bytes.TrimSuffix(bytes.TrimSpace(b.Bytes()), []byte("}")), []byte(`,"pad":"`+strings.Repeat("x", MaxEvidenceBytes)+`"}`)...)
+	if _, err := Decode(bytes.NewReader(big)); err == nil || !strings.Contains(err.Error(), "MaxEvidenceBytes") {
+		t.Errorf("a %d-byte file: %v", len(big), err)
+	}
+	e.Workload.Histograms = map[string]Histogram{"ttft_ms": {Unit: "ms", Bounds: make([]float64, MaxHistogramBuckets+1), Counts: make([]int64, MaxHistogramBuckets+1)}}
+	b.Reset()
+	if err := e.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(&b); err == nil || !strings.Contains(err.Error(), "workload.histograms.ttft_ms: 10001 buckets") {
+		t.Errorf("a histogram of %d buckets: %v", MaxHistogramBuckets+1, err)
+	}
+}

@@ -95,9 +95,10 @@ func (p *thin) at1(x float64) float64 {
 
 // maxChartPoints bounds the points of one drawn time series. Up to it every sample is a
 // point; past it the series is downsampled: consecutive points are taken in buckets of
-// equal count (doubling when the buckets fill up), and each bucket is drawn as the mean of
-// its times and values, with its min and max kept beside it (evidence Series.Min/Max). An
-// hour sampled every second is drawn as 450 buckets of 8 samples.
+// equal count (doubling when the buckets fill up), and each bucket is one point at the time
+// of its last sample (so a rate's point still ends its interval) with the mean of its
+// values, and its min and max beside it (evidence Series.Min/Max). An hour sampled every
+// second is drawn as 450 buckets of 8 samples.
 const maxChartPoints = 600
 
 // chart is one downsampled time series.
@@ -121,7 +122,7 @@ func (c *chart) add(t, v float64) {
 	if c.cn == 0 {
 		c.cmin, c.cmax = v, v
 	}
-	c.ct += t
+	c.ct = t
 	c.cv += v
 	c.cmin, c.cmax = math.Min(c.cmin, v), math.Max(c.cmax, v)
 	c.cn++
@@ -139,7 +140,7 @@ func (c *chart) close() {
 		return
 	}
 	n := float64(c.cn)
-	c.t = append(c.t, c.ct/n)
+	c.t = append(c.t, c.ct)
 	c.v = append(c.v, c.cv/n)
 	c.lo = append(c.lo, c.cmin)
 	c.hi = append(c.hi, c.cmax)
@@ -151,7 +152,7 @@ func (c *chart) close() {
 func (c *chart) halve() {
 	k := 0
 	for i := 0; i+1 < len(c.t); i += 2 {
-		c.t[k] = (c.t[i] + c.t[i+1]) / 2
+		c.t[k] = c.t[i+1]
 		c.v[k] = (c.v[i] + c.v[i+1]) / 2
 		c.lo[k] = math.Min(c.lo[i], c.lo[i+1])
 		c.hi[k] = math.Max(c.hi[i], c.hi[i+1])

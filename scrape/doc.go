@@ -51,6 +51,25 @@
 // written as the strings "NaN", "+Inf", "-Inf". Counters keep their exposed "_total" name
 // whatever the format; flat X_bucket/X_count/X_sum series (no TYPE line, or Prometheus
 // results) are regrouped into histogram X. A torn last line (a crash) is skipped on read.
+// A line is at most MaxSampleLine (16 MiB) and holds a bounded number of JSON objects: a
+// longer one is refused naming the file and line, before it is decoded; the Writer keeps a
+// page that would not fit as a failed sample, so pel never writes what it cannot read.
+//
+// # Memory
+//
+// FillFromDir streams the file twice and holds no sample: the first pass reads only each
+// line's time, endpoint, status and family names (the engine is detected from the names of
+// the whole run), the second the values. What stays is bounded by the series and windows,
+// never by the run's length: per window, a gauge's sum, count and max and the gap counts;
+// per raw counter or histogram series, only the points next to a window's edge or middle
+// (linear interpolation there is exact with them) and the last one; per chart, at most 600
+// points. Past 600 samples a chart is downsampled: consecutive samples are taken in buckets
+// of equal count (doubling as the buckets fill) and each bucket is drawn at its last sample's
+// time with the mean of its values, and its min and max in the series (Series.Min/Max). Replicas of one
+// endpoint past the first 16 are drawn as one line per quantity, labelled "other N": their
+// max for a gauge, their sum for a rate. A one-hour, 3,000-series file (~450 MB) is read
+// within pel's 512 MB bound (BENCHMARKS.md). Samples of one endpoint come in time order (one
+// sampler writes them); an older one is left out, with a note.
 //
 // # Analysis
 //

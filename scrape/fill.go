@@ -732,6 +732,6 @@ func (st *store) series(ev *evidence.Evidence) {
 		if len(ev.Stage(evidence.StageServingCache).Series) == 0 {
 			s = ev.Stage(evidence.StageGPUExecution)
 		}
-		s.Notes = append(s.Notes, fmt.Sprintf("%d time series have more samples than the %d points a chart holds: each point is the mean time and value of a bucket of consecutive samples (equal counts), with the bucket's min and max beside it", downsampled, maxChartPoints))
+		s.Notes = append(s.Notes, fmt.Sprintf("%d time series have more samples than the %d points a chart holds: each point is a bucket of consecutive samples (equal counts) at its last sample's time, with the mean of their values and their min and max beside it", downsampled, maxChartPoints))
 	}
 }

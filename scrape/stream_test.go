@@ -116,7 +116,7 @@ func TestChartDownsample(t *testing.T) {
 			// A full bucket k holds samples k*per .. k*per+per-1.
 			for k := 0; k < len(ts)-1; k++ {
 				a := k * per
-				if want := float64(a) + float64(per-1)/2; math.Abs(ts[k]-want) > 1e-5*want+1e-9 {
+				if want := float64(a + per - 1); math.Abs(ts[k]-want) > 1e-5*want+1e-9 {
 					t.Fatalf("bucket %d at t=%g, want %g", k, ts[k], want)
 				}
 				mn, mx, s := math.Inf(1), math.Inf(-1), 0.0
@@ -205,8 +205,8 @@ func TestStreamedFileMatchesSamples(t *testing.T) {
 			}
 			drawn := map[string]bool{}
 			for _, s := range st.Series {
-				if len(s.T) > maxChartPoints {
-					t.Errorf("%s: %d points", s.Name, len(s.T))
+				if len(s.T) > maxChartPoints || (s.Min != nil && (len(s.Min) != len(s.T) || len(s.Max) != len(s.T))) {
+					t.Errorf("%s: %d points, %d min, %d max", s.Name, len(s.T), len(s.Min), len(s.Max))
 				}
 				drawn[s.Labels["engine"]] = true
 			}
