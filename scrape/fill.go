@@ -82,6 +82,14 @@ func buildSamples(samples []Sample, base time.Time, phases []evidence.Phase, eng
 	for _, s := range byT {
 		st.scan(headOf(s))
 	}
+	// Endpoints in the order they first appear in samples (as in a file), not in time order.
+	first := map[string]int{}
+	for i := range samples {
+		if _, ok := first[samples[i].Endpoint]; !ok {
+			first[samples[i].Endpoint] = i
+		}
+	}
+	sort.SliceStable(st.endpoints, func(i, j int) bool { return first[st.endpoints[i].id] < first[st.endpoints[j].id] })
 	if err := st.prepare(phases, engineOverride); err != nil {
 		return nil, err
 	}

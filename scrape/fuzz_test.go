@@ -36,9 +36,18 @@ func FuzzDecodeSamples(f *testing.F) {
 	f.Add([]byte(`{"t":"2026-11-29T12:00:00Z","ep":"x","kind":"engine","ok":true,"fam":[{"n":"h","y":"histogram","m":[{"le":[2,1],"b":[5],"c":-1,"s":"+Inf"}]}]}` + "\n"))
 	f.Add([]byte("{not json}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The streamed read (pel analyze's: two passes over the file) accepts what the
+		// in-memory decoder accepts, and never panics on the rest.
+		ev := evidence.New()
+		ev.Run.StartedAt = t0
+		ev.Run.Phases = []evidence.Phase{{Name: "warm", StartS: 0, EndS: 5}}
+		ferr := fillFrom(ev, bytes.NewReader(data), "m.jsonl", "")
 		ss, err := DecodeSamples(bytes.NewReader(data))
 		if err != nil {
 			return
+		}
+		if ferr != nil {
+			t.Fatalf("decoded in memory, refused streamed: %v", ferr)
 		}
 		fillAny(t, ss)
 	})

@@ -283,3 +283,28 @@ func TestWriterKeepsOversizedPageAsGap(t *testing.T) {
 		t.Errorf("sample ok=%v err=%q with %d families", ss[0].OK, ss[0].Err, len(ss[0].Families))
 	}
 }
+
+// Endpoints keep the order they first appear in the samples (a file's order), whatever
+// their times: the first engine endpoint names the run's engine.
+func TestEndpointOrderIsFirstAppearance(t *testing.T) {
+	one := Num(1)
+	sample := func(ep, fam string, s int) Sample {
+		return Sample{T: t0.Add(time.Duration(s) * time.Second), Endpoint: ep, Kind: KindEngine, OK: true,
+			Families: []Family{{Name: fam, Type: "gauge", Metrics: []Metric{{V: &one}}}}}
+	}
+	var ss []Sample
+	for s := 5; s < 10; s++ {
+		ss = append(ss, sample("http://b/metrics", "sglang:num_running_reqs", s))
+	}
+	for s := 0; s < 10; s++ {
+		ss = append(ss, sample("http://a/metrics", "vllm:num_requests_running", s))
+	}
+	ev := evidence.New()
+	ev.Run.StartedAt = t0
+	if err := FillSamples(ev, ss, ""); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Run.Engine != "sglang" {
+		t.Errorf("engine %q, want the first endpoint's (sglang)", ev.Run.Engine)
+	}
+}
