@@ -85,7 +85,8 @@
 //   - histograms: per-bucket deltas over the window the same way, then quantiles by
 //     linear interpolation inside the bucket, like Prometheus histogram_quantile (the
 //     signal note names the bucket: the true quantile lies in it);
-//   - gaps: failed samples, and attempts more than 1.5 intervals apart, in the window;
+//   - gaps: failed samples, and attempts more than 1.5 intervals apart (the interval: the
+//     median spacing of the first 65,536 attempts), in the window;
 //   - pel sim only: engine.step_lag_ms, the largest pel_sim_step_lag_seconds any replica
 //     showed in the window (its note adds pel_sim_clock_skipped_seconds_total's increase),
 //     so a diagnosis can tell "the simulator was overloaded" from the scenario's fault.
