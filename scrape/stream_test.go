@@ -308,3 +308,40 @@ func TestEndpointOrderIsFirstAppearance(t *testing.T) {
 		t.Errorf("engine %q, want the first endpoint's (sglang)", ev.Run.Engine)
 	}
 }
+
+// A sample older than its endpoint's previous one (a file no single sampler wrote) is left
+// out of the streamed read, with a note; the others are read.
+func TestStreamedOutOfOrderSample(t *testing.T) {
+	var b bytes.Buffer
+	for _, s := range []float64{0, 1, 2, 1.5, 3} {
+		v := Num(10 * s)
+		line, _ := json.Marshal(&Sample{T: t0.Add(time.Duration(s * float64(time.Second))), Endpoint: "http://e/metrics", Kind: KindEngine, OK: true, Engine: "vllm",
+			Families: []Family{{Name: "vllm:num_requests_running", Type: "gauge", Metrics: []Metric{{V: &v}}}}})
+		b.Write(append(line, '\n'))
+	}
+	p := filepath.Join(t.TempDir(), "metrics.jsonl")
+	if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev := evidence.New()
+	ev.Run.StartedAt = t0
+	if err := FillFromFile(ev, p, ""); err != nil {
+		t.Fatal(err)
+	}
+	st := ev.Stage(evidence.StageServingCache)
+	if !strings.Contains(strings.Join(st.Notes, "\n"), "1 samples older than the one before them left out") {
+		t.Errorf("no note: %q", st.Notes)
+	}
+	found := false
+	for _, s := range st.Signals {
+		if s.Name == evidence.SigRunningMean {
+			found = true
+			if s.Value != 15 {
+				t.Errorf("%s = %g, want 15 (samples at 0, 1, 2, 3 s)", s.Name, s.Value)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no %s", evidence.SigRunningMean)
+	}
+}
