@@ -13,8 +13,13 @@ type Profile struct {
 	// ended with the profiler not known to be stopped), seconds since Run.StartedAt: the
 	// profiler may have been active anywhere in between, so every task overlapping it is
 	// marked. Both are 0 when the profiler never started.
-	StartS  float64 `json:"start_s"`
-	EndS    float64 `json:"end_s"`
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// OnS to OffS is where the profiler surely ran: from the start call's answer to the
+	// sending of the stop call. The overhead's inside values lie in it (0 when it never
+	// surely ran).
+	OnS     float64 `json:"on_s,omitempty"`
+	OffS    float64 `json:"off_s,omitempty"`
 	Started bool    `json:"started"`
 	Stopped bool    `json:"stopped"`
 	// Errors are what the control answered when it failed (bounded, credentials removed).
@@ -32,11 +37,12 @@ type Profile struct {
 	Notes    []string          `json:"notes,omitempty"`
 }
 
-// ProfileOverhead is one client figure (ttft, itl, e2e; ms) inside against outside the
+// ProfileOverhead is one client figure (ttft, itl, e2e, tpot; ms) inside against outside the
 // window: the medians with their 95% task-clustered bootstrap intervals, and the ratio
 // inside/outside with its interval (1 is no overhead). Values inside are those wholly
-// inside the window (a token that arrived in it, a task that ran in it); outside, those of
-// warm tasks that never overlapped it.
+// inside the span where the profiler surely ran (Profile.OnS to OffS: a token whose both
+// events arrived in it, a task scheduled and finished in it); outside, those of warm
+// tasks that never overlapped the window.
 type ProfileOverhead struct {
 	Metric   string  `json:"metric"`
 	TasksIn  int     `json:"tasks_in"`

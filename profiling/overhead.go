@@ -27,9 +27,13 @@ const (
 	MetricTTFT = "ttft"
 	MetricITL  = "itl"
 	MetricE2E  = "e2e"
+	// MetricTPOT is a task's decode time per token, (last token − first token) /
+	// (tokens − 1): a sum over its token gaps, so a late delivery and the catch-up after it
+	// cancel, and without the request's own round trip, which a profiler does not slow.
+	MetricTPOT = "tpot"
 )
 
-var metrics = []string{MetricTTFT, MetricITL, MetricE2E}
+var metrics = []string{MetricTTFT, MetricITL, MetricE2E, MetricTPOT}
 
 // Overhead gathers, task by task, the client latencies inside a window and outside it.
 type Overhead struct {
@@ -39,7 +43,7 @@ type Overhead struct {
 
 type side struct {
 	seen  int            // tasks offered
-	tasks [][3][]float64 // per kept task: ttft, itl, e2e values (ms, as recorded)
+	tasks [][4][]float64 // per kept task: ttft, itl, e2e values (ms, as recorded)
 	rng   *rand.Rand
 }
 
@@ -58,7 +62,7 @@ func (o *Overhead) Add(r *record.Record) {
 	if !r.OK() || r.Step != nil {
 		return
 	}
-	var v [3][]float64
+	var v [4][]float64
 	in := func(t time.Time) bool { return !t.Before(o.start) && !t.After(o.end) }
 	switch {
 	case r.Profiled:
@@ -70,12 +74,15 @@ func (o *Overhead) Add(r *record.Record) {
 				v[2] = []float64{quantile.RecordedMs(d)}
 			}
 		}
+		if d, ok := r.TPOT(); ok && in(r.FirstTokenAt) && in(r.LastTokenAt) {
+			v[3] = []float64{quantile.RecordedMs(d)}
+		}
 		r.ITLsAt(func(from, to time.Time, d time.Duration) {
 			if len(v[1]) < maxTaskValues && in(from) && in(to) {
 				v[1] = append(v[1], quantile.RecordedMs(d))
 			}
 		})
-		if v[0] == nil && v[1] == nil && v[2] == nil {
+		if v[0] == nil && v[1] == nil && v[2] == nil && v[3] == nil {
 			return
 		}
 		o.in.add(v)
@@ -86,6 +93,9 @@ func (o *Overhead) Add(r *record.Record) {
 		if d, ok := r.E2E(); ok {
 			v[2] = []float64{quantile.RecordedMs(d)}
 		}
+		if d, ok := r.TPOT(); ok {
+			v[3] = []float64{quantile.RecordedMs(d)}
+		}
 		r.ITLs(func(d time.Duration) {
 			if len(v[1]) < maxTaskValues {
 				v[1] = append(v[1], quantile.RecordedMs(d))
@@ -95,7 +105,7 @@ func (o *Overhead) Add(r *record.Record) {
 	}
 }
 
-func (s *side) add(v [3][]float64) {
+func (s *side) add(v [4][]float64) {
 	s.seen++
 	if len(s.tasks) < maxSideTasks {
 		s.tasks = append(s.tasks, v)
@@ -163,7 +173,7 @@ func (s *side) clustered(mi int) resample.Clustered {
 	return resample.NewClustered(per)
 }
 
-func tasksWith(ts [][3][]float64, mi int) int {
+func tasksWith(ts [][4][]float64, mi int) int {
 	n := 0
 	for _, t := range ts {
 		if len(t[mi]) > 0 {

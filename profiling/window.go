@@ -23,6 +23,9 @@ type Window struct {
 	start, end  time.Time // zero: not (yet) started / not (yet) known to be stopped
 	includeWarm bool
 	marked      int
+	// on, off: the span during which the profiler was surely running, from the start
+	// call's answer to the sending of the stop call (zero: no such span).
+	on, off time.Time
 }
 
 // open records that the start call is being sent now.
@@ -46,6 +49,14 @@ func (w *Window) void() {
 	w.mu.Lock()
 	w.start, w.end = time.Time{}, time.Time{}
 	w.mu.Unlock()
+}
+
+// Sure returns the span during which the profiler was surely running: from the start
+// call's answer to the moment the stop call was sent (zero when it never surely ran).
+func (w *Window) Sure() (on, off time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.on, w.off
 }
 
 // Span returns the window's bounds (zero when not started; end zero while open).
@@ -169,6 +180,9 @@ func (s *Session) run(ctx, runCtx context.Context) {
 		s.errs[len(s.errs)-1] = "profiler start failed: " + err.Error() + "; it may have started all the same: the window is kept and a stop is sent"
 	} else {
 		s.started = true
+		s.win.mu.Lock()
+		s.win.on = s.now()
+		s.win.mu.Unlock()
 	}
 	interrupted := !sleepUntil(ctx, s.base.Add(s.spec.At+s.spec.For))
 	if interrupted {
@@ -183,6 +197,11 @@ func (s *Session) run(ctx, runCtx context.Context) {
 		bound = interruptStop
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+	if s.started {
+		s.win.mu.Lock()
+		s.win.off = s.now()
+		s.win.mu.Unlock()
+	}
 	err = s.ctl.Stop(stopCtx)
 	cancel()
 	if err != nil {
@@ -231,6 +250,9 @@ func (s *Session) End(ctx context.Context, startedAt time.Time) *evidence.Profil
 			s.win.close(end)
 		}
 		p.StartS, p.EndS = start.Sub(startedAt).Seconds(), end.Sub(startedAt).Seconds()
+	}
+	if on, off := s.win.Sure(); !on.IsZero() {
+		p.OnS, p.OffS = on.Sub(startedAt).Seconds(), off.Sub(startedAt).Seconds()
 	}
 	s.win.mu.Lock()
 	p.Marked = s.win.marked

@@ -61,8 +61,10 @@ func (p *profileRun) end(ctx context.Context, started time.Time) {
 		return
 	}
 	p.ev = p.sess.End(ctx, started)
-	if start, end := p.sess.Window().Span(); !start.IsZero() {
-		p.ov = profiling.NewOverhead(start, end)
+	// Marked tasks stay out of both sides but for their values in the span where the
+	// profiler surely ran.
+	if on, off := p.sess.Window().Sure(); !on.IsZero() {
+		p.ov = profiling.NewOverhead(on, off)
 	}
 }
 

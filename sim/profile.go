@@ -69,8 +69,8 @@ func (s *Server) StartProfile() error {
 	return nil
 }
 
-// StopProfile turns the profiler off and writes the trace of the profiled steps into
-// Options.ProfileDir (vLLM's POST /stop_profile); it returns the file's path. The file is
+// StopProfile writes the trace of the profiled steps into Options.ProfileDir and then
+// turns the profiler off (vLLM's POST /stop_profile); it returns the file's path. The file is
 // written under a temporary name and renamed, so a reader never sees half of it.
 func (s *Server) StopProfile() (string, error) {
 	p := &s.prof
@@ -79,10 +79,12 @@ func (s *Server) StopProfile() (string, error) {
 	if !p.on.Load() {
 		return "", errors.New("the profiler is not running")
 	}
-	p.on.Store(false)
 	s.replicas[0].cap.CompareAndSwap(p.cap, nil)
 	c := p.cap
 	p.cap = nil
+	// Writing the trace is part of profiling, as vLLM's workers export theirs before its
+	// /stop_profile answers: the steps stay slow until the file is written.
+	defer p.on.Store(false)
 	name := fmt.Sprintf("pel-sim-%s.%d.pt.trace.json", s.sc.Name, time.Now().UnixNano())
 	final := filepath.Join(s.opts.ProfileDir, name)
 	f, err := os.CreateTemp(s.opts.ProfileDir, ".pel-sim-trace-*")
