@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +152,77 @@ func TestProfileWindowAgainstSim(t *testing.T) {
 	}
 	if got := ev.Workload.ByPhase[record.PhaseProfiled].Requests; got == 0 {
 		t.Errorf("no profiled phase in the figures: %v", ev.Workload.ByPhase)
+	}
+}
+
+// A profiler control that fails never loses the run: the load goes on to the end, every
+// record is written, the run exits 0, and the evidence and the summary say what failed.
+func TestProfileFailureKeepsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two 2 s loads")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	const base = `name: profile-fail
+version: 1
+arrival: {process: constant, rate: 20}
+duration: 2s
+tasks:
+  - {name: t, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 4}
+`
+	srv := simtest.Start(t, "healthy", sim.Options{Seed: 1}, false) // no profiler: /start_profile is 404
+	for _, tc := range []struct {
+		name, block string
+		args        []string
+		wantErr     string
+		started     bool
+	}{
+		{"engine without a profiler", "", []string{"--profile-at", "500ms", "--profile-for", "500ms"}, "profiler start failed: POST", false},
+		{"stop command fails", fmt.Sprintf("profile: {at: 500ms, for: 500ms, control: command, start: [%s, -c, 'true'], stop: [%s, -c, 'echo busy >&2; exit 7']}\n", sh, sh),
+			nil, "profiler stop failed: command", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			cf := filepath.Join(tmp, "c.yaml")
+			os.WriteFile(cf, []byte(base+tc.block), 0o600)
+			dir := filepath.Join(tmp, "run")
+			code, out, errs := runCLI(t, append([]string{"run", "--target", srv.URL(), "--contract", cf, "-o", dir}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, errs, out)
+			}
+			ev := mustEvidence(t, dir)
+			recs := readRecords(t, dir)
+			if len(recs) != 40 {
+				t.Errorf("%d records, want the schedule's 40", len(recs))
+			}
+			p := ev.Run.Profile
+			if p == nil || p.Started != tc.started || !strings.Contains(strings.Join(p.Errors, "\n"), tc.wantErr) {
+				t.Fatalf("profile %+v, want started %v and an error %q", p, tc.started, tc.wantErr)
+			}
+			if !strings.Contains(strings.Join(ev.Run.Notes, "\n"), tc.wantErr) || !strings.Contains(out, tc.wantErr) {
+				t.Errorf("notes %q / summary do not say %q:\n%s", ev.Run.Notes, tc.wantErr, out)
+			}
+			marked := 0
+			for _, r := range recs {
+				if r.Profiled {
+					marked++
+				}
+			}
+			if !tc.started && marked != 0 {
+				t.Errorf("%d tasks marked though no profiler ran", marked)
+			}
+			if tc.started {
+				// The stop failed: the profiler may still run, so the window reaches the
+				// end of the run and every task after its start is marked.
+				start := ev.Run.StartedAt.Add(time.Duration(p.StartS * float64(time.Second)))
+				for _, r := range recs {
+					if r.DoneAt.After(start) && !r.Profiled {
+						t.Errorf("task %d ended after the window opened and is not marked", r.Seq)
+					}
+				}
+			}
+		})
 	}
 }
