@@ -8,13 +8,13 @@
 // at any instant of it is marked (record field profiled) and, unless asked otherwise,
 // moved out of the warm phase into the phase "profiled", which stage 1 reports apart.
 //
-// The overhead is measured, not assumed: client TTFT, ITL and E2E of what ran wholly
-// inside the window (a token that arrived in it, a task scheduled and finished in it)
-// against the warm tasks that never overlapped it, as medians with 95% task-clustered
-// bootstrap intervals (package resample) of the medians and of their ratio, labelled as
-// profiling overhead. The trace the profiler wrote (a file, or the newest file written
-// during the window in the directory the engine writes to) is handed to stages 2 and 3
-// with the window noted.
+// The overhead is measured, not assumed: client TTFT, ITL, E2E and TPOT of what ran wholly
+// inside the span where the profiler surely ran (from the start call's answer to the
+// sending of the stop) against the warm tasks that never overlapped the window, as
+// medians with 95% task-clustered bootstrap intervals (package resample) of the medians
+// and of their ratio, labelled as profiling overhead. The trace the profiler wrote (a
+// file, or the newest file written during the window in the directory the engine writes
+// to) is handed to stages 2 and 3 with the window noted.
 //
 // A control that fails never loses the run: the load goes on, the error is kept in the
 // evidence (Profile.Errors) and said in the run's notes. Every answer read from an engine
