@@ -21,7 +21,7 @@ import (
 const profileContract = `name: profile-e2e
 version: 1
 arrival: {process: closed, concurrency: 1}
-duration: 6s
+duration: 7500ms
 warmup: 500ms
 tasks:
   - {name: t, prompt_tokens: {dist: fixed, value: 32}, output_tokens: 12}
@@ -65,7 +65,7 @@ func readRecords(t *testing.T, dir string) []record.Record {
 //     the marked warm tasks form the phase profiled, out of the warm figures.
 func TestProfileWindowAgainstSim(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 6 s load")
+		t.Skip("runs a 7.5 s load")
 	}
 	const factor = 1.25
 	traceDir := t.TempDir()
@@ -75,7 +75,7 @@ func TestProfileWindowAgainstSim(t *testing.T) {
 	os.WriteFile(cf, []byte(profileContract), 0o600)
 	dir := filepath.Join(tmp, "run")
 	code, out, errs := runCLI(t, "run", "--target", srv.URL(), "--contract", cf, "-o", dir,
-		"--profile-at", "1500ms", "--profile-for", "3s", "--profile-trace", traceDir)
+		"--profile-at", "2s", "--profile-for", "3s", "--profile-trace", traceDir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
-	"github.com/pel-ladder/pel/profiling"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -84,9 +83,6 @@ func analyzeRun(stderr io.Writer, out string, ev *evidence.Evidence) (*rundir.Di
 			dev.Run.Profile.TraceNote = fmt.Sprintf("trace %s not analysed: %v", dev.Run.Profile.Trace, terr)
 		}
 		return d, dev, err
-	}
-	if err == nil {
-		profiling.NoteTrace(dev)
 	}
 	return d, dev, err
 }
