@@ -149,4 +149,7 @@ func TestFindTrace(t *testing.T) {
 	if f, note := FindTrace(cctx, filepath.Join(dir, "none"), since, time.Minute); f != "" || !strings.Contains(note, "interrupted") {
 		t.Errorf("interrupted: %q, %q", f, note)
 	}
+	if f, note := FindTrace(cctx, dir, since, time.Minute); f != b || !strings.Contains(note, "when the run was interrupted") {
+		t.Errorf("interrupted with a trace there: %q, %q", f, note)
+	}
 }

@@ -47,6 +47,11 @@ func FindTrace(ctx context.Context, path string, since time.Time, wait time.Dura
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if last != "" && lastSize > 0 {
+				// An engine that answers its stop once the trace is written (vLLM, pel sim)
+				// has it complete by now; a partial one fails its analysis, which says so.
+				return last, fmt.Sprintf("trace %s, written during the profiling window, taken as it was when the run was interrupted", last)
+			}
 			return "", fmt.Sprintf("no trace read from %s: interrupted while waiting for it (add it later: pel analyze DIR --trace FILE)", path)
 		case <-t.C:
 		}
