@@ -35,8 +35,6 @@ const (
 type Control interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
-	// Name says what is called, for messages ("POST http://host:8000/start_profile").
-	Name() string
 }
 
 // NewControl builds the control a profile asks for. base is the target's base URL (no
@@ -47,7 +45,7 @@ func NewControl(p contract.Profile, base, key string, hc *http.Client) (Control,
 	}
 	switch p.Control {
 	case contract.ProfileCommand:
-		return &commandControl{start: p.Start, stop: p.Stop}, nil
+		return &commandControl{start: p.Start, stop: p.Stop, key: key}, nil
 	case contract.ProfileSGLang:
 		// SGLang's ProfileReqInput: every field optional; output_dir is where its workers
 		// write (default SGLANG_TORCH_PROFILER_DIR, else /tmp). pel names the directory it
@@ -70,8 +68,6 @@ type httpControl struct {
 	hc   *http.Client
 	body []byte // nil: no body (vLLM takes none)
 }
-
-func (c *httpControl) Name() string { return "POST " + scrub.URL(c.base) + "/{start,stop}_profile" }
 
 func (c *httpControl) Start(ctx context.Context) error { return c.call(ctx, "/start_profile") }
 func (c *httpControl) Stop(ctx context.Context) error  { return c.call(ctx, "/stop_profile") }
@@ -109,16 +105,17 @@ func (c *httpControl) call(ctx context.Context, path string) error {
 }
 
 // commandControl runs a user command for each call (argv, no shell), bounded in time by
-// the call's context; its output is read bounded and quoted when it fails.
-type commandControl struct{ start, stop []string }
-
-func (c *commandControl) Name() string {
-	return "command " + shown([]byte(strings.Join(c.start, " ")), "")
+// the call's context; its output is read bounded and quoted, without the API key, when it
+// fails.
+type commandControl struct {
+	start, stop []string
+	key         string
 }
-func (c *commandControl) Start(ctx context.Context) error { return runArgv(ctx, c.start) }
-func (c *commandControl) Stop(ctx context.Context) error  { return runArgv(ctx, c.stop) }
 
-func runArgv(ctx context.Context, argv []string) error {
+func (c *commandControl) Start(ctx context.Context) error { return runArgv(ctx, c.start, c.key) }
+func (c *commandControl) Stop(ctx context.Context) error  { return runArgv(ctx, c.stop, c.key) }
+
+func runArgv(ctx context.Context, argv []string, key string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out := &tailBuffer{max: maxAnswer}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -132,8 +129,8 @@ func runArgv(ctx context.Context, argv []string) error {
 	}
 	var exit *exec.ExitError
 	definite := errors.As(err, &exit) && ctx.Err() == nil
-	msg := fmt.Sprintf("command %s: %v", shown([]byte(argv[0]), ""), err)
-	if t := shown(out.Bytes(), ""); t != "" {
+	msg := fmt.Sprintf("command %s: %v", shown([]byte(argv[0]), key), err)
+	if t := shown(out.Bytes(), key); t != "" {
 		msg += ": " + t
 	}
 	if definite || errors.Is(err, exec.ErrNotFound) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pel-ladder/pel/contract"
 )
@@ -152,4 +153,26 @@ func TestFindTrace(t *testing.T) {
 	if f, note := FindTrace(cctx, dir, since, time.Minute); f != b || !strings.Contains(note, "when the run was interrupted") {
 		t.Errorf("interrupted with a trace there: %q, %q", f, note)
 	}
+}
+
+// What an engine or a command answers is quoted bounded, on one line, valid UTF-8, and
+// never with the API key in it.
+func FuzzShown(f *testing.F) {
+	f.Add([]byte("HTTP 500: Failed to start profiler: sk-key\n\x00\xff"), "sk-key")
+	f.Add([]byte(strings.Repeat("é", 400)), "")
+	f.Fuzz(func(t *testing.T, b []byte, key string) {
+		if len(key) < 4 || strings.ContainsAny(key, " \n") {
+			key = ""
+		}
+		s := shown(b, key)
+		if len(s) > maxShown+len("…") {
+			t.Errorf("%d bytes shown", len(s))
+		}
+		if !utf8.ValidString(s) || strings.ContainsAny(s, "\n\r\x00") {
+			t.Errorf("shown %q", s)
+		}
+		if key != "" && strings.Contains(s, key) {
+			t.Errorf("the key is in %q", s)
+		}
+	})
 }

@@ -85,7 +85,6 @@ type fakeControl struct {
 	startErr, stopEr error
 }
 
-func (f *fakeControl) Name() string { return "fake" }
 func (f *fakeControl) Start(ctx context.Context) error {
 	f.mu.Lock()
 	f.calls = append(f.calls, "start")
