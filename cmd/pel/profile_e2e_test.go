@@ -104,7 +104,7 @@ func TestProfileWindowAgainstSim(t *testing.T) {
 	if e2e.RatioLo > factor {
 		t.Errorf("E2E overhead ×%.4f (95%% CI %.4f–%.4f) lies wholly above the injected ×%g", e2e.Ratio, e2e.RatioLo, e2e.RatioHi, factor)
 	}
-	if !strings.Contains(out, "profiling overhead") {
+	if !strings.Contains(out, "PROFILING OVERHEAD (window") {
 		t.Errorf("the summary does not label the profiling overhead:\n%s", out)
 	}
 
@@ -118,6 +118,11 @@ func TestProfileWindowAgainstSim(t *testing.T) {
 	}
 	if want := 100 * (1 - 1/factor) * 0.99; idle.Value < want {
 		t.Errorf("trace idle %.1f%%, want at least %.1f%% (each profiled step is ×%g, its kernels are not)", idle.Value, want, factor)
+	}
+	for _, f := range ev.Findings {
+		if len(f.Evidence) > 0 && f.Evidence[0].Source == idle.Source && !strings.Contains(f.ConfidenceNote, "taken under the profiler") {
+			t.Errorf("finding %s rests on the window's trace and does not say so: %q", f.ID, f.ConfidenceNote)
+		}
 	}
 	for _, st := range []int{evidence.StageGPUExecution, evidence.StageKernelOperator} {
 		if !strings.Contains(strings.Join(ev.Stage(st).Notes, "\n"), "profiling window") {
