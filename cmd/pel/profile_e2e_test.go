@@ -92,16 +92,20 @@ func TestProfileWindowAgainstSim(t *testing.T) {
 	for _, o := range p.Overhead {
 		t.Logf("%s: ×%.4f [%.4f–%.4f], tasks %d inside / %d outside, values %d / %d", o.Metric, o.Ratio, o.RatioLo, o.RatioHi, o.TasksIn, o.TasksOut, o.NIn, o.NOut)
 	}
-	if !tpot.OK || !(tpot.RatioLo <= factor && factor <= tpot.RatioHi) {
+	if raceBuild {
+		// The simulator's loop falls behind its virtual clock under the race detector, so
+		// the figures no longer carry the injected factor alone; the rest still holds.
+		t.Log("race build: the overhead ratios are not checked against the factor")
+	} else if !tpot.OK || !(tpot.RatioLo <= factor && factor <= tpot.RatioHi) {
 		t.Errorf("TPOT overhead ×%.4f (95%% CI %.4f–%.4f, %d tasks inside, %d outside): the interval does not hold the injected ×%g",
 			tpot.Ratio, tpot.RatioLo, tpot.RatioHi, tpot.TasksIn, tpot.TasksOut, factor)
 	}
 	for _, o := range []evidence.ProfileOverhead{itl, e2e} {
-		if !o.OK || o.RatioLo <= 1 {
+		if !raceBuild && (!o.OK || o.RatioLo <= 1) {
 			t.Errorf("%s overhead ×%.4f (95%% CI %.4f–%.4f): want an interval above 1", o.Metric, o.Ratio, o.RatioLo, o.RatioHi)
 		}
 	}
-	if e2e.RatioLo > factor {
+	if !raceBuild && e2e.RatioLo > factor {
 		t.Errorf("E2E overhead ×%.4f (95%% CI %.4f–%.4f) lies wholly above the injected ×%g", e2e.Ratio, e2e.RatioLo, e2e.RatioHi, factor)
 	}
 	if !strings.Contains(out, "PROFILING OVERHEAD (window") {
