@@ -48,6 +48,8 @@ type Contract struct {
 	Percentiles []float64 `json:"-"`
 	// System describes the deployment for pel's physical floors (system.go). Not hashed.
 	System System `json:"-"`
+	// Profile is a profiling window inside the run (profile.go). Not hashed.
+	Profile Profile `json:"-"`
 
 	raw    []byte
 	file   string

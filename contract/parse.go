@@ -212,6 +212,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if cn := m.get("canary"); cn != nil {
 		d.canary(cn, "canary", &c.Canary) // canary.go
 	}
+	if pn := m.get("profile"); pn != nil {
+		d.profile(pn, "profile", &c.Profile) // profile.go
+	}
 	if pn := m.get("percentiles"); pn != nil {
 		c.Percentiles = d.percentiles(pn, "percentiles") // percentiles.go
 	}

@@ -118,6 +118,8 @@ type Run struct {
 	// Completeness says whether the run holds its contract's whole schedule (nil: not
 	// recorded, a run written before pel recorded it).
 	Completeness *Completeness `json:"completeness,omitempty"`
+	// Profile is set on a run with a profiling window (pel run --profile-at; profile.go).
+	Profile *Profile `json:"profile,omitempty"`
 }
 
 // Shard describes one shard of a sharded run: which part of the one schedule it ran, from

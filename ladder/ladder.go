@@ -10,6 +10,7 @@ import (
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/otlp"
+	"github.com/pel-ladder/pel/profiling"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
@@ -151,6 +152,7 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	for _, r := range results {
 		trace.FillEvidence(ev, r)
 	}
+	profiling.NoteTrace(ev) // a profiling window's trace says it was taken under the profiler
 	dopts := diagnose.OptionsFor(c)
 	dopts.Seed = o.Seed
 	dopts.Stage1 = rundir.StatsOptions(c, ev.Run.StartedAt)

@@ -81,6 +81,9 @@ const (
 	PhaseCold   = "cold"
 	PhaseWarm   = "warm"
 	PhaseCanary = "canary"
+	// PhaseProfiled: a warm task that overlapped a profiling window (pel run --profile-at),
+	// kept out of the warm figures because the profiler slowed it (Profiled marks it too).
+	PhaseProfiled = "profiled"
 )
 
 // Token count sources.
@@ -107,6 +110,9 @@ type Record struct {
 	// whose Seq is then the task's position in the one schedule all shards share; empty for
 	// a run of one process.
 	Shard string `json:"shard,omitempty"`
+	// Profiled: the task overlapped a profiling window (it was in flight between the
+	// profiler's start call and its stop call's answer), whatever its phase.
+	Profiled bool `json:"profiled,omitempty"`
 	// InFlight is the number of tasks in flight (sent, not done) when this one was sent,
 	// itself excluded; concurrency bands are derived from it.
 	InFlight int `json:"in_flight"`
@@ -276,8 +282,14 @@ func (r *Record) TPOT() (time.Duration, bool) {
 // record, whatever the record says (a requests.jsonl is outside input too). A multi-step
 // task's are its attached steps' (a gap between two calls is not a token's latency).
 func (r *Record) ITLs(f func(time.Duration)) {
+	r.ITLsAt(func(_, _ time.Time, d time.Duration) { f(d) })
+}
+
+// ITLsAt is ITLs with the content event each latency ends at, and the one before it: from
+// and to are their arrivals (SentAt plus the event's offset).
+func (r *Record) ITLsAt(f func(from, to time.Time, d time.Duration)) {
 	for i := range r.steps {
-		r.steps[i].ITLs(f)
+		r.steps[i].ITLsAt(f)
 	}
 	budget := MaxTokens
 	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens) && budget > 0; i++ {
@@ -289,8 +301,10 @@ func (r *Record) ITLs(f func(time.Duration)) {
 		per := gap / time.Duration(k)
 		k = min(k, budget)
 		budget -= k
+		from := r.SentAt.Add(time.Duration(r.ChunkUS[i-1]) * time.Microsecond)
+		to := r.SentAt.Add(time.Duration(r.ChunkUS[i]) * time.Microsecond)
 		for j := 0; j < k; j++ {
-			f(per)
+			f(from, to, per)
 		}
 	}
 }

@@ -36,6 +36,7 @@ func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 	if rs := ev.Workload.RejectReasons; len(rs) > 0 {
 		p.f("REJECTED: %s\n\n", topReasons(rs, 3))
 	}
+	p.profile(ev) // profile.go
 	if len(ev.Findings) == 0 {
 		p.f("FINDINGS: none (no rule's symptom holds in this evidence)\n")
 	} else {

@@ -37,6 +37,10 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 	for _, n := range ev.Run.Notes {
 		p.f("  note: %s\n", n) // an import names here what its file does not carry
 	}
+	if ev.Run.Profile != nil {
+		p.f("\n")
+		p.profile(ev) // profile.go
+	}
 
 	p.f("\nFINDINGS (ranked)\n")
 	if len(ev.Findings) == 0 {

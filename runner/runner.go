@@ -172,6 +172,10 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctl, err := profileControl(cfg, apiKey, hc) // profile.go
+	if err != nil {
+		return nil, err
+	}
 	engineConfig := scrubConfig(probeEngine(ctx, hc, cfg.Target, apiKey), apiKey) // secrets.go
 	slotContext, _ := strconv.Atoi(engineConfig[ConfigSlotContext])
 
@@ -207,7 +211,8 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	if !cfg.StartAt.IsZero() {
 		clock, clockWhy = probeClock(ctx, hc, cfg.Target, apiKey)
 	}
-	doer, sink, route := cr.wire(client, stampShard(flagContextShift(scrubbedSink(w.Write, apiKey), slotContext), cfg.Shard))
+	prof := beginProfile(ctx, c, ctl) // profile.go; nil without a window
+	doer, sink, route := cr.wire(client, prof.sink(stampShard(flagContextShift(scrubbedSink(w.Write, apiKey), slotContext), cfg.Shard)))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
 		Doer: doer,
 		Retry: loadgen.RetryPolicy{
@@ -234,6 +239,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	prog.start(drv)
 	res := drv.Run(ctx, cr.schedule(sched))
 	prog.stop()
+	prof.end(ctx, res.Start)
 
 	notes, err := end(ctx, cfg.Collectors, cr, w, res.SinkErr)
 	if err != nil {
@@ -260,6 +266,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			cfg.Observe(r)
 		}
 		fails.add(r)
+		prof.observe(r)
 		if cr != nil && r.Phase == record.PhaseCanary {
 			cand = append(cand, *r)
 		}
@@ -280,6 +287,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		notes = append(notes, "readiness via /health (the target has no /v1/models)")
 	}
 	notes = append(notes, cr.finish(rd, c, cand, res.Start, res.End)...)
+	notes = append(notes, prof.fill(ev)...)
 	ev.Run.Notes = append(notes, stage1Notes...)
 	for _, col := range cfg.Collectors {
 		if err := col.Fill(ev, rd); err != nil {

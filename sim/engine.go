@@ -103,9 +103,12 @@ const maxKVBlocks = 1 << 18
 // Engine is one replica's scheduler and model executor on a virtual clock. It is not safe
 // for concurrent use: the server's driver owns it; tests call Submit and Step directly.
 type Engine struct {
-	Index   int
-	Cfg     EngineConfig
-	Cost    *CostModel
+	Index int
+	Cfg   EngineConfig
+	Cost  *CostModel
+	// Slow stretches every step's span by this factor when above 1 (a profiler's overhead,
+	// see Options.ProfileSlowdown); the driver sets it before each step.
+	Slow    float64
 	now     float64
 	waiting []*Seq // FIFO; preempted sequences return to the front
 	running []*Seq
@@ -378,6 +381,11 @@ func (e *Engine) Step() *StepResult {
 	b.Compile = e.coldStall(b.Tokens())
 	r.Batch = b
 	r.Timing = e.Cost.StepCost(b, e.now)
+	if e.Slow > 1 {
+		// The profiler's cost is host time (its callbacks around every op and launch): the
+		// kernels keep their durations and the step ends later.
+		r.Timing.End = r.Timing.Start + (r.Timing.End-r.Timing.Start)*e.Slow
+	}
 	e.now = r.Timing.End
 	e.complete()
 	e.deliver()

@@ -31,6 +31,14 @@ type Options struct {
 	// OTLPEndpoint, when set, receives one vLLM-shaped "llm_request" span per finished
 	// request as OTLP/HTTP JSON (e.g. http://127.0.0.1:4318/v1/traces).
 	OTLPEndpoint string
+	// ProfileDir, when set, serves vLLM's profiler control (POST /start_profile, POST
+	// /stop_profile): while profiling, every step of every replica takes ProfileSlowdown
+	// times as long, and the stop writes a Kineto trace of replica 0's profiled steps into
+	// this directory, as vLLM does into VLLM_TORCH_PROFILER_DIR (profile.go).
+	ProfileDir string
+	// ProfileSlowdown is the step-time factor while profiling (default
+	// DefaultProfileSlowdown; at least 1, at most 10).
+	ProfileSlowdown float64
 }
 
 // Server runs a scenario's replicas in real time behind an OpenAI-compatible HTTP API.
@@ -47,6 +55,7 @@ type Server struct {
 	idSeq    atomic.Uint64 // per generated X-Request-Id, apart so ids never shift seeds
 	dcgm     *dcgmState
 	otlp     *otlpExporter
+	prof     profiler
 
 	mu       sync.Mutex
 	httpSrv  *http.Server
@@ -87,6 +96,9 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	}
 	if opts.Speed > 1000 {
 		return nil, fmt.Errorf("sim: speed %g is above 1000", opts.Speed)
+	}
+	if err := checkProfileOptions(&opts); err != nil {
+		return nil, err
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
@@ -243,6 +255,7 @@ func (s *Server) drive(r *replica) {
 				return
 			}
 		}
+		eng.Slow = s.prof.factor()
 		res := eng.Step()
 		if res == nil {
 			continue
@@ -412,6 +425,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/trace", s.serveTrace)
+	if s.opts.ProfileDir != "" {
+		mux.HandleFunc("POST /start_profile", s.serveStartProfile)
+		mux.HandleFunc("POST /stop_profile", s.serveStopProfile)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, &apiError{Status: http.StatusNotFound, Type: "NotFoundError", Message: "no route for " + r.Method + " " + r.URL.Path})
 	})

@@ -29,6 +29,7 @@ func newRunCmd(a *app) *cobra.Command {
 		kf                                canaryFlags
 		sf                                shardFlags
 		wf                                workloadFlags
+		pf                                profileFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run --target URL (--contract FILE | --rate R|--concurrency C --duration D --prompt-tokens SPEC ...) [-o DIR]",
@@ -49,6 +50,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, fromFlags, err := flagOrFileContract(target, contractFile, &wf)
 			if err != nil {
+				return err
+			}
+			if err := pf.apply(c); err != nil { // run_profile.go
 				return err
 			}
 			cols, err := cf.collectors()
@@ -80,7 +84,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				// Climb the rest of the ladder on what was written: exactly `pel analyze DIR`.
 				// A failure here keeps the stage-1 evidence already on disk and says why.
 				boundAnalysisMemory()
-				if d, dev, aerr := analyzeDir(out, ladder.Options{}); aerr != nil {
+				if d, dev, aerr := analyzeRun(a.stderr, out, ev); aerr != nil {
 					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
 				} else if werr := ladder.WriteRun(d, dev); werr != nil {
 					fmt.Fprintf(a.stderr, "pel: writing the diagnosis: %v\n", werr)
@@ -120,6 +124,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	wf.register(f)
 	sf.register(f)
 	kf.register(f)
+	pf.register(f)
 	f.DurationVar(&grace, "grace", 0, "after Ctrl-C, how long in-flight requests may finish (default 5s)")
 	return cmd
 }

@@ -20,6 +20,8 @@ func newSimCmd(a *app) *cobra.Command {
 		speed                    float64
 		seed                     uint64
 		list, showContract       bool
+		profileDir               string
+		profileSlowdown          float64
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -27,7 +29,10 @@ func newSimCmd(a *app) *cobra.Command {
 		Long: `pel sim serves a simulated continuous-batching LLM engine (vLLM V1 as the reference) on
 loopback: /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics (vLLM names),
 /debug/trace?seconds=S (a Kineto trace of the virtual GPU), with --dcgm-addr a
-DCGM-exporter page, and with --otlp-endpoint vLLM-shaped llm_request spans. Each scenario
+DCGM-exporter page, with --otlp-endpoint vLLM-shaped llm_request spans, and with
+--profile-dir DIR vLLM's profiler control (POST /start_profile, POST /stop_profile): while
+profiling, steps take --profile-slowdown times as long and the stop writes a Kineto trace
+into DIR (see docs/profile.md). Each scenario
 injects one fault whose owner layer is known:
 
   pel sim --list
@@ -73,7 +78,7 @@ injects one fault whose owner layer is known:
 					return usageErrorf("--otlp-endpoint %q: want a URL like http://127.0.0.1:4318/v1/traces", otlpEndpoint)
 				}
 			}
-			srv, err := sim.NewServer(s, sim.Options{Speed: speed, Seed: seed, OTLPEndpoint: otlpEndpoint})
+			srv, err := sim.NewServer(s, sim.Options{Speed: speed, Seed: seed, OTLPEndpoint: otlpEndpoint, ProfileDir: profileDir, ProfileSlowdown: profileSlowdown})
 			if err != nil {
 				return usageError(err)
 			}
@@ -97,6 +102,8 @@ injects one fault whose owner layer is known:
 	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (compresses all timing consistently)")
 	f.Uint64Var(&seed, "seed", 1, "random seed (speculative acceptance, EOS lengths)")
 	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "send one vLLM-shaped llm_request span per request as OTLP/HTTP JSON to this URL")
+	f.StringVar(&profileDir, "profile-dir", "", "serve /start_profile and /stop_profile; the stop writes a Kineto trace of the profiled steps into this directory")
+	f.Float64Var(&profileSlowdown, "profile-slowdown", sim.DefaultProfileSlowdown, "step-time factor while profiling (1 to 10)")
 	f.BoolVar(&list, "list", false, "list the embedded scenarios and their owner layers")
 	f.BoolVar(&showContract, "contract", false, "print the scenario's workload contract and exit")
 	return cmd
