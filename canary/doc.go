@@ -1,8 +1,9 @@
 // Package canary holds what an interleaved canary run (pel run --target BASE --canary URL)
 // decides while it runs: which arrival goes to the candidate, when the canary's scope ends,
-// and when a rollback trigger is breached with enough confidence to stop it. Judging the
-// run afterwards is package compare's (CanaryDir); a production canary with no load of
-// pel's is compare.Live (pel canary).
+// and when a rollback trigger is breached with enough confidence to stop it; and the
+// judgements afterwards: JudgeDir judges an interleaved run's candidate side against its
+// baseline side with compare's statistics (pel compare DIR), and Live judges a production
+// canary with no load of pel's from the engines' metrics on Prometheus (pel canary).
 //
 // # Three kinds of run
 //

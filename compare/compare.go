@@ -15,6 +15,8 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
 	"github.com/pel-ladder/pel/rundir"
@@ -22,15 +24,11 @@ import (
 )
 
 // ErrBadInput marks an unreadable run directory, a contract mismatch or unusable options
-// (the command line maps it to exit 2). Test with errors.Is.
-var ErrBadInput = errors.New("bad input")
+// (the command line maps it to exit 2): the program's one bad-input kind. Test with
+// errors.Is.
+var ErrBadInput = badinput.ErrBadInput
 
-type inputError struct{ err error }
-
-func (e *inputError) Error() string   { return e.err.Error() }
-func (e *inputError) Unwrap() []error { return []error{ErrBadInput, e.err} }
-
-func badInput(format string, a ...any) error { return &inputError{fmt.Errorf(format, a...)} }
+func badInput(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // Verdict of a comparison.
 type Verdict string
@@ -106,7 +104,7 @@ type Run struct {
 	// engine is what metrics.jsonl says about the engine (nil: no engine /metrics sampled).
 	engine *engineFacts
 	// shares and windows, per phase, are the side's share of the arrivals and the window
-	// both sides share in an interleaved canary run (canary.go): goodput and cost are
+	// both sides share in an interleaved canary run (interleaved.go): goodput and cost are
 	// computed over it, scaled by the share. nil: the side's own window, whole.
 	shares, windows map[string]float64
 }
@@ -428,7 +426,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 
 	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.brs, primary.crs, res.Phases[0].Metrics, o)
 	if cand.windows != nil {
-		interleavedPreconditions(res.Preconditions) // canary.go
+		interleavedPreconditions(res.Preconditions) // interleaved.go
 	}
 	decide(res, primary.b, primary.c, o)
 	res.Predictions, res.Explanation = predictions(base, cand, res)
@@ -893,9 +891,9 @@ func decide(res *Result, b, c *side, o Options) {
 			desc := fmt.Sprintf("%s %s %.4g %s (%s, %s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source, ch.Scope)
 			switch ch.Status {
 			case StatusFail:
-				reject = append(reject, fmt.Sprintf("%s: candidate %s, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
+				reject = append(reject, fmt.Sprintf("%s: candidate %s, %.0f%% CI %s entirely past the bound", desc, figure.Fmt(ch.Candidate), o.Level*100, figure.FmtCI(ch.CILo, ch.CIHi)))
 			case StatusUncertain:
-				s := fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi))
+				s := fmt.Sprintf("%s: candidate %s, CI %s straddles the bound", desc, figure.Fmt(ch.Candidate), figure.FmtCI(ch.CILo, ch.CIHi))
 				if ch.NeededTasks > 0 && ch.Values > 0 {
 					// The check sees ch.Values of its scope's values; scale to tasks of the
 					// compared phase, so the advice matches the counts shown.
@@ -919,7 +917,7 @@ func decide(res *Result, b, c *side, o Options) {
 		}
 		if *m.CIHi < -o.Tolerance*math.Abs(*m.Base) {
 			reject = append(reject, fmt.Sprintf("%s fell %.1f%%, CI of the change [%s, %s] entirely below −%.0f%%",
-				m.Label, -deref(m.DeltaPct), fmtRel(m.CILo, m.Base), fmtRel(m.CIHi, m.Base), o.Tolerance*100))
+				m.Label, -deref(m.DeltaPct), figure.FmtRel(m.CILo, m.Base), figure.FmtRel(m.CIHi, m.Base), o.Tolerance*100))
 		}
 	}
 	switch {

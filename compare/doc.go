@@ -45,11 +45,10 @@
 //   - Phases are never mixed: warm is compared with warm (it decides the verdict); cold,
 //     and canary when both runs have one, are reported apart. A candidate that has only a
 //     canary phase is compared, as such, with the baseline's warm phase.
-//   - An interleaved canary run (pel run --canary) is judged in place, CanaryDir: its
-//     candidate side against its baseline side in the candidate's window, with goodput and
-//     cost scaled by each side's share and the run's early stop deciding first (canary.go).
-//     A production canary read from Prometheus alone is Live (live.go: per-interval
-//     samples, Mann-Whitney U and bootstrap intervals per metric, Kayenta-style scoring).
+//   - An interleaved canary run (pel run --canary) is split and judged by package canary
+//     (canary.JudgeDir) with this package's statistics: its candidate side against its
+//     baseline side in the candidate's window, with goodput and cost scaled by each side's
+//     share (Run.Interleave). A production canary read from Prometheus alone is canary.Live.
 //   - Each metric (acceptance rate, goodput, error rate, TTFT p50/p99, ITL p50/p99, TPOT p50,
 //     E2E p99, cost per accepted task) gets its point value on each side, the change in %
 //     and a percentile-bootstrap interval of the change: tasks are resampled with

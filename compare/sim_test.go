@@ -10,6 +10,7 @@ import (
 
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
@@ -67,7 +68,7 @@ func TestAgainstSim(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		compare.Text(&buf, r)
+		report.CompareText(&buf, r)
 		return r, buf.String()
 	}
 	pc := func(r *compare.Result, name string) compare.Precondition {

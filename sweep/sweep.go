@@ -121,7 +121,7 @@ type Point struct {
 	// SLO is the point judged against its contract's percentile bounds; MeetsSLO says
 	// whether every bound's point value held and acceptance reached the bound, and SLOMiss
 	// why not. Null when the point has no tasks.
-	SLO      *compare.SLOResult `json:"slo,omitempty"`
+	SLO      *SLOResult `json:"slo,omitempty"`
 	MeetsSLO *bool              `json:"meets_slo"`
 	SLOMiss  string             `json:"slo_miss,omitempty"`
 	// Error says why the point has no usable figures (every request failed, target gone).
@@ -408,7 +408,7 @@ func (sw *sweeper) judge(p *Point, run *compare.Run) {
 			return
 		}
 	}
-	slo := compare.CheckSLO(run, compare.Options{Resamples: 500})
+	slo := CheckSLO(run, compare.Options{Resamples: 500})
 	p.SLO = &slo
 	var miss []string
 	if slo.Tasks == 0 {

@@ -8,9 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/scrape"
 )
 
@@ -20,7 +22,7 @@ func newCanaryCmd(a *app) *cobra.Command {
 	var (
 		prom, baseSel, candSel, end, rollbackFrom string
 		window, step                              time.Duration
-		o                                         compare.LiveOptions
+		o                                         canary.LiveOptions
 		asJSON                                    bool
 	)
 	cmd := &cobra.Command{
@@ -92,7 +94,7 @@ Exit status: 0 accept; 1 reject or inconclusive; 2 bad input (URL, selector, win
 			if err != nil {
 				return usageErrorf("--candidate: %v", err)
 			}
-			res, err := compare.Live(base, cand, baseSel, candSel, o)
+			res, err := canary.Live(base, cand, baseSel, candSel, o)
 			if err != nil {
 				if errors.Is(err, compare.ErrBadInput) {
 					return usageErrorf("prometheus %s: %v", scrub.URL(prom), err)
@@ -100,9 +102,9 @@ Exit status: 0 accept; 1 reject or inconclusive; 2 bad input (URL, selector, win
 				return failError(err)
 			}
 			if asJSON {
-				err = compare.LiveJSON(a.stdout, res)
+				err = report.LiveJSON(a.stdout, res)
 			} else {
-				err = compare.LiveText(a.stdout, res)
+				err = report.LiveText(a.stdout, res)
 			}
 			if err != nil {
 				return failError(err)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/report"
 )
 
 func init() { subcommands = append(subcommands, newCompareCmd) }
@@ -67,21 +69,21 @@ interrupted, stopped early, one shard, a torn requests.jsonl — without
 			var err error
 			var write func() error
 			if len(args) == 1 {
-				if !compare.IsCanaryDir(args[0]) {
+				if !canary.IsDir(args[0]) {
 					return usageErrorf("%s is not an interleaved canary run (no canary.json): give BASE_DIR CANDIDATE_DIR", args[0])
 				}
-				var cr *compare.CanaryResult
-				if cr, err = compare.CanaryDir(args[0], o); err == nil {
+				var cr *canary.Result
+				if cr, err = canary.JudgeDir(args[0], o); err == nil {
 					res = cr.Result
-					write = func() error { return compare.CanaryText(a.stdout, cr) }
+					write = func() error { return report.InterleavedText(a.stdout, cr) }
 					if asJSON {
-						write = func() error { return compare.CanaryJSON(a.stdout, cr) }
+						write = func() error { return report.InterleavedJSON(a.stdout, cr) }
 					}
 				}
 			} else if res, err = compare.Dirs(args[0], args[1], o); err == nil {
-				write = func() error { return compare.Text(a.stdout, res) }
+				write = func() error { return report.CompareText(a.stdout, res) }
 				if asJSON {
-					write = func() error { return compare.JSON(a.stdout, res) }
+					write = func() error { return report.CompareJSON(a.stdout, res) }
 				}
 			}
 			if err != nil {

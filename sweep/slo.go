@@ -1,6 +1,7 @@
-package compare
+package sweep
 
 import (
+	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
@@ -14,40 +15,35 @@ type SLOResult struct {
 	// Checks are the global and per-task percentile bounds, each with the run's point
 	// value, its interval and a status (pass/fail/uncertain) from the same statistics as a
 	// comparison's candidate side.
-	Checks []Check `json:"checks"`
+	Checks []compare.Check `json:"checks"`
 }
 
 // CheckSLO judges one run's primary phase against the percentile SLO bounds its contract
-// sets (globally and per task). A sweep uses it to tell which loads meet the contract.
-func CheckSLO(r *Run, o Options) SLOResult {
-	o.defaults()
+// sets (globally and per task): which loads meet the contract.
+func CheckSLO(r *compare.Run, o compare.Options) SLOResult {
 	phase := primaryPhase(r.Records)
-	recs := filterPhase(r.Records, phase)
-	res := SLOResult{Phase: phase, Tasks: len(recs), Checks: []Check{}}
+	var recs []*record.Record
+	for i := range r.Records {
+		if r.Records[i].Phase == phase {
+			recs = append(recs, &r.Records[i])
+		}
+	}
+	res := SLOResult{Phase: phase, Tasks: len(recs), Checks: []compare.Check{}}
 	if a, ok := stats.AcceptanceRate(recs); ok {
 		res.AcceptanceRate = a
 	}
-	judgeAll := func(scope string, rs []*record.Record, bounds []sloBound) {
-		if len(bounds) == 0 {
-			return
-		}
-		sts := make([]stat, len(bounds))
-		for i, b := range bounds {
-			sts[i] = b.st
-		}
-		s := newSide(rs, 0)
-		b := s.bootstrap(sts, o.Resamples, rng(o.Seed, "slo/"+scope, phase))
-		for i, bd := range bounds {
-			ch := Check{Source: "contract slo", Signal: bd.signal, Op: ">", Bound: bd.bound, Unit: "ms", Scope: scope}
-			judge(&ch, s, bd.st, b.point[i], b.reps[i], o.Level)
-			res.Checks = append(res.Checks, ch)
-		}
-	}
-	judgeAll("all tasks", recs, sloBounds(r.Contract.SLO))
+	res.Checks = append(res.Checks, compare.CheckBounds(recs, r.Contract.SLO, "all tasks", "slo/all tasks", phase, o)...)
 	for _, t := range r.Contract.Tasks {
-		if t.SLO != nil {
-			judgeAll("task "+t.Name, filterTask(recs, t.Name), sloBounds(*t.SLO))
+		if t.SLO == nil {
+			continue
 		}
+		var of []*record.Record
+		for _, rec := range recs {
+			if rec.Task == t.Name {
+				of = append(of, rec)
+			}
+		}
+		res.Checks = append(res.Checks, compare.CheckBounds(of, *t.SLO, "task "+t.Name, "slo/task "+t.Name, phase, o)...)
 	}
 	return res
 }

@@ -1,4 +1,4 @@
-package compare
+package canary_test
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/canary"
+	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/scrape"
@@ -39,22 +42,22 @@ func TestLive(t *testing.T) {
 		name   string
 		cand   scrapetest.Scenario
 		secs   int
-		want   Verdict
+		want   compare.Verdict
 		golden string
-		check  func(t *testing.T, r *LiveResult)
+		check  func(t *testing.T, r *canary.LiveResult)
 	}{{
-		name: "identical", cand: healthy2, secs: 60, want: Accept, golden: "live-identical",
-		check: func(t *testing.T, r *LiveResult) {
+		name: "identical", cand: healthy2, secs: 60, want: compare.Accept, golden: "live-identical",
+		check: func(t *testing.T, r *canary.LiveResult) {
 			if r.Score != 100 || r.Baseline.Replicas != 2 || r.Candidate.Intervals != 12 {
 				t.Errorf("score %v, replicas %d, intervals %d", r.Score, r.Baseline.Replicas, r.Candidate.Intervals)
 			}
 		},
 	}, {
-		name: "kv thrash", cand: scrapetest.KVThrash(), secs: 60, want: Reject, golden: "live-kv-thrash",
-		check: func(t *testing.T, r *LiveResult) {
+		name: "kv thrash", cand: scrapetest.KVThrash(), secs: 60, want: compare.Reject, golden: "live-kv-thrash",
+		check: func(t *testing.T, r *canary.LiveResult) {
 			failed := false
 			for _, c := range r.Triggers {
-				if c.Signal == evidence.SigServerTTFTP99 && c.Status == StatusFail {
+				if c.Signal == evidence.SigServerTTFTP99 && c.Status == compare.StatusFail {
 					failed = true
 				}
 			}
@@ -71,8 +74,8 @@ func TestLive(t *testing.T) {
 			}
 		},
 	}, {
-		name: "too short", cand: healthy2, secs: 20, want: Inconclusive,
-		check: func(t *testing.T, r *LiveResult) {
+		name: "too short", cand: healthy2, secs: 20, want: compare.Inconclusive,
+		check: func(t *testing.T, r *canary.LiveResult) {
 			if !strings.Contains(r.Reasons[0], "too few intervals") {
 				t.Errorf("reasons %q", r.Reasons)
 			}
@@ -82,7 +85,7 @@ func TestLive(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			base := pages(t, healthy2, "10.0.0.1:8000", c.secs)
 			cand := pages(t, c.cand, "10.0.0.2:8000", c.secs)
-			r, err := Live(base, cand, `track="stable"`, `track="canary"`, LiveOptions{Start: liveStart, End: liveStart.Add(time.Duration(c.secs) * time.Second), Interval: 5 * time.Second, Resamples: 500})
+			r, err := canary.Live(base, cand, `track="stable"`, `track="canary"`, canary.LiveOptions{Start: liveStart, End: liveStart.Add(time.Duration(c.secs) * time.Second), Interval: 5 * time.Second, Resamples: 500})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,13 +97,13 @@ func TestLive(t *testing.T) {
 				return
 			}
 			var buf bytes.Buffer
-			if err := LiveText(&buf, r); err != nil {
+			if err := report.LiveText(&buf, r); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", c.golden+".golden"), buf.Bytes())
 		})
 	}
-	if _, err := Live(nil, nil, "a", "b", LiveOptions{Start: liveStart, End: liveStart.Add(time.Minute)}); err == nil {
+	if _, err := canary.Live(nil, nil, "a", "b", canary.LiveOptions{Start: liveStart, End: liveStart.Add(time.Minute)}); err == nil {
 		t.Error("no series: want an error naming the selector")
 	}
 }
@@ -131,22 +134,22 @@ func TestLiveTriggerOnWindowQuantile(t *testing.T) {
 		slow   int
 		ttft   float64
 		status string
-		want   Verdict
+		want   compare.Verdict
 	}{
-		{slow: 1, ttft: 0.2, status: StatusUncertain, want: Accept},
-		{slow: 7, ttft: 0.05, status: StatusUncertain, want: Accept},
-		{slow: 5, ttft: 0.2, status: StatusUncertain, want: Inconclusive},
-		{slow: 11, ttft: 0.2, status: StatusFail, want: Reject},
+		{slow: 1, ttft: 0.2, status: compare.StatusUncertain, want: compare.Accept},
+		{slow: 7, ttft: 0.05, status: compare.StatusUncertain, want: compare.Accept},
+		{slow: 5, ttft: 0.2, status: compare.StatusUncertain, want: compare.Inconclusive},
+		{slow: 11, ttft: 0.2, status: compare.StatusFail, want: compare.Reject},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%d at %v s", c.slow, c.ttft), func(t *testing.T) {
 			base := pages(t, twin(0, 0), "10.0.0.1:8000", 18)
 			cand := pages(t, twin(c.slow, c.ttft), "10.0.0.2:8000", 18)
-			r, err := Live(base, cand, "base", "cand", LiveOptions{Start: liveStart, End: liveStart.Add(18 * time.Second), Interval: time.Second, Resamples: 500})
+			r, err := canary.Live(base, cand, "base", "cand", canary.LiveOptions{Start: liveStart, End: liveStart.Add(18 * time.Second), Interval: time.Second, Resamples: 500})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ttft *Check
+			var ttft *compare.Check
 			for i := range r.Triggers {
 				if r.Triggers[i].Signal == evidence.SigServerTTFTP99 {
 					ttft = &r.Triggers[i]
@@ -160,7 +163,7 @@ func TestLiveTriggerOnWindowQuantile(t *testing.T) {
 			}
 			if ttft.Status != c.status || r.Verdict != c.want {
 				var buf bytes.Buffer
-				LiveText(&buf, r)
+				report.LiveText(&buf, r)
 				t.Errorf("trigger %s, verdict %s; want %s, %s:\n%s", ttft.Status, r.Verdict, c.status, c.want, buf.String())
 			}
 		})

@@ -1,4 +1,4 @@
-package compare
+package canary_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare/comparetest"
+	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/record"
@@ -90,17 +92,17 @@ func TestCanaryDir(t *testing.T) {
 		n               int
 		slow, slowShare float64
 		log             func(*canary.Log)
-		want            Verdict
-		check           func(t *testing.T, r *CanaryResult)
+		want            compare.Verdict
+		check           func(t *testing.T, r *canary.Result)
 	}{{
 		// Identical sides, 1200 arrivals: enough candidate tasks to bound a p99 both ways.
-		name: "identical", n: 1600, want: Accept,
+		name: "identical", n: 1600, want: compare.Accept,
 		log: func(l *canary.Log) {
 			l.Tests = []canary.Test{{Trigger: ttft, Tested: true, Breach: "TTFT > 230 ms", P0: 0.01, Alpha: 0.025, Tasks: 740, Breaches: 1, LogLR: -6.1, Threshold: 3.69,
 				BaseTasks: 760, BaseBreaches: 2, Share: 0.5, VsBaselineLogLR: -1.1},
 				{Trigger: acc, Tested: true, Breach: "task not accepted", P0: 0.02, Alpha: 0.025, Tasks: 740, LogLR: -11.5, Threshold: 3.69, BaseTasks: 760, Share: 0.5}}
 		},
-		check: func(t *testing.T, r *CanaryResult) {
+		check: func(t *testing.T, r *canary.Result) {
 			p := r.Phases[0]
 			if p.BasePhase != record.PhaseWarm || p.CandidatePhase != record.PhaseWarm || p.CandidateTasks < 368 {
 				t.Errorf("primary phase %s/%s with %d candidate tasks", p.BasePhase, p.CandidatePhase, p.CandidateTasks)
@@ -114,7 +116,7 @@ func TestCanaryDir(t *testing.T) {
 		},
 	}, {
 		// A third of the candidate's tasks 3× slower; the run stopped at its 9th task.
-		name: "stopped early", n: 400, slow: 3, slowShare: 1.0 / 3, want: Reject,
+		name: "stopped early", n: 400, slow: 3, slowShare: 1.0 / 3, want: compare.Reject,
 		log: func(l *canary.Log) {
 			l.TriggerSource, l.RollbackFrom, l.Frozen, l.FrozenAfter, l.FrozenAtS = canary.SourceRollbackFrom, "base-run", true, 0, 0
 			l.Tests = []canary.Test{{Trigger: ttft, Tested: true, Breach: "TTFT > 230 ms", P0: 0.01, Alpha: 0.025, Tasks: 60, Breaches: 19, LogLR: 48.2, Threshold: 3.69,
@@ -123,7 +125,7 @@ func TestCanaryDir(t *testing.T) {
 			l.Stop = &canary.Stop{Kind: canary.StopTrigger, Signal: ttft.Signal, AtS: 3.1, CanaryTasks: 9, AfterSeq: 63,
 				Reason: "rollback trigger client.ttft_p99_ms > 230 ms breached with confidence: 4 of 9 candidate tasks had TTFT > 230 ms against 0 of 8 baseline tasks beside them"}
 		},
-		check: func(t *testing.T, r *CanaryResult) {
+		check: func(t *testing.T, r *canary.Result) {
 			if !strings.HasPrefix(r.Reasons[0], "early stop: rollback trigger client.ttft_p99_ms > 230 ms breached with confidence") {
 				t.Errorf("first reason does not name the trigger: %q", r.Reasons)
 			}
@@ -136,10 +138,10 @@ func TestCanaryDir(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			dir := interleaved(t, filepath.Join(tmp, "run"), c.n, c.slow, c.slowShare, []evidence.Trigger{ttft, acc}, c.log)
-			if !IsCanaryDir(dir) || IsCanaryDir(tmp) {
-				t.Fatal("IsCanaryDir")
+			if !canary.IsDir(dir) || canary.IsDir(tmp) {
+				t.Fatal("IsDir")
 			}
-			r, err := CanaryDir(dir, Options{Resamples: 500})
+			r, err := canary.JudgeDir(dir, compare.Options{Resamples: 500})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,11 +150,22 @@ func TestCanaryDir(t *testing.T) {
 			}
 			c.check(t, r)
 			var buf bytes.Buffer
-			if err := CanaryText(&buf, r); err != nil {
+			if err := report.InterleavedText(&buf, r); err != nil {
 				t.Fatal(err)
 			}
 			got := strings.ReplaceAll(buf.String(), tmp, "TMP")
 			golden.Check(t, filepath.Join("testdata", "canary-"+strings.ReplaceAll(c.name, " ", "-")+".golden"), []byte(got))
 		})
 	}
+}
+
+func metric(t *testing.T, p compare.PhaseResult, name string) compare.Metric {
+	t.Helper()
+	for _, m := range p.Metrics {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s in phase %s", name, p.Phase)
+	return compare.Metric{}
 }

@@ -1,19 +1,19 @@
-package compare
+package canary
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	mstats "github.com/aclements/go-moremath/stats"
 
+	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/resample"
 	"github.com/pel-ladder/pel/scrape"
 )
@@ -144,14 +144,14 @@ type LiveResult struct {
 	Baseline  LiveSide  `json:"baseline"`
 	Candidate LiveSide  `json:"candidate"`
 	// Alpha is each metric's level after the Bonferroni correction.
-	Alpha    float64      `json:"alpha_per_metric"`
-	Metrics  []LiveMetric `json:"metrics"`
-	Groups   []LiveGroup  `json:"groups"`
-	Score    float64      `json:"score"`
-	Triggers []Check      `json:"triggers"`
-	Verdict  Verdict      `json:"verdict"`
-	Reasons  []string     `json:"reasons"`
-	Warnings []string     `json:"warnings,omitempty"`
+	Alpha    float64         `json:"alpha_per_metric"`
+	Metrics  []LiveMetric    `json:"metrics"`
+	Groups   []LiveGroup     `json:"groups"`
+	Score    float64         `json:"score"`
+	Triggers []compare.Check `json:"triggers"`
+	Verdict  compare.Verdict `json:"verdict"`
+	Reasons  []string        `json:"reasons"`
+	Warnings []string        `json:"warnings,omitempty"`
 }
 
 // PassScore is the score under which the candidate is rejected even without a critical
@@ -272,31 +272,31 @@ func endpoints(ss []scrape.Sample) []string {
 // [o.Start, o.End].
 func Live(base, cand []scrape.Sample, baseSel, candSel string, o LiveOptions) (*LiveResult, error) {
 	if !o.End.After(o.Start) {
-		return nil, badInput("the window is empty (end %s is not after start %s)", o.End.Format(time.RFC3339), o.Start.Format(time.RFC3339))
+		return nil, badinput.Errorf("the window is empty (end %s is not after start %s)", o.End.Format(time.RFC3339), o.Start.Format(time.RFC3339))
 	}
 	o.defaults()
 	n := int(o.End.Sub(o.Start) / o.Interval)
 	if n < 1 {
-		return nil, badInput("--interval %v is longer than the window %v", o.Interval, o.End.Sub(o.Start))
+		return nil, badinput.Errorf("--interval %v is longer than the window %v", o.Interval, o.End.Sub(o.Start))
 	}
 	res := &LiveResult{Start: o.Start, End: o.Start.Add(time.Duration(n) * o.Interval), IntervalS: o.Interval.Seconds(),
 		Baseline: LiveSide{Selector: baseSel, Endpoints: endpoints(base)}, Candidate: LiveSide{Selector: candSel, Endpoints: endpoints(cand)},
-		Triggers: []Check{}, Reasons: []string{}}
+		Triggers: []compare.Check{}, Reasons: []string{}}
 	if len(res.Baseline.Endpoints) == 0 || len(res.Candidate.Endpoints) == 0 {
-		return nil, badInput("no engine series in the window for %s: check the selector (label matchers such as job=\"vllm\") and the window", map[bool]string{true: "the baseline " + baseSel, false: "the candidate " + candSel}[len(res.Baseline.Endpoints) == 0])
+		return nil, badinput.Errorf("no engine series in the window for %s: check the selector (label matchers such as job=\"vllm\") and the window", map[bool]string{true: "the baseline " + baseSel, false: "the candidate " + candSel}[len(res.Baseline.Endpoints) == 0])
 	}
 	bv, brep, beng, err := liveValues(base, o, n)
 	if err != nil {
-		return nil, badInput("baseline: %v", err)
+		return nil, badinput.Errorf("baseline: %v", err)
 	}
 	cv, crep, ceng, err := liveValues(cand, o, n)
 	if err != nil {
-		return nil, badInput("candidate: %v", err)
+		return nil, badinput.Errorf("candidate: %v", err)
 	}
 	res.Baseline.Engine, res.Candidate.Engine = beng, ceng
 	res.Baseline.Replicas, res.Candidate.Replicas = int(maxOf(brep)), int(maxOf(crep))
 	if beng != ceng {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the sides run different engines (%s vs %s): only quantities both expose are compared", orDash(beng), orDash(ceng)))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the sides run different engines (%s vs %s): only quantities both expose are compared", figure.OrDash(beng), figure.OrDash(ceng)))
 	}
 
 	judged := 0
@@ -304,10 +304,10 @@ func Live(base, cand []scrape.Sample, baseSel, candSel string, o LiveOptions) (*
 		m := LiveMetric{Name: d.name, Signal: d.signal, Unit: d.unit, Group: d.group, Better: d.better, Critical: d.critical, Base: []float64{}, Cand: []float64{}}
 		for i := 0; i < n; i++ {
 			if x, ok := d.value(bv[i], brep[i]); ok {
-				m.Base = append(m.Base, round6(x))
+				m.Base = append(m.Base, figure.Sig6(x))
 			}
 			if x, ok := d.value(cv[i], crep[i]); ok {
-				m.Cand = append(m.Cand, round6(x))
+				m.Cand = append(m.Cand, figure.Sig6(x))
 			}
 		}
 		if d.better != "info" && len(m.Base) > 0 && len(m.Cand) > 0 {
@@ -349,16 +349,16 @@ func Live(base, cand []scrape.Sample, baseSel, candSel string, o LiveOptions) (*
 		res.Groups = append(res.Groups, lg)
 	}
 	if wsum > 0 {
-		res.Score = round6(score / wsum)
+		res.Score = figure.Sig6(score / wsum)
 	}
 
 	bq, err := scrape.WindowQuantiles(base, o.Start, 0, float64(n)*o.Interval.Seconds(), o.Engine)
 	if err != nil {
-		return nil, badInput("baseline: %v", err)
+		return nil, badinput.Errorf("baseline: %v", err)
 	}
 	cq, err := scrape.WindowQuantiles(cand, o.Start, 0, float64(n)*o.Interval.Seconds(), o.Engine)
 	if err != nil {
-		return nil, badInput("candidate: %v", err)
+		return nil, badinput.Errorf("candidate: %v", err)
 	}
 	liveTriggers(res, o, bq, cq)
 	liveDecide(res, o)
@@ -373,26 +373,10 @@ func maxOf(xs []float64) float64 {
 	return m
 }
 
-func round6(v float64) float64 {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return v
-	}
-	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
-	return math.Round(v*p) / p
-}
-
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 // bootMean is the bootstrap distribution of a sample's mean (len(xs) resampled values).
 func bootMean(xs []float64, o LiveOptions, who string, row int) []float64 {
 	out := make([]float64, o.Resamples)
-	resample.Bootstrap(len(xs), o.Resamples, rng(o.Seed, "live/"+who, fmt.Sprint(row)), func(r int, w []int) {
+	resample.Bootstrap(len(xs), o.Resamples, compare.Stream(o.Seed, "live/"+who, fmt.Sprint(row)), func(r int, w []int) {
 		if r < 0 {
 			return
 		}
@@ -413,17 +397,17 @@ func liveRow(m *LiveMetric, alpha float64, o LiveOptions, row int) {
 		}
 		return
 	}
-	bm, cm := mean(m.Base), mean(m.Cand)
-	m.BaseMean, m.CandMean = num(round6(bm)), num(round6(cm))
+	bm, cm := figure.Mean(m.Base), figure.Mean(m.Cand)
+	m.BaseMean, m.CandMean = figure.Ptr(figure.Sig6(bm)), figure.Ptr(figure.Sig6(cm))
 	if bm != 0 {
-		m.DeltaPct = num(round6((cm - bm) / math.Abs(bm) * 100))
+		m.DeltaPct = figure.Ptr(figure.Sig6((cm - bm) / math.Abs(bm) * 100))
 	}
 	u, err := mstats.MannWhitneyUTest(m.Cand, m.Base, mstats.LocationDiffers)
 	switch {
 	case err == nil:
-		m.P = num(u.P)
+		m.P = figure.Ptr(u.P)
 	case errors.Is(err, mstats.ErrSamplesEqual):
-		m.P = num(1)
+		m.P = figure.Ptr(1)
 	}
 	bb, cb := bootMean(m.Base, o, "base", row), bootMean(m.Cand, o, "candidate", row)
 	d := make([]float64, o.Resamples)
@@ -433,7 +417,7 @@ func liveRow(m *LiveMetric, alpha float64, o LiveOptions, row int) {
 	// The interval matches the corrected level, so "significant" means the same for both.
 	lo, hi, ok := resample.PercentileCI(d, 1-alpha)
 	if ok {
-		m.CILo, m.CIHi = num(round6(lo)), num(round6(hi))
+		m.CILo, m.CIHi = figure.Ptr(figure.Sig6(lo)), figure.Ptr(figure.Sig6(hi))
 	}
 	if m.Better == "info" {
 		m.Class = "info"
@@ -478,8 +462,8 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 		for _, t := range o.Triggers {
 			s, ok := liveTriggerSignal[t.Signal]
 			if !ok {
-				res.Triggers = append(res.Triggers, Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas",
-					Status: StatusNotChecked, Note: "no server-side counterpart in the engines' metrics"})
+				res.Triggers = append(res.Triggers, compare.Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas",
+					Status: compare.StatusNotChecked, Note: "no server-side counterpart in the engines' metrics"})
 				continue
 			}
 			t.Basis = t.Signal + ": " + t.Basis
@@ -494,7 +478,7 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 				continue
 			}
 			v, _, _, _ := sq.Value()
-			_, u := orderCI(n, sq.Q, o.Level)
+			_, u := compare.OrderCI(n, sq.Q, o.Level)
 			r, short := u, ""
 			if u > n {
 				r = n
@@ -507,41 +491,41 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 			}
 			// The bound goes up to a bucket bound: whether the candidate's quantile is past
 			// it is then a count over it, which the histogram holds exactly.
-			bound, ok := sq.BoundAtOrAbove(round6(hi * (1 + o.Margin)))
+			bound, ok := sq.BoundAtOrAbove(figure.Sig6(hi * (1 + o.Margin)))
 			if !ok {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("no %s trigger derived: %.4g ms + %.0f%% is past the histogram's last finite bucket bound", sigName, hi, o.Margin*100))
 				continue
 			}
-			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: round6(bound), Unit: "ms",
+			trig = append(trig, evidence.Trigger{Signal: sigName, Op: ">", Bound: figure.Sig6(bound), Unit: "ms",
 				Basis: fmt.Sprintf("baseline window p99 %.4g ms over %d values, %.0f%% upper limit %.4g (bucket bound of order statistic %d) + %.0f%%, up to the next bucket bound%s", v, n, o.Level*100, hi, r, o.Margin*100, short)})
 		}
 	}
 	for _, t := range trig {
-		ch := Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas"}
+		ch := compare.Check{Source: source, Signal: t.Signal, Op: t.Op, Bound: t.Bound, Unit: t.Unit, Basis: t.Basis, Scope: "all replicas"}
 		sq, ok := cq[t.Signal]
 		n := sq.Count()
 		if !ok || n == 0 {
-			ch.Status, ch.Note = StatusNotChecked, "the candidate has no value for this signal in the window"
+			ch.Status, ch.Note = compare.StatusNotChecked, "the candidate has no value for this signal in the window"
 			res.Triggers = append(res.Triggers, ch)
 			continue
 		}
 		v, _, _, _ := sq.Value()
-		ch.Candidate, ch.Values = num(round6(v)), n
+		ch.Candidate, ch.Values = figure.Ptr(figure.Sig6(v)), n
 		if b, ok := bq[t.Signal]; ok {
 			if bv, _, _, ok := b.Value(); ok {
-				ch.Base = num(round6(bv))
+				ch.Base = figure.Ptr(figure.Sig6(bv))
 			}
 		}
 		// Latencies are not negative: a lower limit the sample cannot give is 0.
-		l, u := orderCI(n, sq.Q, o.Level)
+		l, u := compare.OrderCI(n, sq.Q, o.Level)
 		lo, hi := 0.0, math.Inf(1)
 		if _, blo, _, ok := sq.Rank(l); ok {
 			lo = blo
-			ch.CILo = num(round6(lo))
+			ch.CILo = figure.Ptr(figure.Sig6(lo))
 		}
 		if _, _, bhi, ok := sq.Rank(u); ok && !math.IsInf(bhi, 1) {
 			hi = bhi
-			ch.CIHi = num(round6(hi))
+			ch.CIHi = figure.Ptr(figure.Sig6(hi))
 		}
 		ends := func(r int) string {
 			if r < 1 || r > n {
@@ -550,21 +534,21 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 			return fmt.Sprint(r)
 		}
 		ch.Note = fmt.Sprintf("; candidate: its window quantile over %d values, interval from order statistics %s and %s at their buckets' bounds", n, ends(l), ends(u))
-		bLo, valid := breach(t.Op, lo, t.Bound)
-		bHi, _ := breach(t.Op, hi, t.Bound)
+		bLo, valid := compare.Breach(t.Op, lo, t.Bound)
+		bHi, _ := compare.Breach(t.Op, hi, t.Bound)
 		switch {
 		case !valid:
-			ch.Status, ch.Note = StatusNotChecked, fmt.Sprintf("unknown operator %q", t.Op)
+			ch.Status, ch.Note = compare.StatusNotChecked, fmt.Sprintf("unknown operator %q", t.Op)
 		case bLo && bHi:
-			ch.Status = StatusFail
+			ch.Status = compare.StatusFail
 		case !bLo && !bHi:
-			ch.Status = StatusPass
+			ch.Status = compare.StatusPass
 		default:
-			ch.Status = StatusUncertain
+			ch.Status = compare.StatusUncertain
 			if u > n || l < 1 {
 				ch.NeededTasks = resample.MinSamples(sq.Q, o.Level)
 			} else {
-				ch.NeededTasks = needed(n, v, lo, hi, t.Bound)
+				ch.NeededTasks = compare.Needed(n, v, lo, hi, t.Bound)
 			}
 		}
 		res.Triggers = append(res.Triggers, ch)
@@ -573,7 +557,7 @@ func liveTriggers(res *LiveResult, o LiveOptions, bq, cq map[string]scrape.Serve
 
 func liveDecide(res *LiveResult, o LiveOptions) {
 	if res.Baseline.Intervals < o.MinIntervals || res.Candidate.Intervals < o.MinIntervals {
-		res.Verdict = Inconclusive
+		res.Verdict = compare.Inconclusive
 		res.Reasons = append(res.Reasons, fmt.Sprintf("too few intervals with data: %d (baseline) and %d (candidate); need at least %d per side (a longer --window or a shorter --interval)",
 			res.Baseline.Intervals, res.Candidate.Intervals, o.MinIntervals))
 		return
@@ -582,22 +566,22 @@ func liveDecide(res *LiveResult, o LiveOptions) {
 	for _, ch := range res.Triggers {
 		desc := fmt.Sprintf("%s %s %.4g %s (%s)", ch.Signal, ch.Op, ch.Bound, ch.Unit, ch.Source)
 		switch ch.Status {
-		case StatusFail:
-			reject = append(reject, fmt.Sprintf("%s: candidate window value %s over %d values, %.0f%% CI %s entirely past the bound", desc, fmtNum(ch.Candidate), ch.Values, o.Level*100, fmtCI(ch.CILo, ch.CIHi)))
-		case StatusUncertain:
+		case compare.StatusFail:
+			reject = append(reject, fmt.Sprintf("%s: candidate window value %s over %d values, %.0f%% CI %s entirely past the bound", desc, figure.Fmt(ch.Candidate), ch.Values, o.Level*100, figure.FmtCI(ch.CILo, ch.CIHi)))
+		case compare.StatusUncertain:
 			// An interval that straddles the bound with the window's value inside holds
 			// nothing up (the rank tests judge the shift); a value past the bound that is
 			// not yet significant does.
 			if ch.Candidate != nil {
-				if past, _ := breach(ch.Op, *ch.Candidate, ch.Bound); past {
-					uncertain = append(uncertain, fmt.Sprintf("%s: candidate %s past the bound, CI %s straddles it", desc, fmtNum(ch.Candidate), fmtCI(ch.CILo, ch.CIHi)))
+				if past, _ := compare.Breach(ch.Op, *ch.Candidate, ch.Bound); past {
+					uncertain = append(uncertain, fmt.Sprintf("%s: candidate %s past the bound, CI %s straddles it", desc, figure.Fmt(ch.Candidate), figure.FmtCI(ch.CILo, ch.CIHi)))
 				}
 			}
 		}
 	}
 	for _, m := range res.Metrics {
 		if m.Worse && m.Critical {
-			reject = append(reject, fmt.Sprintf("%s (critical) is worse: mean %s → %s %s (%s), rank test p %.3g < %.3g", m.Name, fmtNum(m.BaseMean), fmtNum(m.CandMean), m.Unit, fmtPct(m.DeltaPct), deref(m.P), res.Alpha))
+			reject = append(reject, fmt.Sprintf("%s (critical) is worse: mean %s → %s %s (%s), rank test p %.3g < %.3g", m.Name, figure.Fmt(m.BaseMean), figure.Fmt(m.CandMean), m.Unit, figure.FmtPct(m.DeltaPct), figure.OrNaN(m.P), res.Alpha))
 		}
 	}
 	if res.Score < PassScore {
@@ -605,13 +589,13 @@ func liveDecide(res *LiveResult, o LiveOptions) {
 	}
 	switch {
 	case len(reject) > 0:
-		res.Verdict = Reject
+		res.Verdict = compare.Reject
 		res.Reasons = append(res.Reasons, reject...)
 	case len(uncertain) > 0:
-		res.Verdict = Inconclusive
+		res.Verdict = compare.Inconclusive
 		res.Reasons = append(res.Reasons, uncertain...)
 	default:
-		res.Verdict = Accept
+		res.Verdict = compare.Accept
 		res.Reasons = append(res.Reasons, fmt.Sprintf("no critical metric worse, score %.0f, no trigger breached (%d checked)", res.Score, len(res.Triggers)))
 	}
 }
@@ -627,64 +611,4 @@ func failedNames(res *LiveResult) string {
 		return "none worse"
 	}
 	return strings.Join(out, ", ") + " worse"
-}
-
-// LiveText writes the judgement: sides, metric table, groups, triggers, verdict.
-func LiveText(w io.Writer, r *LiveResult) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "pel canary: %s to %s (%d intervals of %gs)\n", r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339),
-		int(r.End.Sub(r.Start).Seconds()/r.IntervalS+0.5), r.IntervalS)
-	for _, s := range []struct {
-		role string
-		side LiveSide
-	}{{"baseline", r.Baseline}, {"candidate", r.Candidate}} {
-		fmt.Fprintf(w, "  %-9s  %s: %s (%d replica(s), %s)\n", s.role, s.side.Selector, strings.Join(s.side.Endpoints, ", "), s.side.Replicas, orDash(s.side.Engine))
-	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "  WARNING: %s\n", wn)
-	}
-	fmt.Fprintf(w, "\n  method: %s\n\n", r.Method)
-	fmt.Fprintf(tw, "  metric\tgroup\tbase mean\tcandidate mean\tchange\tCI of difference\tU-test p\tclass\n")
-	for _, m := range r.Metrics {
-		p := "-"
-		if m.P != nil {
-			p = fmt.Sprintf("%.3g", *m.P)
-		}
-		class := m.Class
-		if m.Worse {
-			class = strings.ToUpper(class) + " (worse)"
-		}
-		if m.Critical {
-			class += ", critical"
-		}
-		fmt.Fprintf(tw, "  %s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, m.Group, fmtNum(m.BaseMean), fmtNum(m.CandMean), fmtPct(m.DeltaPct), fmtCI(m.CILo, m.CIHi), p, class)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\n  groups:")
-	for _, g := range r.Groups {
-		if g.Judged > 0 {
-			fmt.Fprintf(w, "  %s %d/%d (weight %g)", g.Name, g.Passed, g.Judged, g.Weight)
-		}
-	}
-	fmt.Fprintf(w, "\n  score: %.0f (reject under %.0f)\n", r.Score, PassScore)
-	if len(r.Triggers) > 0 {
-		fmt.Fprintf(w, "\nrollback triggers (breach when value op bound), on the candidate's quantile over the window:\n")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, c := range r.Triggers {
-			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\tcandidate %s\tCI %s\t%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, fmtNum(c.Candidate), fmtCI(c.CILo, c.CIHi), c.Basis+c.Note)
-		}
-		tw.Flush()
-	}
-	fmt.Fprintf(w, "\nverdict: %s\n", VerdictText(r.Verdict))
-	for _, why := range r.Reasons {
-		fmt.Fprintf(w, "  - %s\n", why)
-	}
-	return nil
-}
-
-// LiveJSON writes the judgement as indented JSON.
-func LiveJSON(w io.Writer, r *LiveResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }

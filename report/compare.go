@@ -1,25 +1,23 @@
-package compare
+package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
-// JSON writes the result as indented JSON.
-func JSON(w io.Writer, r *Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+// CompareJSON writes a comparison as indented JSON.
+func CompareJSON(w io.Writer, r *compare.Result) error { return indented(w, r) }
 
-// Text writes the result as a benchstat-like table: one row per metric with both values,
-// the change and its interval, then every bound checked, then the verdict.
-func Text(w io.Writer, r *Result) error {
+// CompareText writes a comparison as a benchstat-like table: one row per metric with both
+// values, the change and its interval, then every bound checked, then the verdict.
+func CompareText(w io.Writer, r *compare.Result) error {
 	ew := bufio.NewWriter(w) // sticky error: the first failed write is what Flush returns
 	same := "same contract"
 	if r.ContractChanged {
@@ -54,7 +52,7 @@ func Text(w io.Writer, r *Result) error {
 				p = fmt.Sprintf("%.3f", *m.P)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Label+unitSuffix(m.Unit), fmtVal(m.Base, m.Unit), fmtVal(m.Candidate, m.Unit),
-				fmtPct(m.DeltaPct), ciRel(m.CILo, m.CIHi, m.Base), p, m.Change)
+				figure.FmtPct(m.DeltaPct), ciRel(m.CILo, m.CIHi, m.Base), p, m.Change)
 			if m.Note != "" {
 				notes = append(notes, m.Label+": "+m.Note)
 			}
@@ -69,7 +67,7 @@ func Text(w io.Writer, r *Result) error {
 	}
 	for _, sec := range []struct {
 		title string
-		list  []Check
+		list  []compare.Check
 	}{{"rollback triggers (from the base's evidence.json; breach when value op bound)", r.Triggers}, {"contract SLO percentile bounds (breach when value > bound)", r.SLO}} {
 		if len(sec.list) == 0 {
 			continue
@@ -85,7 +83,7 @@ func Text(w io.Writer, r *Result) error {
 				extra += "; " + c.Note
 			}
 			fmt.Fprintf(tw, "  %s\t%s %s %.4g %s\t%s\tcandidate %s\tCI %s%s\n", strings.ToUpper(c.Status), c.Signal, c.Op, c.Bound, c.Unit, c.Scope,
-				fmtNum(c.Candidate), fmtCI(c.CILo, c.CIHi), extra)
+				figure.Fmt(c.Candidate), figure.FmtCI(c.CILo, c.CIHi), extra)
 		}
 		tw.Flush()
 	}
@@ -102,7 +100,7 @@ func Text(w io.Writer, r *Result) error {
 	for _, why := range r.Reasons {
 		fmt.Fprintf(ew, "  - %s\n", why)
 	}
-	if r.Verdict == Inconclusive && r.NeededTasks > 0 && len(r.Phases) > 0 {
+	if r.Verdict == compare.Inconclusive && r.NeededTasks > 0 && len(r.Phases) > 0 {
 		p := r.Phases[0]
 		fmt.Fprintf(ew, "  - rerun both sides with at least %d tasks in the %s phase (now %d and %d): %s\n",
 			r.NeededTasks, p.Phase, p.BaseTasks, p.CandidateTasks, r.NeededFor)
@@ -142,75 +140,23 @@ func fmtVal(p *float64, unit string) string {
 	return fmt.Sprintf("%.1f", *p)
 }
 
-func fmtNum(p *float64) string {
-	if p == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.4g", *p)
-}
-
-// fmtCI prints an interval; a missing end of a check's interval is unbounded (the sample
-// cannot bound the quantile on that side).
-func fmtCI(lo, hi *float64) string {
-	switch {
-	case lo == nil && hi == nil:
-		return "-"
-	case hi == nil:
-		return fmt.Sprintf("[%.4g, +inf)", *lo)
-	case lo == nil:
-		return fmt.Sprintf("(-inf, %.4g]", *hi)
-	}
-	return fmt.Sprintf("[%.4g, %.4g]", *lo, *hi)
-}
-
-func fmtPct(p *float64) string {
-	if p == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f%%", *p)
-}
-
 func ciRel(lo, hi, base *float64) string {
 	if lo == nil || hi == nil {
 		return "-"
 	}
-	return "[" + fmtRel(lo, base) + ", " + fmtRel(hi, base) + "]"
-}
-
-// fmtRel prints an absolute delta as a percentage of the base (absolute when base is 0).
-func fmtRel(d, base *float64) string {
-	if d == nil {
-		return "-"
-	}
-	if base == nil || *base == 0 {
-		return fmt.Sprintf("%+.4g", *d)
-	}
-	return fmt.Sprintf("%+.1f%%", *d/math.Abs(*base)*100)
+	return "[" + figure.FmtRel(lo, base) + ", " + figure.FmtRel(hi, base) + "]"
 }
 
 // VerdictText is the verdict as the text report and the command line print it.
-func VerdictText(v Verdict) string {
-	if v == NotComparable {
+func VerdictText(v compare.Verdict) string {
+	if v == compare.NotComparable {
 		return "NOT COMPARABLE"
 	}
 	return strings.ToUpper(string(v))
 }
 
-// preStatus is a precondition's one-word status.
-func preStatus(p Precondition) string {
-	switch {
-	case p.Blocking:
-		return "MISMATCH"
-	case p.OK:
-		return "ok"
-	case !p.Known:
-		return "unknown"
-	}
-	return "differs"
-}
-
 // writePreconditions says first whether the runs are comparable at all, then every check.
-func writePreconditions(w io.Writer, r *Result) {
+func writePreconditions(w io.Writer, r *compare.Result) {
 	if len(r.Preconditions) == 0 {
 		return
 	}
@@ -232,7 +178,7 @@ func writePreconditions(w io.Writer, r *Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  check\tstatus\tbase\tcandidate\n")
 	for _, p := range r.Preconditions {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, preStatus(p), p.Base, p.Candidate)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, p.Status(), p.Base, p.Candidate)
 	}
 	tw.Flush()
 	for _, p := range r.Preconditions {

@@ -1,0 +1,103 @@
+// Package figure holds the small numeric and figure-printing helpers that several packages
+// share: a measured value that may be missing is a *float64 (nil: not measured), printed
+// as "-" where a table needs a cell.
+package figure
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Ptr is f as an optional value: nil when f is NaN or infinite (no figure to print).
+func Ptr(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// Ms is d in milliseconds.
+func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Mean is the arithmetic mean of xs, 0 for none.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Round3 rounds v to three decimals.
+func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Sig6 rounds v to six significant digits (NaN, ±Inf and 0 as they are).
+func Sig6(v float64) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
+}
+
+// Fmt prints an optional value with four significant digits, "-" when missing.
+func Fmt(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *p)
+}
+
+// FmtCI prints an interval; a missing end is unbounded (the sample cannot bound the
+// quantile on that side).
+func FmtCI(lo, hi *float64) string {
+	switch {
+	case lo == nil && hi == nil:
+		return "-"
+	case hi == nil:
+		return fmt.Sprintf("[%.4g, +inf)", *lo)
+	case lo == nil:
+		return fmt.Sprintf("(-inf, %.4g]", *hi)
+	}
+	return fmt.Sprintf("[%.4g, %.4g]", *lo, *hi)
+}
+
+// FmtPct prints an optional signed percentage with one decimal, "-" when missing.
+func FmtPct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// OrDash is s, or "-" when s is empty.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// FmtRel prints an absolute delta as a signed percentage of base (absolute when base is
+// missing or 0), "-" when missing.
+func FmtRel(d, base *float64) string {
+	if d == nil {
+		return "-"
+	}
+	if base == nil || *base == 0 {
+		return fmt.Sprintf("%+.4g", *d)
+	}
+	return fmt.Sprintf("%+.1f%%", *d/math.Abs(*base)*100)
+}
+
+// OrNaN is *p, or NaN when p is missing.
+func OrNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
