@@ -130,3 +130,32 @@ func LiveText(w io.Writer, r *canary.LiveResult) error {
 
 // LiveJSON writes a live canary judgement as indented JSON.
 func LiveJSON(w io.Writer, r *canary.LiveResult) error { return indented(w, r) }
+
+// CanaryRun summarises an interleaved run's canary.json (l) after the run in dir: routing,
+// where the triggers came from, each sequential test, the stop, and how to judge it.
+func CanaryRun(w io.Writer, l *canary.Log, dir string) {
+	fmt.Fprintf(w, "\ncanary: %d of %d arrivals went to %s (share %g); the rest to %s\n", l.CanaryTasks, l.Arrivals, l.Candidate, l.Share, l.Baseline)
+	switch {
+	case l.Frozen && l.TriggerSource == canary.SourceRollbackFrom:
+		fmt.Fprintf(w, "  triggers from %s (fixed before the run)\n", l.RollbackFrom)
+	case l.Frozen:
+		fmt.Fprintf(w, "  triggers derived from the baseline side's first %d warm tasks at %.1f s\n", l.FrozenAfter, l.FrozenAtS)
+	default:
+		fmt.Fprintf(w, "  no triggers to test: %s\n", l.NotFrozen)
+	}
+	for _, t := range l.Tests {
+		if !t.Tested {
+			continue
+		}
+		state := "holds"
+		if t.Crossed {
+			state = fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
+		}
+		fmt.Fprintf(w, "  %s %s %.4g %s: candidate %d of %d (%s), baseline %d of %d; log-LR %.2f vs the allowance, %.2f vs the baseline, threshold %.2f: %s\n",
+			t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.BaseBreaches, t.BaseTasks, t.LogLR, t.VsBaselineLogLR, t.Threshold, state)
+	}
+	if s := l.Stop; s != nil {
+		fmt.Fprintf(w, "  STOPPED at %.1f s (%s): %s\n", s.AtS, s.Kind, s.Reason)
+	}
+	fmt.Fprintf(w, "  judge it: pel compare %s\n", dir)
+}

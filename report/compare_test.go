@@ -73,7 +73,7 @@ func TestCompareTextVerdictLines(t *testing.T) {
 		want: []string{"verdict: INCONCLUSIVE", "rerun both sides with at least 1568 tasks in the warm phase (now 392 and 392): client.ttft_p99_ms (task doc) rests on 92 values"},
 	}, {
 		name: "not comparable",
-		r: compare.Result{Verdict: compare.NotComparable, Preconditions: []compare.Precondition{{Name: compare.PreEngine, Kind: compare.KindIdentity, Known: true, Blocking: true, Base: "vllm", Candidate: "sglang", Reason: "different engines"}}},
+		r:    compare.Result{Verdict: compare.NotComparable, Preconditions: []compare.Precondition{{Name: compare.PreEngine, Kind: compare.KindIdentity, Known: true, Blocking: true, Base: "vllm", Candidate: "sglang", Reason: "different engines"}}},
 		want: []string{"comparable: NO", "MISMATCH", "verdict: NOT COMPARABLE"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,13 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
@@ -144,4 +147,23 @@ func (t *PercentileTable) CSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// JSONWithPercentiles writes the evidence with the percentile table as one more key,
+// "percentiles" (for when a table was asked for: the plain JSON stays evidence.json).
+func JSONWithPercentiles(w io.Writer, ev *evidence.Evidence, t *PercentileTable) error {
+	var b bytes.Buffer
+	if err := ev.Encode(&b); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	m["percentiles"] = raw
+	return indented(w, m)
 }

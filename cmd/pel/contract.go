@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/workload"
 )
@@ -84,31 +83,9 @@ func newContractCheckCmd(a *app) *cobra.Command {
 				return usageErrorf("contract %s: %v", args[0], err)
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Name     string          `json:"name"`
-					Version  string          `json:"version"`
-					SHA256   string          `json:"sha256"`
-					Contract json.RawMessage `json:"contract"`
-				}{k.Name, k.Version, k.SHA256(), k.Canonical()})
+				return report.ContractJSON(a.stdout, k)
 			}
-			w := a.stdout
-			fmt.Fprintf(w, "contract  %s version %s (%s)\n", k.Name, k.Version, args[0])
-			fmt.Fprintf(w, "sha256    %s\n", k.SHA256())
-			model := k.Model
-			if model == "" {
-				model = "the server's first model"
-			}
-			fmt.Fprintf(w, "arrival   %s, %s; api %s, model %s\n", k.Arrival, k.Limits(), k.API, model)
-			tasks := make([]string, len(k.Tasks))
-			for i := range k.Tasks {
-				tasks[i] = k.TaskSummary(i)
-			}
-			fmt.Fprintf(w, "tasks     %s\n", strings.Join(tasks, "; "))
-			fmt.Fprintf(w, "slo       %s\n", k.SLO)
-			fmt.Fprintf(w, "warm      %s\n", k.Planned().DecisionText())
-			return nil
+			return report.ContractText(a.stdout, k, args[0])
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print name, version, sha256 and the canonical contract as JSON")

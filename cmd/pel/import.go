@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/importer"
 	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/report"
 )
 
 func init() { subcommands = append(subcommands, newImportCmd) }
@@ -56,16 +57,9 @@ Exit status: 0 done, 2 bad input (the file, with the field at fault, or DIR not 
 			if err := ladder.WriteRun(d, ev); err != nil {
 				return failError(err)
 			}
-			fmt.Fprintf(a.stdout, "pel import: %s: %d requests (%d completed) from %s (%s), contract inferred (sha256 %.12s)\n",
-				out, res.Requests, res.OK, args[1], res.Format.Tool, res.SHA256)
-			fmt.Fprintln(a.stdout, "not in the file, not measured:")
-			for _, m := range res.Missing {
-				fmt.Fprintln(a.stdout, "  - "+m)
+			if err := report.Imported(a.stdout, res, args[1], ev); err != nil {
+				return failError(err)
 			}
-			if ev.Verdict != "" {
-				fmt.Fprintf(a.stdout, "\nVERDICT: %s\n", ev.Verdict)
-			}
-			fmt.Fprintf(a.stdout, "Full report: pel report %s\n", out)
 			return nil
 		},
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
@@ -66,7 +63,7 @@ job that starts with the shards).`,
 			if asJSON {
 				return report.JSON(a.stdout, ev)
 			}
-			printShards(a.stdout, ev, out)
+			report.MergeShards(a.stdout, ev, out)
 			return report.Text(a.stdout, ev)
 		},
 	}
@@ -87,26 +84,6 @@ func boundAnalysisMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(analysisMemory)
 	}
-}
-
-// printShards prints one line per shard: tasks, schedule lag, clock.
-func printShards(w io.Writer, ev *evidence.Evidence, dir string) {
-	fmt.Fprintf(w, "pel merge: %s, %d shards, contract %s sha256 %.12s\n", dir, len(ev.Run.Shards), ev.Contract.Name, ev.Contract.SHA256)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "shard\ttasks\tlag p50 ms\tlag p99 ms\ttarget clock − shard's, ms\tdirectory\t")
-	for _, s := range ev.Run.Shards {
-		clock := "not measured"
-		if c := s.Clock; c != nil {
-			clock = fmt.Sprintf("%+.1f ± %.1f", c.OffsetMs, c.BoundMs)
-		}
-		late := ""
-		if s.Note != "" {
-			late = "  LATE"
-		}
-		fmt.Fprintf(tw, "%d/%d\t%d\t%.1f\t%.1f%s\t%s\t%s\t\n", s.Index, s.Count, s.Tasks, s.ScheduleLagP50Ms, s.ScheduleLagP99Ms, late, clock, s.Dir)
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
 }
 
 // waitForShards polls until every dir holds evidence.json, or d passes.

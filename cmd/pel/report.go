@@ -86,7 +86,10 @@ Use pel analyze DIR to rebuild and re-diagnose the evidence first.`,
 			}
 			if asJSON {
 				if pt != nil {
-					return jsonWithPercentiles(a.stdout, ev, pt)
+					if err := report.JSONWithPercentiles(a.stdout, ev, pt); err != nil {
+						return failError(err)
+					}
+					return nil
 				}
 				return report.JSON(a.stdout, ev)
 			}

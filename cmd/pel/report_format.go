@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"path/filepath"
-
 	"errors"
-	"github.com/pel-ladder/pel/evidence"
+	"path/filepath"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/report"
@@ -88,25 +83,4 @@ func writePercentilesCSV(outDir string, force bool, t *report.PercentileTable) (
 		return "", outputError(err)
 	}
 	return p, nil
-}
-
-// jsonWithPercentiles prints the evidence with the percentile table as one more key,
-// "percentiles" (only when a table was asked for, so the plain --json stays evidence.json).
-func jsonWithPercentiles(w io.Writer, ev *evidence.Evidence, t *report.PercentileTable) error {
-	var b bytes.Buffer
-	if err := ev.Encode(&b); err != nil {
-		return failError(err)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
-		return failError(err)
-	}
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return failError(err)
-	}
-	m["percentiles"] = raw
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(m)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,16 +93,14 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			}
 			if ev != nil {
 				if asJSON {
-					enc := json.NewEncoder(a.stdout)
-					enc.SetIndent("", "  ")
-					if jerr := enc.Encode(ev); jerr != nil {
+					if jerr := report.JSON(a.stdout, ev); jerr != nil {
 						return failError(jerr)
 					}
 				} else {
 					if rerr := report.Short(a.stdout, ev, out); rerr != nil {
 						return failError(rerr)
 					}
-					printShard(a.stdout, ev)
+					report.ShardLine(a.stdout, ev)
 					if cc != nil {
 						printCanary(a.stdout, out)
 					}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/workload"
 )
 
@@ -75,16 +73,3 @@ const (
 	maxStartPast  = time.Hour
 	maxStartAhead = 7 * 24 * time.Hour
 )
-
-// printShard says which shard a run was and how its clock compared with the target's.
-func printShard(w io.Writer, ev *evidence.Evidence) {
-	s := ev.Run.Shard
-	if s == nil {
-		return
-	}
-	clock := "not compared (see notes)"
-	if c := s.Clock; c != nil {
-		clock = fmt.Sprintf("target's clock %+.1f ms ± %.1f ms from this machine's", c.OffsetMs, c.BoundMs)
-	}
-	fmt.Fprintf(w, "shard %d/%d, schedule from %s; %s\n", s.Index, s.Count, s.StartAt.UTC().Format(time.RFC3339Nano), clock)
-}
