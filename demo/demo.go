@@ -13,6 +13,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
@@ -31,8 +32,9 @@ const TraceFile = "trace.json.gz"
 // for every per-step ratio, little enough to stay a few MB compressed.
 const traceWindow = time.Second
 
-// ErrBadInput marks an unknown scenario or a scenario/contract that does not parse.
-var ErrBadInput = errors.New("bad input")
+// ErrBadInput marks an unknown scenario or a scenario/contract that does not parse: the
+// program's one bad-input kind.
+var ErrBadInput = badinput.ErrBadInput
 
 // Options for one demo run.
 type Options struct {
@@ -150,13 +152,14 @@ func runScenario(ctx context.Context, sc *sim.Scenario, o Options, begin time.Ti
 		}
 	}
 	// From here on the demo is exactly `pel analyze DIR --trace DIR/trace.json.gz`.
+	// The run is written: what fails now is the demo, not its input.
 	d, err := rundir.Open(o.OutDir)
 	if err != nil {
-		return nil, err
+		return nil, badinput.Hide(err)
 	}
 	ev, _, err = ladder.AnalyzeDir(d, ladder.Options{Traces: traces, Seed: o.Seed})
 	if err != nil {
-		return nil, err
+		return nil, badinput.Hide(err)
 	}
 	ev.Run.Scenario = sc.Name
 	for _, n := range notes {

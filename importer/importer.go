@@ -11,7 +11,6 @@ package importer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
 )
@@ -34,16 +34,12 @@ const MaxFileSize = 1 << 30
 // MaxRequests bounds the records one import writes.
 const MaxRequests = 10_000_000
 
-// ErrBadInput marks a file that cannot be imported (exit 2).
-var ErrBadInput = errors.New("bad input")
-
-type badInput struct{ err error }
-
-func (e *badInput) Error() string   { return e.err.Error() }
-func (e *badInput) Unwrap() []error { return []error{ErrBadInput, e.err} }
+// ErrBadInput marks a file that cannot be imported (exit 2): the program's one bad-input
+// kind.
+var ErrBadInput = badinput.ErrBadInput
 
 // badf is a bad-input error; by convention it starts with the file name and the field.
-func badf(format string, a ...any) error { return &badInput{fmt.Errorf(format, a...)} }
+func badf(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // TaskName is the task type every imported record belongs to (the tools have one).
 const TaskName = "default"
@@ -175,7 +171,7 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 	f := Formats[i]
 	in, st, err := contract.OpenFile(file)
 	if err != nil {
-		return nil, &badInput{err}
+		return nil, badinput.Wrap(err)
 	}
 	defer in.Close()
 	if st.Size() > MaxFileSize {
@@ -183,7 +179,7 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 	}
 	d, err := rundir.Create(dir) // the one -o rule: absent or empty
 	if err != nil {
-		return nil, &badInput{err}
+		return nil, badinput.Wrap(err)
 	}
 	w, err := d.CreateRequests()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/profiling"
 	"github.com/pel-ladder/pel/record"
@@ -19,8 +20,9 @@ import (
 	"github.com/pel-ladder/pel/trace"
 )
 
-// ErrBadInput marks a run directory or trace that cannot be read (exit 2).
-var ErrBadInput = errors.New("bad input")
+// ErrBadInput marks a run directory or trace that cannot be read (exit 2): the program's
+// one bad-input kind.
+var ErrBadInput = badinput.ErrBadInput
 
 // Options for Analyze.
 type Options struct {

@@ -24,20 +24,17 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
 
-// ErrBadInput marks a directory whose files cannot be used (exit 2).
-var ErrBadInput = errors.New("bad input")
+// ErrBadInput marks a directory whose files cannot be used (exit 2): the program's one
+// bad-input kind.
+var ErrBadInput = badinput.ErrBadInput
 
-type badInput struct{ err error }
-
-func (e *badInput) Error() string   { return e.err.Error() }
-func (e *badInput) Unwrap() []error { return []error{ErrBadInput, e.err} }
-
-func bad(err error) error { return &badInput{err} }
+func bad(err error) error { return badinput.Wrap(err) }
 
 // Dir is an opened run directory.
 type Dir struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
@@ -26,8 +27,9 @@ import (
 
 // Error kinds. Errors returned by Run wrap exactly one of them (test with errors.Is).
 var (
-	// ErrBadInput: bad contract, dataset, flags or an unusable target (exit 2).
-	ErrBadInput = errors.New("bad input")
+	// ErrBadInput: bad contract, dataset, flags or an unusable target (exit 2); the
+	// program's one bad-input kind.
+	ErrBadInput = badinput.ErrBadInput
 	// ErrRunFailed: the run happened but no task completed (exit 1).
 	ErrRunFailed = errors.New("run failed")
 )
@@ -41,9 +43,7 @@ type kindError struct {
 func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
-func badInput(format string, a ...any) error {
-	return &kindError{ErrBadInput, fmt.Errorf(format, a...)}
-}
+func badInput(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // Collector samples a source alongside the load (e.g. an engine's /metrics): Start before
 // the first request (after readiness), Stop after the last task ends, Fill after stage 1
@@ -271,7 +271,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			cand = append(cand, *r)
 		}
 	}}); err != nil {
-		return nil, err
+		return nil, badinput.Hide(err) // the file pel just wrote: the run failed, not its input
 	}
 	stage1Notes := ev.Run.Notes
 	if rd.Torn != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
@@ -25,15 +26,11 @@ import (
 )
 
 // ErrBadInput marks bad options or a contract a point cannot run (exit 2); other errors
-// from Run are a sweep that could not finish (exit 1). Test with errors.Is.
-var ErrBadInput = errors.New("bad input")
+// from Run are a sweep that could not finish (exit 1). The program's one bad-input kind:
+// test with errors.Is.
+var ErrBadInput = badinput.ErrBadInput
 
-type inputError struct{ err error }
-
-func (e *inputError) Error() string   { return e.err.Error() }
-func (e *inputError) Unwrap() []error { return []error{ErrBadInput, e.err} }
-
-func badInput(format string, a ...any) error { return &inputError{fmt.Errorf(format, a...)} }
+func badInput(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // Files of a sweep directory, beside one run directory per point.
 const (
@@ -122,8 +119,8 @@ type Point struct {
 	// whether every bound's point value held and acceptance reached the bound, and SLOMiss
 	// why not. Null when the point has no tasks.
 	SLO      *SLOResult `json:"slo,omitempty"`
-	MeetsSLO *bool              `json:"meets_slo"`
-	SLOMiss  string             `json:"slo_miss,omitempty"`
+	MeetsSLO *bool      `json:"meets_slo"`
+	SLOMiss  string     `json:"slo_miss,omitempty"`
 	// Error says why the point has no usable figures (every request failed, target gone).
 	Error string   `json:"error,omitempty"`
 	Notes []string `json:"notes,omitempty"`
@@ -376,11 +373,12 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 	if err != nil && (errors.Is(err, runner.ErrBadInput) || ctx.Err() != nil) {
 		// The target or the input is unusable (or the user stopped us): later points
 		// would fail the same way.
-		e := fmt.Errorf("point %s: %w", p.Name, err)
 		if errors.Is(err, runner.ErrBadInput) && len(sw.res.Points) == 1 {
 			return nil, &nothingRan{err}
 		}
-		return nil, e
+		// Past the first point the sweep ran: its points stand, and the error is the
+		// sweep's failure to finish, not bad input.
+		return nil, badinput.Hide(fmt.Errorf("point %s: %w", p.Name, err))
 	}
 	// A point where every request failed (runner.ErrRunFailed) stays in the curve: zero
 	// goodput past the knee is a finding, not a reason to stop.

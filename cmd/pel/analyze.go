@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
 )
@@ -32,7 +33,7 @@ again replaces its evidence.`,
 			boundAnalysisMemory()
 			d, ev, err := analyzeDir(dir, o)
 			if err != nil {
-				if errors.Is(err, ladder.ErrBadInput) {
+				if errors.Is(err, badinput.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/scrub"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/scrape"
@@ -96,7 +97,7 @@ Exit status: 0 accept; 1 reject or inconclusive; 2 bad input (URL, selector, win
 			}
 			res, err := canary.Live(base, cand, baseSel, candSel, o)
 			if err != nil {
-				if errors.Is(err, compare.ErrBadInput) {
+				if errors.Is(err, badinput.ErrBadInput) {
 					return usageErrorf("prometheus %s: %v", scrub.URL(prom), err)
 				}
 				return failError(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/report"
 )
 
@@ -87,7 +88,7 @@ interrupted, stopped early, one shard, a torn requests.jsonl — without
 				}
 			}
 			if err != nil {
-				if errors.Is(err, compare.ErrBadInput) {
+				if errors.Is(err, badinput.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pel-ladder/pel/demo"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/verify"
@@ -53,7 +54,7 @@ Scenarios: %s (default %s).
 			}
 			res, err := demo.Run(a.ctx, o)
 			if err != nil {
-				if errors.Is(err, demo.ErrBadInput) {
+				if errors.Is(err, badinput.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)
@@ -80,7 +81,7 @@ Scenarios: %s (default %s).
 func runVerify(a *app, o demo.Options, override evidence.Action, asJSON bool) error {
 	v, err := demo.Verify(a.ctx, o, override)
 	if err != nil {
-		if errors.Is(err, demo.ErrBadInput) {
+		if errors.Is(err, badinput.ErrBadInput) {
 			return usageError(err)
 		}
 		return failError(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/importer"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
 )
@@ -43,7 +44,7 @@ Exit status: 0 done, 2 bad input (the file, with the field at fault, or DIR not 
 			}
 			o.Ctx = a.ctx
 			res, err := importer.Import(args[0], args[1], out, o)
-			if errors.Is(err, importer.ErrBadInput) {
+			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)
 			}
 			if err != nil {
@@ -57,7 +58,8 @@ Exit status: 0 done, 2 bad input (the file, with the field at fault, or DIR not 
 			if err := ladder.WriteRun(d, ev); err != nil {
 				return failError(err)
 			}
-			if err := report.Imported(a.stdout, res, args[1], ev); err != nil {
+			if err := report.Imported(a.stdout, report.ImportSummary{Dir: res.Dir, File: args[1], Tool: res.Format.Tool, SHA256: res.SHA256,
+				Requests: res.Requests, OK: res.OK, Missing: res.Missing}, ev); err != nil {
 				return failError(err)
 			}
 			return nil

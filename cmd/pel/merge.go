@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
@@ -48,7 +49,7 @@ job that starts with the shards).`,
 			out = rundir.OutPath(a.stderr, "merge", out)
 			boundAnalysisMemory()
 			if _, err := rundir.Merge(out, dirs); err != nil {
-				if errors.Is(err, rundir.ErrBadInput) {
+				if errors.Is(err, badinput.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)

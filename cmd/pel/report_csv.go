@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
@@ -45,7 +46,7 @@ func writeCSV(dir, outDir string, force bool, ev *evidence.Evidence) ([]string, 
 	if d != nil {
 		// Streamed: a run of any length writes its rows in bounded memory.
 		if err := rundir.WriteFile(tasks, force, func(w io.Writer) error { return report.TasksCSVEach(w, d.Each) }); err != nil {
-			if errors.Is(err, rundir.ErrBadInput) {
+			if errors.Is(err, badinput.ErrBadInput) {
 				return nil, usageError(err)
 			}
 			return nil, outputError(err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 )
@@ -15,7 +16,7 @@ func reportFormat(a *app, dir, format, pcts string) error {
 		return usageErrorf("--format %q: want text or vllm-bench", format)
 	}
 	d, err := rundir.Open(dir)
-	if errors.Is(err, rundir.ErrBadInput) {
+	if errors.Is(err, badinput.ErrBadInput) {
 		return usageError(err)
 	}
 	if err != nil {
@@ -66,7 +67,7 @@ func percentileTable(dir, flag string) (*report.PercentileTable, error) {
 		return nil, err
 	}
 	t, err := report.Percentiles(d.Each, ps)
-	if errors.Is(err, rundir.ErrBadInput) {
+	if errors.Is(err, badinput.ErrBadInput) {
 		return nil, usageError(err)
 	}
 	if err != nil {

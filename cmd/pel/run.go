@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
@@ -76,7 +77,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
 			})
-			if errors.Is(err, runner.ErrBadInput) {
+			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)
 			}
 			if ev != nil {

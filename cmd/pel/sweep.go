@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/sweep"
@@ -99,7 +100,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			cfg.Run = runner.Config{Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: cf.engine}
 			res, err := sweep.Run(a.ctx, cfg)
-			if errors.Is(err, sweep.ErrBadInput) || (errors.Is(err, runner.ErrBadInput) && res == nil) {
+			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)
 			}
 			if res != nil {

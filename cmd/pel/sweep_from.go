@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
@@ -14,7 +15,7 @@ import (
 func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON bool) error {
 	out = rundir.OutPath(a.stderr, "sweep", out)
 	res, err := sweep.FromRuns(out, from, minAcc, a.stderr)
-	if errors.Is(err, sweep.ErrBadInput) {
+	if errors.Is(err, badinput.ErrBadInput) {
 		return usageError(err)
 	}
 	if err != nil {

@@ -27,3 +27,21 @@ func Wrap(err error) error {
 	}
 	return &Error{err}
 }
+
+// Hide is err as a failure of what ran rather than of its input: its message is err's,
+// and errors.Is finds every kind in it but ErrBadInput. A command hides the kind of an
+// error it passes on from a later stage (the stage-1 pass over a file it wrote, a sweep's
+// later point), so that exit status 2 keeps meaning "nothing was run".
+func Hide(err error) error {
+	if err == nil || !errors.Is(err, ErrBadInput) {
+		return err
+	}
+	return &hidden{err}
+}
+
+type hidden struct{ err error }
+
+func (e *hidden) Error() string { return e.err.Error() }
+func (e *hidden) Is(target error) bool {
+	return target != ErrBadInput && errors.Is(e.err, target)
+}
