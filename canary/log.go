@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -80,27 +81,25 @@ func NewLog(baseline, candidate string, seed uint64, scope contract.Canary, warm
 	tests, frozen, at, after, why := m.Tests()
 	l.Frozen, l.FrozenAfter = frozen, after
 	if frozen && after > 0 {
-		l.FrozenAtS = round3(at.Sub(start).Seconds())
+		l.FrozenAtS = figure.Round3(at.Sub(start).Seconds())
 	}
 	if !frozen {
 		l.NotFrozen = why
 	}
 	for i := range tests {
 		if !tests[i].CrossedAt.IsZero() {
-			tests[i].CrossedAtS = round3(tests[i].CrossedAt.Sub(start).Seconds())
+			tests[i].CrossedAtS = figure.Round3(tests[i].CrossedAt.Sub(start).Seconds())
 		}
 	}
 	if tests != nil {
 		l.Tests = tests
 	}
 	if s := rt.Stopped(); s != nil {
-		s.AtS = round3(s.At.Sub(start).Seconds())
+		s.AtS = figure.Round3(s.At.Sub(start).Seconds())
 		l.Stop = s
 	}
 	return l
 }
-
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 // Crossed returns the tests whose trigger was breached with confidence.
 func (l *Log) Crossed() []Test {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
 )
@@ -77,18 +78,16 @@ type outcome struct {
 func outcomeOf(r *record.Record) *outcome {
 	o := &outcome{seq: r.Seq, cancelled: r.Status == record.StatusCancelled, ok: r.OK(), accep: r.Accepted, failed: r.Failed()}
 	if d, ok := r.TTFT(); ok && r.OK() {
-		o.ttft, o.has[0] = ms(d), true
+		o.ttft, o.has[0] = figure.Ms(d), true
 	}
 	if d, ok := r.E2E(); ok && r.OK() {
-		o.e2e, o.has[1] = ms(d), true
+		o.e2e, o.has[1] = figure.Ms(d), true
 	}
 	if d, ok := r.TPOT(); ok && r.OK() {
-		o.tpot, o.has[2] = ms(d), true
+		o.tpot, o.has[2] = figure.Ms(d), true
 	}
 	return o
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // quantileSignals are the client latency signals a per-task outcome can test: which
 // latency (index into outcome.has) and which quantile.

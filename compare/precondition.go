@@ -3,12 +3,14 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/quantile"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -204,13 +206,6 @@ func contractCheck(res *Result) Precondition {
 	return pc
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // engineCheck compares what each side says it ran: the engine (from evidence.json, or the
 // adapter its /metrics matched) and the served model.
 func engineCheck(base, cand *Run) Precondition {
@@ -229,7 +224,7 @@ func engineCheck(base, cand *Run) Precondition {
 	}
 	b, okB := id(base)
 	c, okC := id(cand)
-	pc := Precondition{Name: PreEngine, Kind: KindIdentity, Base: orDash(b), Candidate: orDash(c), Known: okB && okC}
+	pc := Precondition{Name: PreEngine, Kind: KindIdentity, Base: figure.OrDash(b), Candidate: figure.OrDash(c), Known: okB && okC}
 	switch {
 	case !pc.Known:
 		pc.Reason = "a side names no engine or model (no evidence.json, no /metrics)"

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
@@ -51,8 +52,6 @@ type side struct {
 	perTask [nKinds][]float64
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func newSide(recs []*record.Record, costPerHour float64) *side {
 	s := &side{n: len(recs), acc: stats.AcceptanceTerms(recs), fail: make([]float64, len(recs)), costPerHour: costPerHour}
 	var per [nKinds][][]float64
@@ -83,20 +82,20 @@ func newSide(recs []*record.Record, costPerHour float64) *side {
 		// test reads them as measured.
 		if d, ok := r.TTFT(); ok {
 			per[kTTFT][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kTTFT] = append(s.perTask[kTTFT], ms(d))
+			s.perTask[kTTFT] = append(s.perTask[kTTFT], figure.Ms(d))
 		}
 		if d, ok := r.TPOT(); ok {
 			per[kTPOT][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kTPOT] = append(s.perTask[kTPOT], ms(d))
+			s.perTask[kTPOT] = append(s.perTask[kTPOT], figure.Ms(d))
 		}
 		if d, ok := r.E2E(); ok {
 			per[kE2E][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kE2E] = append(s.perTask[kE2E], ms(d))
+			s.perTask[kE2E] = append(s.perTask[kE2E], figure.Ms(d))
 		}
 		sum := 0.0
 		r.ITLs(func(d time.Duration) {
 			per[kITL][i] = append(per[kITL][i], quantile.RecordedMs(d))
-			sum += ms(d)
+			sum += figure.Ms(d)
 		})
 		if k := len(per[kITL][i]); k > 0 {
 			s.perTask[kITL] = append(s.perTask[kITL], sum/float64(k))

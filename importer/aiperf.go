@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/internal/lineio"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -66,8 +67,8 @@ func readAIPerf(r io.Reader, name string, s *sink) error {
 	readAIPerfSummary(name, &s.facts)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
-		raw, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		raw, err := lineio.Read(br, MaxLine)
+		if errors.Is(err, lineio.ErrTooLong) {
 			return badf("%s:%d: line longer than %d bytes", name, line, MaxLine)
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
@@ -261,26 +262,4 @@ func inUnit(v float64, unit string) (time.Duration, bool) {
 		return secs(v)
 	}
 	return 0, false
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads through the next '\n' (excluded), at most MaxLine bytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(out)+len(chunk) > MaxLine {
-			// Skip the rest of the line so a caller that goes on reads the next one.
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			return nil, errLineTooLong
-		}
-		out = append(out, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimSuffix(out, []byte{'\n'}), err
-	}
 }

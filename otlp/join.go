@@ -3,10 +3,11 @@ package otlp
 import (
 	"errors"
 	"fmt"
-	"github.com/pel-ladder/pel/quantile"
 	"io/fs"
-	"math"
 	"sort"
+
+	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/quantile"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -171,7 +172,7 @@ func (a *joinAcc) apply(ev *evidence.Evidence, nSpans int) {
 	for _, ph := range order {
 		pa := a.phases[ph]
 		add := func(name string, v float64, unit, note string) {
-			ev.Add(evidence.Signal{Name: name, Value: round(v), Unit: unit, Stage: evidence.StageServingCache,
+			ev.Add(evidence.Signal{Name: name, Value: figure.Round3(v), Unit: unit, Stage: evidence.StageServingCache,
 				Source: Source, Phase: ph, Note: note})
 			added = true
 		}
@@ -208,5 +209,3 @@ func appendMS(xs *[]float64, s *float64) {
 		*xs = append(*xs, *s*1e3)
 	}
 }
-
-func round(v float64) float64 { return math.Round(v*1e3) / 1e3 }

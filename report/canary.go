@@ -53,10 +53,7 @@ func InterleavedText(w io.Writer, r *canary.Result) error {
 				fmt.Fprintf(tw, "    %s %s %.4g %s\tnot tested: %s\t\t\t\t\t\n", t.Signal, t.Op, t.Bound, t.Unit, t.Why)
 				continue
 			}
-			state := "holds"
-			if t.Crossed {
-				state = fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
-			}
+			state := testState(t)
 			fmt.Fprintf(tw, "    %s %s %.4g %s\t%d of %d with %s (allowed %.3g%%)\t%d of %d\t%.2f\t%.2f\t%.2f (alpha %.3g)\t%s\n",
 				t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.P0*100, t.BaseBreaches, t.BaseTasks, t.LogLR, t.VsBaselineLogLR, t.Threshold, t.Alpha, state)
 		}
@@ -147,10 +144,7 @@ func CanaryRun(w io.Writer, l *canary.Log, dir string) {
 		if !t.Tested {
 			continue
 		}
-		state := "holds"
-		if t.Crossed {
-			state = fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
-		}
+		state := testState(t)
 		fmt.Fprintf(w, "  %s %s %.4g %s: candidate %d of %d (%s), baseline %d of %d; log-LR %.2f vs the allowance, %.2f vs the baseline, threshold %.2f: %s\n",
 			t.Signal, t.Op, t.Bound, t.Unit, t.Breaches, t.Tasks, t.Breach, t.BaseBreaches, t.BaseTasks, t.LogLR, t.VsBaselineLogLR, t.Threshold, state)
 	}
@@ -158,4 +152,12 @@ func CanaryRun(w io.Writer, l *canary.Log, dir string) {
 		fmt.Fprintf(w, "  STOPPED at %.1f s (%s): %s\n", s.AtS, s.Kind, s.Reason)
 	}
 	fmt.Fprintf(w, "  judge it: pel compare %s\n", dir)
+}
+
+// testState is a sequential test's state: holds, or where it found its trigger breached.
+func testState(t canary.Test) string {
+	if t.Crossed {
+		return fmt.Sprintf("BREACHED at candidate task %d (%.1f s)", t.CrossedTask, t.CrossedAtS)
+	}
+	return "holds"
 }

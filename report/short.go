@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -54,7 +55,7 @@ func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 			}
 		}
 	}
-	p.f("\nContract: %s v%d (sha256 %s)  Target: %s  Duration: %.1f s\n", orDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), orDash(ev.Run.Target), ev.Run.DurationS)
+	p.f("\nContract: %s v%d (sha256 %s)  Target: %s  Duration: %.1f s\n", figure.OrDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), figure.OrDash(ev.Run.Target), ev.Run.DurationS)
 	// The run's notes say what the figures rest on (an import names what its file lacks):
 	// the first few are shown, the rest counted.
 	for i, n := range ev.Run.Notes {

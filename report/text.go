@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // Text writes the terminal report: the verdict first, then the findings with their evidence,
@@ -26,7 +27,7 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 	if p.err == nil {
 		p.err = writeBudget(w, ev.Budget)
 	}
-	p.f("Contract: %s v%d (sha256 %s)  Target: %s", orDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), orDash(ev.Run.Target))
+	p.f("Contract: %s v%d (sha256 %s)  Target: %s", figure.OrDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), figure.OrDash(ev.Run.Target))
 	if ev.Run.Engine != "" {
 		p.f("  Engine: %s", ev.Run.Engine)
 	}
@@ -317,14 +318,7 @@ func short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
 	}
-	return orDash(s)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return figure.OrDash(s)
 }
 
 func yesNo(b bool) string {

@@ -1,10 +1,12 @@
 package sim
 
 import (
-	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/quantile"
 )
 
 // LoadSpec is a benchmark client's workload, shaped like `vllm bench serve`: a closed loop of
@@ -142,7 +144,7 @@ func RunLoad(e *Engine, spec LoadSpec) LoadResult {
 	res.Duration = percentile(durations, 0.5)
 	res.OutputThroughput = float64(res.OutputTokens) / totalDur
 	res.RequestRate = float64(res.Requests) / float64(len(durations)) / res.Duration
-	res.TPOTMean = mean(tpots)
+	res.TPOTMean = figure.Mean(tpots)
 	res.TPOTP50 = percentile(tpots, 0.50)
 	res.TPOTP99 = percentile(tpots, 0.99)
 	res.TTFTP50 = percentile(ttfts, 0.50)
@@ -214,17 +216,6 @@ func runOnce(e *Engine, spec LoadSpec, pool []loadPrompt, rng *rand.Rand) ([]*lo
 		span += dt
 	}
 	return reqs, running, span
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // percentile is linear interpolation between closest ranks (numpy's default), as the

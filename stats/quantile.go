@@ -1,10 +1,10 @@
 package stats
 
 import (
-	"math"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/quantile"
 )
 
@@ -60,11 +60,11 @@ func (d *Dist) Quantiles() evidence.Quantiles {
 	}
 	return evidence.Quantiles{
 		N:    d.n,
-		P50:  round3(d.QuantileMs(50)),
-		P95:  round3(d.QuantileMs(95)),
-		P99:  round3(d.QuantileMs(99)),
-		Mean: round3(d.MeanMs()),
-		Max:  round3(float64(d.max) / 1000),
+		P50:  figure.Round3(d.QuantileMs(50)),
+		P95:  figure.Round3(d.QuantileMs(95)),
+		P99:  figure.Round3(d.QuantileMs(99)),
+		Mean: figure.Round3(d.MeanMs()),
+		Max:  figure.Round3(float64(d.max) / 1000),
 	}
 }
 
@@ -78,7 +78,7 @@ func (d *Dist) Histogram() evidence.Histogram {
 	var bounds []float64
 	for dec := 0.01; ; dec *= 10 {
 		for _, m := range []float64{1, 2, 5} {
-			bounds = append(bounds, round3(m*dec))
+			bounds = append(bounds, figure.Round3(m*dec))
 		}
 		if dec*5 >= maxMs {
 			break
@@ -101,8 +101,6 @@ func (d *Dist) Histogram() evidence.Histogram {
 	out.Bounds, out.Counts = bounds[lo:], counts[lo:]
 	return out
 }
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // ratio is a/b, 0 when b is 0.
 func ratio(a, b float64) float64 {

@@ -3,6 +3,8 @@ package sweep
 import (
 	"fmt"
 	"math"
+
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // KneeRule states the definition in words (it goes into sweep.json).
@@ -71,15 +73,15 @@ func FindKnee(points []Point) *Knee {
 		return nil
 	}
 	a, b := points[ok[best]], points[ok[best+1]]
-	kn := &Knee{Index: ok[best], Name: a.Name, Load: a.Load, Next: b.Name, Power: round3(bestP), NextPower: round3(power(b)), LatencySignal: "e2e_p99_ms"}
-	kn.GoodputGain = round3(b.GoodputRPS/a.GoodputRPS - 1)
+	kn := &Knee{Index: ok[best], Name: a.Name, Load: a.Load, Next: b.Name, Power: figure.Round3(bestP), NextPower: figure.Round3(power(b)), LatencySignal: "e2e_p99_ms"}
+	kn.GoodputGain = figure.Round3(b.GoodputRPS/a.GoodputRPS - 1)
 	if a.E2EP99 > 0 && b.E2EP99 > 0 {
-		kn.LatencyGrowth = round3(b.E2EP99/a.E2EP99 - 1)
+		kn.LatencyGrowth = figure.Round3(b.E2EP99/a.E2EP99 - 1)
 	}
 	if b.GoodputRPS <= a.GoodputRPS || b.E2EP99 <= 0 {
 		kn.Vertical = true
 	} else {
-		e := round3(math.Log(b.E2EP99/a.E2EP99) / math.Log(b.GoodputRPS/a.GoodputRPS))
+		e := figure.Round3(math.Log(b.E2EP99/a.E2EP99) / math.Log(b.GoodputRPS/a.GoodputRPS))
 		kn.Elasticity = &e
 	}
 	switch {
@@ -93,12 +95,4 @@ func FindKnee(points []Point) *Knee {
 			a.Name, a.Name, b.Name, kn.GoodputGain*100, kn.LatencyGrowth*100, *kn.Elasticity)
 	}
 	return kn
-}
-
-// round3 rounds to three decimals; ±Inf and NaN stay as they are.
-func round3(v float64) float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return v
-	}
-	return math.Round(v*1000) / 1000
 }

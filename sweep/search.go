@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // Search finds the capacity at the SLO: the highest load whose run meets every percentile
@@ -162,7 +164,7 @@ func (sw *sweeper) search(ctx context.Context, s Search, log *SearchLog, load fu
 	}
 	defer func() {
 		if log.Lo > 0 && log.Hi > 0 {
-			log.Achieved = round3(log.Hi/log.Lo - 1)
+			log.Achieved = figure.Round3(log.Hi/log.Lo - 1)
 		}
 	}()
 	x := s.Start
@@ -335,7 +337,7 @@ func (sw *sweeper) capacity() *Capacity {
 	p := r.Points[lo]
 	c.Found, c.Point, c.Load = true, p.Name, p.Load
 	if hi >= 0 && c.NextLoad > c.Load {
-		c.Resolution = round3(c.NextLoad/c.Load - 1)
+		c.Resolution = figure.Round3(c.NextLoad/c.Load - 1)
 	}
 	c.GoodputRPS, c.AcceptanceRate, c.CostPerAcceptedTask = p.GoodputRPS, p.AcceptanceRate, p.CostPerAcceptedTask
 	c.TTFTP99, c.ITLP99, c.E2EP99 = p.TTFTP99, p.ITLP99, p.E2EP99

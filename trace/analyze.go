@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	pq "github.com/pel-ladder/pel/quantile"
 	"io"
 	"math"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	pq "github.com/pel-ladder/pel/quantile"
+
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/trace/kineto"
 	"github.com/pel-ladder/pel/trace/nsys"
 	"github.com/pel-ladder/pel/trace/timeline"
@@ -604,7 +606,7 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 		count(&ls.LaunchDelayOutliers, d)
 	}
 	summary := func(s *sample) (meanDelay, p50Delay, p50CPU, p50GPU float64) {
-		meanDelay = round(mean(s.delay), 3)
+		meanDelay = round(figure.Mean(s.delay), 3)
 		sort.Float64s(s.delay)
 		sort.Float64s(s.cpu)
 		sort.Float64s(s.gpu)
@@ -618,17 +620,6 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 	}
 	ls.ShortKernelShare = round(float64(ls.ShortKernels)/float64(ls.Count), 4)
 	ls.LaunchDelayMeanUs, ls.LaunchDelayP50Us, ls.CPUDurationP50Us, ls.GPUDurationP50Us = summary(&own)
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // queueLength is trace_counters.py _get_queue_length_time_series_for_rank summarised as in

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/pel-ladder/pel/internal/lineio"
 )
 
 // MaxLine bounds one JSONL line (64 MiB): a longer line is surely not one prompt.
@@ -41,11 +43,11 @@ func eachJSON(r io.Reader, name string, f func(raw []byte, line int) error) erro
 		break
 	}
 	for ; ; line++ {
-		raw, err := readLine(br)
+		raw, err := lineio.Read(br, MaxLine)
+		if err == lineio.ErrTooLong {
+			return fmt.Errorf("%s:%d: line longer than %d bytes", name, line, MaxLine)
+		}
 		if len(bytes.TrimSpace(raw)) > 0 {
-			if err == errLineTooLong {
-				return fmt.Errorf("%s:%d: line longer than %d bytes", name, line, MaxLine)
-			}
 			if ferr := f(raw, line); ferr != nil {
 				return ferr
 			}
@@ -53,29 +55,9 @@ func eachJSON(r io.Reader, name string, f func(raw []byte, line int) error) erro
 		if err == io.EOF {
 			return nil
 		}
-		if err != nil && err != errLineTooLong {
+		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-	}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads through the next '\n' (excluded) without bufio.Scanner's fixed token limit
-// but with MaxLine as a bound.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(out)+len(chunk) > MaxLine {
-			return out, errLineTooLong
-		}
-		out = append(out, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		out = bytes.TrimSuffix(out, []byte{'\n'})
-		return out, err
 	}
 }
 

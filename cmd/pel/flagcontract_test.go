@@ -10,6 +10,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // TestRunFromFlagsAgainstSim: a run from flags alone writes the contract the flags mean into
@@ -19,18 +20,7 @@ func TestRunFromFlagsAgainstSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives pel sim with pel run")
 	}
-	sc, err := sim.LoadScenario("healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 20, Seed: 1, Hostname: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := simtest.Start(t, "healthy", sim.Options{Speed: 20, Seed: 1, Hostname: "sim"}, false)
 	dir := filepath.Join(t.TempDir(), "run")
 	code, _, errs := runCLI(t, "run", "--target", srv.URL(), "-o", dir, "--concurrency", "4", "--requests", "12",
 		"--prompt-tokens", "normal:256,32", "--output-tokens", "16", "--slo-ttft-p99", "2s", "--percentiles", "50,90,99.9")

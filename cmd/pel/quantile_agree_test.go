@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/sim"
+	"github.com/pel-ladder/pel/sim/simtest"
 )
 
 // TestReportAndCompareAgree: one run of pel run against pel sim, read by `pel report --json`
@@ -21,18 +22,7 @@ func TestReportAndCompareAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives pel sim with pel run")
 	}
-	sc, err := sim.LoadScenario("healthy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sc, sim.Options{Speed: 20, Seed: 1, Hostname: "sim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0", ""); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := simtest.Start(t, "healthy", sim.Options{Speed: 20, Seed: 1, Hostname: "sim"}, false)
 	tmp := t.TempDir()
 	cf := filepath.Join(tmp, "c.yaml")
 	const contractYAML = `name: agree
