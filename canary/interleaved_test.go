@@ -84,7 +84,7 @@ func interleaved(t *testing.T, dir string, n int, slow, slowShare float64, trig 
 	return dir
 }
 
-func TestCanaryDir(t *testing.T) {
+func TestJudgeDir(t *testing.T) {
 	ttft := evidence.Trigger{Signal: evidence.SigTTFTP99, Op: ">", Bound: 230, Unit: "ms", Basis: "test"}
 	acc := evidence.Trigger{Signal: evidence.SigAcceptanceRate, Op: "<", Bound: 0.98, Unit: "ratio", Basis: "test"}
 	cases := []struct {

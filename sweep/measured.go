@@ -16,9 +16,9 @@ const (
 // Measured reports whether the point has samples of quantity q.
 func (p Point) Measured(q string) bool { return !slices.Contains(p.NotMeasured, q) }
 
-// ms formats one of the point's latencies for the text table: "not measured" when the point
-// has no sample of it, never a 0.
-func (p Point) ms(q string, v float64) string {
+// MsText formats one of the point's latencies (ms) for a table: "not measured" when the
+// point has no sample of it, never a 0.
+func (p Point) MsText(q string, v float64) string {
 	if !p.Measured(q) {
 		return "not measured"
 	}

@@ -368,15 +368,3 @@ func bracketText(c *Capacity) string {
 	}
 	return fmt.Sprintf("the next load measured, %s, missed it (%s): resolution %.0f%%", c.Next, c.NextMiss, c.Resolution*100)
 }
-
-// fmtUSD prints a cost with three significant digits, however small ($0.0000470).
-func fmtUSD(v float64) string {
-	if v == 0 {
-		return "$0"
-	}
-	d := 2
-	if v < 1 {
-		d = int(math.Ceil(-math.Log10(v))) + 2
-	}
-	return "$" + strconv.FormatFloat(v, 'f', d, 64)
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/sim"
@@ -69,7 +70,7 @@ func TestSLOSearchAgainstSim(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	var out bytes.Buffer
-	sweep.Text(&out, r)
+	report.SweepText(&out, r)
 	t.Logf("\n%s", out.String())
 	s, cp := r.Search, r.Capacity
 	if cp == nil || !cp.Found || cp.Next == "" {

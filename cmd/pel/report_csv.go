@@ -74,7 +74,7 @@ func reportSweep(a *app, r *sweep.Result, htmlOut string, force, other bool) err
 		return usageErrorf("a sweep directory renders as text or --html; --json and --csv: see its sweep.json and sweep.csv")
 	}
 	if htmlOut == "" {
-		return sweep.Text(a.stdout, r)
+		return report.SweepText(a.stdout, r)
 	}
 	if err := writeSweepHTML(htmlOut, force, r); err != nil {
 		return outputError(err)

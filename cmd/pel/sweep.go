@@ -10,6 +10,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/runner"
 	"github.com/pel-ladder/pel/sweep"
@@ -108,9 +109,9 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 				page := filepath.Join(out, sweep.HTMLFile)
 				herr := writeSweepHTML(page, false, res)
 				if asJSON {
-					perr = sweep.JSON(a.stdout, res)
+					perr = report.SweepJSON(a.stdout, res)
 				} else {
-					perr = sweep.Text(a.stdout, res)
+					perr = report.SweepText(a.stdout, res)
 					fmt.Fprintf(a.stdout, "wrote %s, %s and %s\n", filepath.Join(out, sweep.ResultFile), filepath.Join(out, sweep.CSVFile), page)
 				}
 				if perr == nil {

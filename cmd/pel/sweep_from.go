@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
@@ -26,9 +27,9 @@ func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON boo
 		return failError(err)
 	}
 	if asJSON {
-		return failError(sweep.JSON(a.stdout, res))
+		return failError(report.SweepJSON(a.stdout, res))
 	}
-	if err := sweep.Text(a.stdout, res); err != nil {
+	if err := report.SweepText(a.stdout, res); err != nil {
 		return failError(err)
 	}
 	fmt.Fprintf(a.stdout, "wrote %s, %s and %s\n", filepath.Join(out, sweep.ResultFile), filepath.Join(out, sweep.CSVFile), page)
