@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/canary"
-	"github.com/pel-ladder/pel/compare/comparetest"
 	"github.com/pel-ladder/pel/compare"
-	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/compare/comparetest"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/report"
 )
 
 const canaryContract = `name: synth-canary

@@ -10,9 +10,9 @@ import (
 
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
-	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/scrape"
 	"github.com/pel-ladder/pel/scrape/scrapetest"
 )
