@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,28 +85,22 @@ func runVerify(a *app, o demo.Options, override evidence.Action, asJSON bool) er
 		}
 		return failError(err)
 	}
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Verdict string         `json:"verdict"`
-			Applied string         `json:"applied,omitempty"`
-			Skipped string         `json:"skipped,omitempty"`
-			Check   *verify.Result `json:"check,omitempty"`
-		}{v.Base.Evidence.Verdict, v.Applied, v.Skipped, checkOf(v)})
+	r := report.Verified{Verdict: v.Base.Evidence.Verdict, Applied: v.Applied, Skipped: v.Skipped, Check: checkOf(v), BaseDir: v.Base.Dir}
+	if v.Finding != nil {
+		r.Prediction = v.Finding.Prediction
 	}
-	fmt.Fprintf(a.stdout, "VERDICT: %s\n", v.Base.Evidence.Verdict)
+	if v.Candidate != nil {
+		r.CandidateDir = v.Candidate.Dir
+	}
+	if asJSON {
+		return report.VerifiedJSON(a.stdout, r)
+	}
+	if err := report.VerifiedText(a.stdout, r); err != nil {
+		return failError(err)
+	}
 	if v.Skipped != "" {
-		fmt.Fprintf(a.stdout, "VERIFY: %s\n", v.Skipped)
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "PREDICTION: %s\n", v.Finding.Prediction)
-	fmt.Fprintf(a.stdout, "CHANGE APPLIED: %s\n", v.Applied)
-	fmt.Fprintf(a.stdout, "VERIFY: %s\n", v.Check.Line())
-	for _, c := range v.Check.Checks {
-		fmt.Fprintf(a.stdout, "  %-12s %s%s\n", c.Outcome, c.Expect.Render(), observed(c))
-	}
-	fmt.Fprintf(a.stdout, "\nRun directories: %s (baseline), %s (after the change)\n", v.Base.Dir, v.Candidate.Dir)
 	if v.Check.Outcome != verify.Held {
 		return failError(fmt.Errorf("the prediction did not hold: %s", v.Check.Reason))
 	}
@@ -119,18 +112,6 @@ func checkOf(v *demo.Verification) *verify.Result {
 		return nil
 	}
 	return &v.Check
-}
-
-func observed(c verify.SignalCheck) string {
-	switch {
-	case c.Change != nil:
-		return fmt.Sprintf(" — observed %+.0f%% (%.4g → %.4g)", *c.Change*100, *c.Base, *c.Cand)
-	case c.Cand != nil && c.Base != nil:
-		return fmt.Sprintf(" — observed %.4g (baseline %.4g)", *c.Cand, *c.Base)
-	case c.Cand != nil:
-		return fmt.Sprintf(" — observed %.4g", *c.Cand)
-	}
-	return " — " + c.Note
 }
 
 // demoDir is -o, or a new directory under the user's cache directory (os.UserCacheDir:
