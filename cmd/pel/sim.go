@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/spf13/cobra"
 )
@@ -41,17 +40,10 @@ injects one fault whose owner layer is known:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
-				// Columns sized to the longest name: a fixed width breaks on a long one.
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "SCENARIO\tOWNER LAYER\tWHAT IT INJECTS")
-				for _, n := range sim.Scenarios() {
-					s, err := sim.LoadScenario(n)
-					if err != nil {
-						return failError(err)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", n, s.OwnerLayer, firstLine(s.Description))
+				if err := report.Scenarios(a.stdout, sim.Scenarios(), sim.LoadScenario); err != nil {
+					return failError(err)
 				}
-				return tw.Flush()
+				return nil
 			}
 			s, err := sim.LoadScenario(scenario)
 			if err != nil {
@@ -123,15 +115,4 @@ func checkLoopback(addr, flag string) error {
 		return usageErrorf("%s %q: pel sim binds loopback only (127.0.0.1, ::1 or localhost)", flag, addr)
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, ". "); i > 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 100 {
-		s = string(r[:99]) + "…"
-	}
-	return s
 }
