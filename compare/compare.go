@@ -100,7 +100,11 @@ type Run struct {
 	Contract *contract.Contract
 	// Evidence is evidence.json when present (rollback triggers come from it), else nil.
 	Evidence *evidence.Evidence
-	Records  []record.Record
+	// Records are the task records when the run is held in memory (Load, or a caller's own:
+	// an interleaved canary's sides, a sweep point); nil for a run Open streamed, whose
+	// summary is all a comparison reads.
+	Records []record.Record
+	sum     *summary
 	// engine is what metrics.jsonl says about the engine (nil: no engine /metrics sampled).
 	engine *engineFacts
 	// shares and windows, per phase, are the side's share of the arrivals and the window
@@ -109,9 +113,28 @@ type Run struct {
 	shares, windows map[string]float64
 }
 
-// Load reads a run directory: contract.yaml and requests.jsonl are required,
-// evidence.json is optional.
+// Load reads a run directory and holds its task records (Run.Records), for a caller that
+// reads them itself: contract.yaml and requests.jsonl are required, evidence.json is
+// optional. A comparison of two directories (Dirs) streams them instead (Open).
 func Load(dir string) (*Run, error) {
+	d, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return FromDir(d)
+}
+
+// Open reads a run directory as Load does, streaming its records into the bounded summary
+// a comparison reads, and holds none of them (Run.Records is nil).
+func Open(dir string) (*Run, error) {
+	d, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Summarize(d)
+}
+
+func openDir(dir string) (*rundir.Dir, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, badInput("run directory %s: %v", dir, err)
@@ -123,11 +146,11 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	return FromDir(d)
+	return d, nil
 }
 
 // FromDir reads the task records and engine facts of an opened run directory (its contract
-// and evidence.json are the ones rundir.Open read).
+// and evidence.json are the ones rundir.Open read) and holds the records.
 func FromDir(d *rundir.Dir) (*Run, error) {
 	r := &Run{Dir: d.Path, Contract: d.Contract, Evidence: d.Evidence}
 	err := d.Each(func(rec *record.Record) error {
@@ -148,6 +171,37 @@ func FromDir(d *rundir.Dir) (*Run, error) {
 		return nil, badInput("%v", err)
 	}
 	return r, nil
+}
+
+// Summarize reads an opened run directory as FromDir does, one record at a time into the
+// run's summary, holding none.
+func Summarize(d *rundir.Dir) (*Run, error) {
+	r := &Run{Dir: d.Path, Contract: d.Contract, Evidence: d.Evidence, sum: newSummary(d.Contract)}
+	err := d.Each(func(rec *record.Record) error {
+		if err := r.sum.add(rec); err != nil {
+			return fmt.Errorf("%s: %w", d.File(rundir.RequestsFile), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	if r.engine, err = engineFactsIn(d, rundir.MetricsFile); err != nil {
+		return nil, badInput("%v", err)
+	}
+	return r, nil
+}
+
+// summary is the run's summary, reduced from its records when it holds them.
+func (r *Run) summary() (*summary, error) {
+	if r.sum == nil {
+		s, err := summarize(r.Contract, r.Records)
+		if err != nil {
+			return nil, badInput("%s: %v", r.Dir, err)
+		}
+		r.sum = s
+	}
+	return r.sum, nil
 }
 
 // Result is a comparison, ready to render (Text) or encode as JSON.
@@ -294,11 +348,11 @@ var signalStats = map[string]stat{
 
 // Dirs loads two run directories and compares them.
 func Dirs(baseDir, candDir string, o Options) (*Result, error) {
-	base, err := Load(baseDir)
+	base, err := Open(baseDir)
 	if err != nil {
 		return nil, err
 	}
-	cand, err := Load(candDir)
+	cand, err := Open(candDir)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +371,16 @@ func Dirs(baseDir, candDir string, o Options) (*Result, error) {
 // unless o.AllowContractChange, and never mixes phases.
 func Compare(base, cand *Run, o Options) (*Result, error) {
 	o.defaults()
+	bsum, err := base.summary()
+	if err != nil {
+		return nil, err
+	}
+	csum, err := cand.summary()
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{
-		Base: runInfo(base), Candidate: runInfo(cand), Options: o,
+		Base: runInfo(base, bsum), Candidate: runInfo(cand, csum), Options: o,
 		Triggers: []Check{}, SLO: []Check{}, Reasons: []string{},
 		Method: fmt.Sprintf("%.0f%% percentile bootstrap over tasks (%d resamples, seed %d; ITL resamples whole tasks); Mann-Whitney U, two-sided, on per-task latencies (ITL: per-task mean)",
 			o.Level*100, o.Resamples, o.Seed),
@@ -338,7 +400,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 				r.Dir, r.Evidence.Contract.SHA256, r.Contract.SHA256()))
 		}
 	}
-	pairs := pairPhases(base.Records, cand.Records)
+	pairs := pairPhases(bsum, csum)
 	if len(pairs) == 0 {
 		return nil, badInput("no phase in common: base has %s, candidate has %s", phaseList(res.Base.Tasks), phaseList(res.Candidate.Tasks))
 	}
@@ -352,12 +414,12 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		b, c     *side
 		bb, cb   boot
 		stats    []stat
-		brs, crs []*record.Record
+		bps, cps *phaseSum
 	}
 	for i, p := range pairs {
-		brs, crs := filterPhase(base.Records, p.base), filterPhase(cand.Records, p.cand)
-		bs := newSide(brs, costPerHour(base.Contract))
-		cs := newSide(crs, costPerHour(cand.Contract))
+		bps, cps := bsum.phases[p.base], csum.phases[p.cand]
+		bs := bps.side(costPerHour(base.Contract))
+		cs := cps.side(costPerHour(cand.Contract))
 		bs.canaryWindow(base.windows[p.base], base.shares[p.base])
 		cs.canaryWindow(cand.windows[p.cand], cand.shares[p.cand])
 		stats := make([]stat, len(table))
@@ -385,7 +447,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		res.Phases = append(res.Phases, pr)
 		if i == 0 {
 			primary.b, primary.c, primary.bb, primary.cb, primary.stats = bs, cs, bb, cb, stats
-			primary.brs, primary.crs = brs, crs
+			primary.bps, primary.cps = bps, cps
 		}
 	}
 
@@ -422,9 +484,9 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		baselineToo(&ch, primary.b, sb.st, primary.bb.point[j], primary.bb.reps[j], o.Level)
 		res.SLO = append(res.SLO, ch)
 	}
-	res.SLO = append(res.SLO, taskSLOChecks(base, cand, pairs[0], o)...)
+	res.SLO = append(res.SLO, taskSLOChecks(base, primary.bps, primary.cps, pairs[0], o)...)
 
-	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.brs, primary.crs, res.Phases[0].Metrics, o)
+	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.bps, primary.cps, res.Phases[0].Metrics, o)
 	if cand.windows != nil {
 		interleavedPreconditions(res.Preconditions) // interleaved.go
 	}
@@ -433,10 +495,10 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 	return res, nil
 }
 
-func runInfo(r *Run) RunInfo {
+func runInfo(r *Run, s *summary) RunInfo {
 	ri := RunInfo{Dir: r.Dir, ContractName: r.Contract.Name, ContractVersion: r.Contract.Version, SHA256: r.Contract.SHA256(), Tasks: map[string]int{}}
-	for _, rec := range r.Records {
-		ri.Tasks[rec.Phase]++
+	for p, ps := range s.phases {
+		ri.Tasks[p] = ps.all.n
 	}
 	return ri
 }
@@ -457,13 +519,13 @@ type phasePair struct{ base, cand string }
 
 // pairPhases pairs phases of the same name, warm first, then cold, then others; a
 // candidate that has only a canary phase is paired with the base's warm phase.
-func pairPhases(base, cand []record.Record) []phasePair {
+func pairPhases(base, cand *summary) []phasePair {
 	bp, cp := map[string]bool{}, map[string]bool{}
-	for _, r := range base {
-		bp[r.Phase] = true
+	for p := range base.phases {
+		bp[p] = true
 	}
-	for _, r := range cand {
-		cp[r.Phase] = true
+	for p := range cand.phases {
+		cp[p] = true
 	}
 	var out []phasePair
 	if bp[record.PhaseWarm] && cp[record.PhaseWarm] {
@@ -597,7 +659,7 @@ func sloStats(s contract.SLO) []stat {
 
 // taskSLOChecks checks the percentile bounds a task's own slo block sets, over that task's
 // tasks in the primary phase.
-func taskSLOChecks(base, cand *Run, p phasePair, o Options) []Check {
+func taskSLOChecks(base *Run, bps, cps *phaseSum, p phasePair, o Options) []Check {
 	var out []Check
 	for _, t := range base.Contract.Tasks {
 		if t.SLO == nil {
@@ -611,8 +673,7 @@ func taskSLOChecks(base, cand *Run, p phasePair, o Options) []Check {
 		for i, b := range bounds {
 			stats[i] = b.st
 		}
-		bs := newSide(filterTask(filterPhase(base.Records, p.base), t.Name), 0)
-		cs := newSide(filterTask(filterPhase(cand.Records, p.cand), t.Name), 0)
+		bs, cs := bps.taskSide(t.Name), cps.taskSide(t.Name)
 		bb := bs.bootstrap(stats, o.Resamples, rng(o.Seed, "base/task/"+t.Name, p.base))
 		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate/task/"+t.Name, p.cand))
 		for i, b := range bounds {

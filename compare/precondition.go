@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/internal/figure"
-	"github.com/pel-ladder/pel/quantile"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -67,15 +66,21 @@ type engineFacts struct {
 	sampled bool
 	engine  string                       // adapter detected from the family names
 	info    map[string]map[string]string // *_info family -> label -> value(s)
-	resets  []time.Time                  // sample instants where the engine restarted (restartsOf)
+	resets  []time.Time                  // sample instants where the engine restarted (restartTracker)
 }
 
 // replicaLabels are labels that name a replica or a model rather than configure one: they
 // are left out of the configuration compared across runs.
 var replicaLabels = map[string]bool{"engine": true, "dp_rank": true, "gpu": true, "GPU_I_ID": true, "gpu_uuid": true, "instance": true, "job": true, "Hostname": true, "hostname": true, "model_name": true}
 
+// maxEndpoints is the most engine endpoints a run's samples may name: each holds one
+// sample's counters between samples (restartTracker).
+const maxEndpoints = 1024
+
 // engineFactsIn reads the run directory's samples file name (rundir.MetricsFile, or the
-// candidate's of a canary run); nil when the run sampled no engine /metrics.
+// candidate's of a canary run) one sample at a time; nil when the run sampled no engine
+// /metrics. It holds one sample, and per endpoint its first sample's families and the
+// counters of the one before.
 func engineFactsIn(d *rundir.Dir, name string) (*engineFacts, error) {
 	f, err := d.OpenFile(name)
 	if errors.Is(err, os.ErrNotExist) {
@@ -85,42 +90,85 @@ func engineFactsIn(d *rundir.Dir, name string) (*engineFacts, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ss, err := scrape.DecodeSamples(f)
-	if err != nil {
+	var acc factsAcc
+	if err := scrape.EachSample(f, acc.add); err != nil {
 		return nil, fmt.Errorf("%s:%w", d.File(name), err)
 	}
-	return engineFactsOf(ss), nil
+	return acc.facts(), nil
 }
 
 func engineFactsOf(ss []scrape.Sample) *engineFacts {
-	f := &engineFacts{info: map[string]map[string]string{}}
-	byEP := map[string][]*scrape.Sample{}
-	var eps []string
+	var acc factsAcc
 	for i := range ss {
-		s := &ss[i]
-		if s.Kind != scrape.KindEngine || !s.OK {
-			continue
+		if err := acc.add(&ss[i]); err != nil {
+			return nil
 		}
-		if _, ok := byEP[s.Endpoint]; !ok {
-			eps = append(eps, s.Endpoint)
-		}
-		byEP[s.Endpoint] = append(byEP[s.Endpoint], s)
 	}
-	if len(eps) == 0 {
+	return acc.facts()
+}
+
+// factsAcc gathers engineFacts from samples given in time order per endpoint (the order
+// pel's collector writes them).
+type factsAcc struct {
+	eps map[string]*epFacts
+}
+
+type epFacts struct {
+	first   time.Time
+	names   map[string]bool // family names of the first sample
+	info    []scrape.Family // its *_info families
+	restart restartTracker  // counters of the sample before
+	resets  []time.Time     // where the engine restarted
+}
+
+func (a *factsAcc) add(s *scrape.Sample) error {
+	if s.Kind != scrape.KindEngine || !s.OK {
 		return nil
 	}
-	f.sampled = true
+	if a.eps == nil {
+		a.eps = map[string]*epFacts{}
+	}
+	ep := a.eps[s.Endpoint]
+	if ep == nil {
+		if len(a.eps) == maxEndpoints {
+			return fmt.Errorf(" endpoint %.80q is one more than the %d engine endpoints a comparison reads", s.Endpoint, maxEndpoints)
+		}
+		ep = &epFacts{}
+		a.eps[s.Endpoint] = ep
+	}
+	if ep.names == nil || s.T.Before(ep.first) {
+		ep.first, ep.names, ep.info = s.T, map[string]bool{}, nil
+		for _, fam := range s.Families {
+			ep.names[fam.Name] = true
+			if strings.HasSuffix(fam.Name, "_info") {
+				ep.info = append(ep.info, fam)
+			}
+		}
+	}
+	if ep.restart.step(s) {
+		ep.resets = append(ep.resets, s.T)
+	}
+	return nil
+}
+
+func (a *factsAcc) facts() *engineFacts {
+	if len(a.eps) == 0 {
+		return nil
+	}
+	f := &engineFacts{sampled: true, info: map[string]map[string]string{}}
+	var eps []string
+	for ep := range a.eps {
+		eps = append(eps, ep)
+	}
 	sort.Strings(eps)
 	names := map[string]bool{}
 	resetAt := map[time.Time]bool{}
-	for _, ep := range eps {
-		samples := byEP[ep]
-		sort.SliceStable(samples, func(i, j int) bool { return samples[i].T.Before(samples[j].T) })
-		for _, fam := range samples[0].Families {
-			names[fam.Name] = true
-			if !strings.HasSuffix(fam.Name, "_info") {
-				continue
-			}
+	for _, name := range eps {
+		ep := a.eps[name]
+		for n := range ep.names {
+			names[n] = true
+		}
+		for _, fam := range ep.info {
 			m := f.info[fam.Name]
 			if m == nil {
 				m = map[string]string{}
@@ -138,12 +186,12 @@ func engineFactsOf(ss []scrape.Sample) *engineFacts {
 				}
 			}
 		}
-		for _, t := range restartsOf(samples) {
+		for _, t := range ep.resets {
 			resetAt[t] = true
 		}
 	}
-	if a := scrape.Detect(names); a != nil {
-		f.engine = a.Engine
+	if ad := scrape.Detect(names); ad != nil {
+		f.engine = ad.Engine
 	}
 	for t := range resetAt {
 		f.resets = append(f.resets, t)
@@ -183,8 +231,8 @@ func window(rs []*record.Record) (start, end time.Time) {
 }
 
 // preconditions checks what must match before the primary phase's figures can be blamed on
-// the change. bs/cs are the primary phase's records; rows its metric table.
-func preconditions(base, cand *Run, res *Result, p phasePair, bs, cs []*record.Record, rows []Metric, o Options) []Precondition {
+// the change. bs/cs are the primary phase's summaries; rows its metric table.
+func preconditions(base, cand *Run, res *Result, p phasePair, bs, cs *phaseSum, rows []Metric, o Options) []Precondition {
 	out := []Precondition{contractCheck(res)}
 	out = append(out, engineCheck(base, cand), configCheck(base, cand))
 	out = append(out, restartCheck(base, cand, bs, cs))
@@ -304,16 +352,19 @@ func configCheck(base, cand *Run) Precondition {
 }
 
 // restartCheck counts engine restarts inside the compared window (its monotonic counters
-// reset together, or its process start time changed: restartsOf): a restart empties the caches and recompiles, so that side's window holds a
+// reset together, or its process start time changed: restartTracker): a restart empties the caches and recompiles, so that side's window holds a
 // cold engine the other side's does not.
-func restartCheck(base, cand *Run, bs, cs []*record.Record) Precondition {
+func restartCheck(base, cand *Run, bs, cs *phaseSum) Precondition {
 	pc := Precondition{Name: PreRestarts, Kind: KindState, Base: "-", Candidate: "-"}
 	if base.engine == nil || cand.engine == nil {
 		pc.Reason = "a side sampled no engine /metrics: restarts inside the window cannot be seen"
 		return pc
 	}
-	count := func(f *engineFacts, rs []*record.Record) int {
-		start, end := window(rs)
+	count := func(f *engineFacts, ps *phaseSum) int {
+		var start, end time.Time
+		if ps != nil {
+			start, end = ps.all.start, ps.all.end
+		}
 		n := 0
 		for _, t := range f.resets {
 			if !t.Before(start) && !t.After(end) {
@@ -339,7 +390,7 @@ func restartCheck(base, cand *Run, bs, cs []*record.Record) Precondition {
 // hitRate is a side's prefix-cache hit rate over the compared phase: the engine's own
 // signal (engine.prefix_cache_hit_rate, hits/queries over the phase window), else the
 // cached share of prompt tokens its usage blocks reported (prompt_tokens_details).
-func hitRate(r *Run, phase string, rs []*record.Record, otherReports bool) (float64, string, bool) {
+func hitRate(r *Run, phase string, ps *phaseSum, otherReports bool) (float64, string, bool) {
 	if r.Evidence != nil {
 		for _, s := range r.Evidence.SignalsNamed(evidence.SigPrefixHitRate) {
 			if len(s.Labels) == 0 && s.Phase == phase {
@@ -350,81 +401,39 @@ func hitRate(r *Run, phase string, rs []*record.Record, otherReports bool) (floa
 			return s.Value, s.Source, true
 		}
 	}
-	if usageReportsCache(rs) || otherReports {
-		var cached, prompt float64
-		for _, rec := range rs {
-			if rec.OK() {
-				cached += float64(rec.CachedPromptTokens)
-				prompt += float64(rec.PromptTokens)
-			}
-		}
-		if prompt > 0 {
-			return cached / prompt, "usage.prompt_tokens_details.cached_tokens", true
-		}
+	if ps != nil && (ps.usageCache || otherReports) && ps.prompt > 0 {
+		return ps.cached / ps.prompt, "usage.prompt_tokens_details.cached_tokens", true
 	}
 	return 0, "", false
 }
 
-func usageReportsCache(rs []*record.Record) bool {
-	for _, r := range rs {
-		if r.CachedPromptTokens > 0 {
-			return true
-		}
-	}
-	return false
-}
+func usageReportsCache(ps *phaseSum) bool { return ps != nil && ps.usageCache }
 
 // promptOverlap is the share of the smaller side's distinct prompts that the other side
-// also sent (by prompt_sha256); known is false when a side recorded no hashes.
-func promptOverlap(bs, cs []*record.Record, base, cand *Run) (share float64, shared, of int, known bool) {
-	hb, hc := map[string]bool{}, map[string]bool{}
-	for i := range base.Records {
-		if h := base.Records[i].PromptHash; h != "" {
-			hb[h] = true
-		}
-	}
-	for _, r := range cs {
-		if r.PromptHash != "" {
-			hc[r.PromptHash] = true
-		}
-	}
-	if len(hb) == 0 || len(hc) == 0 {
+// also sent (by prompt_sha256); known is false when a side recorded no hashes. Past
+// maxDistinct hashes a side's sets are samples (distinct): the counts are then estimates,
+// scaled by the sampling rate, and the share their ratio.
+func promptOverlap(bs, cs *phaseSum, base, cand *summary) (share float64, shared, of int, known bool) {
+	if bs == nil || cs == nil || base.prompts.len() == 0 || cs.prompts.len() == 0 {
 		return 0, 0, 0, false
 	}
 	// Either side may have run first: count the candidate's compared prompts the base sent
 	// anywhere, and the base's compared prompts the candidate sent anywhere.
-	hcAll := map[string]bool{}
-	for i := range cand.Records {
-		if h := cand.Records[i].PromptHash; h != "" {
-			hcAll[h] = true
-		}
+	l := max(base.prompts.level, cand.prompts.level, bs.prompts.level, cs.prompts.level)
+	n1, of1 := overlap(&cs.prompts, &base.prompts, l)
+	n2, of2 := overlap(&bs.prompts, &cand.prompts, l)
+	scale := 1 << l
+	if of1 == 0 {
+		return 0, 0, 0, false
 	}
-	hbPhase := map[string]bool{}
-	for _, r := range bs {
-		if r.PromptHash != "" {
-			hbPhase[r.PromptHash] = true
-		}
-	}
-	n1 := 0
-	for h := range hc {
-		if hb[h] {
-			n1++
-		}
-	}
-	n2 := 0
-	for h := range hbPhase {
-		if hcAll[h] {
-			n2++
-		}
-	}
-	s1, s2 := float64(n1)/float64(len(hc)), 0.0
-	if len(hbPhase) > 0 {
-		s2 = float64(n2) / float64(len(hbPhase))
+	s1, s2 := float64(n1)/float64(of1), 0.0
+	if of2 > 0 {
+		s2 = float64(n2) / float64(of2)
 	}
 	if s2 > s1 {
-		return s2, n2, len(hbPhase), true
+		return s2, n2 * scale, of2 * scale, true
 	}
-	return s1, n1, len(hc), true
+	return s1, n1 * scale, of1 * scale, true
 }
 
 // cacheCheck: a prefix cache outlives a run. When two runs sent the same prompts (a contract
@@ -436,7 +445,7 @@ func promptOverlap(bs, cs []*record.Record, base, cand *Run) (share float64, sha
 // goodput or a prefill-bound latency by more than the tolerance, so it blocks. When each
 // run's prompts were its own, nothing carried over: a hit-rate difference is the engine's
 // own behaviour under the change (more KV capacity keeps more prefixes) and is reported.
-func cacheCheck(base, cand *Run, p phasePair, bs, cs []*record.Record, o Options) Precondition {
+func cacheCheck(base, cand *Run, p phasePair, bs, cs *phaseSum, o Options) Precondition {
 	pc := Precondition{Name: PrePromptCach, Kind: KindState, Base: "-", Candidate: "-"}
 	bothReport := usageReportsCache(bs) || usageReportsCache(cs)
 	hb, srcB, okB := hitRate(base, p.base, bs, bothReport)
@@ -447,7 +456,7 @@ func cacheCheck(base, cand *Run, p phasePair, bs, cs []*record.Record, o Options
 	if okC {
 		pc.Candidate, pc.CandidateValue = fmt.Sprintf("hit rate %.3f", hc), num(hc)
 	}
-	share, shared, of, known := promptOverlap(bs, cs, base, cand)
+	share, shared, of, known := promptOverlap(bs, cs, base.sum, cand.sum)
 	overlap := "prompt identity unknown (no prompt_sha256 in requests.jsonl)"
 	if known {
 		overlap = fmt.Sprintf("%d of %d distinct prompts (%.0f%%) were sent by both runs", shared, of, share*100)
@@ -500,36 +509,20 @@ func runStart(r *Run) time.Time {
 	if r.Evidence != nil && !r.Evidence.Run.StartedAt.IsZero() {
 		return r.Evidence.Run.StartedAt
 	}
-	var t time.Time
-	for i := range r.Records {
-		if s := r.Records[i].ScheduledAt; t.IsZero() || s.Before(t) {
-			t = s
-		}
-	}
-	return t
+	return r.sum.first
 }
 
 // tokenCheck: ITL and TPOT are per token, and token counts come from the server's usage
 // block or, failing that, a client estimate. A share x of tasks counted the other way can
 // move a per-token quantile by up to x in rank and a per-token rate by up to x; above the
 // tolerance that can make a difference on its own.
-func tokenCheck(bs, cs []*record.Record, o Options) Precondition {
+func tokenCheck(bs, cs *phaseSum, o Options) Precondition {
 	pc := Precondition{Name: PreTokens, Kind: KindState, Base: "-", Candidate: "-"}
-	share := func(rs []*record.Record) (float64, int) {
-		est, n := 0, 0
-		for _, r := range rs {
-			if !r.OK() || r.TokenSource == "" {
-				continue
-			}
-			n++
-			if r.TokenSource != record.TokensUsage {
-				est++
-			}
-		}
-		if n == 0 {
+	share := func(ps *phaseSum) (float64, int) {
+		if ps == nil || ps.tokN == 0 {
 			return 0, 0
 		}
-		return float64(est) / float64(n), n
+		return float64(ps.tokEst) / float64(ps.tokN), ps.tokN
 	}
 	b, nb := share(bs)
 	c, nc := share(cs)
@@ -565,27 +558,18 @@ func tokenCheck(bs, cs []*record.Record, o Options) Precondition {
 // judged TTFT or E2E change (shifting its interval by the difference of the lag at the same
 // quantile) changes whether that change is significant: a change that only the lag made, or
 // a change the lag hid. Lag differences that leave every judgement as it was are reported.
-func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
+func latenessCheck(bs, cs *phaseSum, rows []Metric) Precondition {
 	pc := Precondition{Name: PreLateness, Kind: KindState, Base: "-", Candidate: "-"}
-	lags := func(rs []*record.Record) []float64 {
-		var v []float64
-		for _, r := range rs {
-			if d, ok := r.ScheduleLag(); ok {
-				v = append(v, quantile.RecordedMs(d)) // as stage 1's schedule_lag figures
-			}
-		}
-		sort.Float64s(v)
-		return v
-	}
-	lb, lc := lags(bs), lags(cs)
-	if len(lb) == 0 || len(lc) == 0 {
+	if bs == nil || cs == nil || bs.lag.N() == 0 || cs.lag.N() == 0 {
 		pc.Reason = "a side has no send times"
 		return pc
 	}
+	// The lags as stage 1's schedule_lag figures read them (quantile.Hist of recorded values).
+	lb, lc := bs.lagMs, cs.lagMs
 	pc.Known = true
-	pc.Base = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile.Sorted(lb, 0.5), quantile.Sorted(lb, 0.99))
-	pc.Candidate = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", quantile.Sorted(lc, 0.5), quantile.Sorted(lc, 0.99))
-	pc.BaseValue, pc.CandidateValue = num(quantile.Sorted(lb, 0.99)), num(quantile.Sorted(lc, 0.99))
+	pc.Base = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", lb(0.5), lb(0.99))
+	pc.Candidate = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", lc(0.5), lc(0.99))
+	pc.BaseValue, pc.CandidateValue = num(lb(0.99)), num(lc(0.99))
 	judged := 0
 	for _, q := range []struct {
 		row string
@@ -601,7 +585,7 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 			continue // not judged (too few values): nothing for lateness to explain
 		}
 		judged++
-		d := quantile.Sorted(lc, q.q) - quantile.Sorted(lb, q.q)
+		d := lc(q.q) - lb(q.q)
 		lo, hi := *row.CILo, *row.CIHi
 		before, after := lo > 0 || hi < 0, lo-d > 0 || hi-d < 0
 		if before == after {
@@ -613,7 +597,7 @@ func latenessCheck(bs, cs []*record.Record, rows []Metric) Precondition {
 			what = "hides"
 		}
 		pc.Reason = fmt.Sprintf("the load generator's own lateness (schedule lag) at p%g is %.2f ms on the base and %.2f ms on the candidate; %s is measured from the schedule and includes it, and the %+.2f ms difference %s the change of %s (CI [%+.2f, %+.2f] ms, without the lag difference [%+.2f, %+.2f] ms). The client was busier on one side: rerun on a quieter client machine",
-			q.q*100, quantile.Sorted(lb, q.q), quantile.Sorted(lc, q.q), row.Label, d, what, row.Label, lo, hi, lo-d, hi-d)
+			q.q*100, lb(q.q), lc(q.q), row.Label, d, what, row.Label, lo, hi, lo-d, hi-d)
 		return pc
 	}
 	pc.OK = true

@@ -37,75 +37,191 @@ type stat struct {
 	q    float64
 }
 
+// Bounds on what a side holds, whatever the run's length (see sideAcc).
+const (
+	// maxClusters is the most bootstrap units a side keeps: a phase of at most this many
+	// tasks resamples tasks; a longer one folds them into clusters (resample.Pool).
+	maxClusters = 1 << 13
+	// maxPairs is the most distinct (recorded value, cluster) pairs one run's sides hold
+	// together; past it the side holding the most folds its clusters in two. Latencies are
+	// held as recorded (quantile.Recorded, about 24,000 distinct values from 1 µs to 1 h),
+	// so a pair is 40 bytes or so while it is built and a resample walks at most this many.
+	maxPairs = 1 << 20
+	// uSample is the most per-task values per latency kind a side keeps for the
+	// Mann-Whitney U test: a uniform reservoir sample (Algorithm R, seeded per kind with
+	// uSeed), the whole phase when it has no more tasks than this.
+	uSample = 1 << 14
+	uSeed   = 1
+)
+
 // side is one run's tasks of one phase, reduced to what the statistics need.
 type side struct {
-	n           int       // tasks, every one in every rate's denominator
-	completed   int       // status ok (latency distributions are over these)
-	acc, fail   []float64 // per task: acceptance term (stats.AcceptanceTerms) / 1 failed
-	windowS     float64   // first scheduled_at to last done_at, as stats measures it
-	costPerHour float64   // 0: unknown
-	// lat pools each latency kind's values by task for the cluster bootstrap: ITLs are many
+	n         int // tasks, every one in every rate's denominator
+	completed int // status ok (latency distributions are over these)
+	// units are the bootstrap's resampling units: tasks, or clusters of them when the phase
+	// has more than maxClusters tasks or its values more than its share of maxPairs. Per unit:
+	// tasks, acceptance terms (stats.AcceptanceTerms) and failed tasks.
+	units            int
+	tasks, acc, fail []float64
+	windowS          float64 // first scheduled_at to last done_at, as stats measures it
+	costPerHour      float64 // 0: unknown
+	// lat pools each latency kind's values by unit for the cluster bootstrap: ITLs are many
 	// per task and correlated within it; TTFT, TPOT and E2E are one value per task.
 	lat [nKinds]resample.Clustered
 	// perTask holds one value per completed task (ITL: that task's mean ITL) for the
-	// Mann-Whitney U test, which assumes independent observations.
+	// Mann-Whitney U test, which assumes independent observations (at most uSample, a
+	// uniform sample of them).
 	perTask [nKinds][]float64
 }
 
-func newSide(recs []*record.Record, costPerHour float64) *side {
-	s := &side{n: len(recs), acc: stats.AcceptanceTerms(recs), fail: make([]float64, len(recs)), costPerHour: costPerHour}
-	var per [nKinds][][]float64
+// Pool series and sums of a side.
+const (
+	sumAcc = iota
+	sumFail
+	nSums
+)
+
+func series(k kind) int { return int(k - kTTFT) }
+
+// sideAcc accumulates one side record by record in bounded memory: counts and the window
+// exactly, latencies in a resample.Pool, per-task values in reservoirs.
+type sideAcc struct {
+	n, completed int
+	start, end   time.Time
+	pool         *resample.Pool
+	u            [nKinds]reservoir
+}
+
+func newSideAcc() *sideAcc {
+	a := &sideAcc{pool: resample.NewPool(int(nKinds-kTTFT), nSums, maxClusters)}
 	for k := kTTFT; k <= kE2E; k++ {
-		per[k] = make([][]float64, len(recs))
+		a.u[k] = reservoir{rng: rand.New(rand.NewPCG(uSeed, uint64(k)))}
 	}
-	var start, end time.Time
-	for i, r := range recs {
-		if i == 0 || r.ScheduledAt.Before(start) {
-			start = r.ScheduledAt
-		}
-		e := r.DoneAt
-		if e.IsZero() {
-			e = r.ScheduledAt
-		}
-		if e.After(end) {
-			end = e
-		}
-		if r.Failed() {
-			s.fail[i] = 1
-		}
-		if !r.OK() {
-			continue
-		}
-		s.completed++
-		// Quantiles read the values as stage 1 records them (quantile.RecordedMs), so a
-		// row's point estimate is the figure pel report prints for the same run; the U
-		// test reads them as measured.
-		if d, ok := r.TTFT(); ok {
-			per[kTTFT][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kTTFT] = append(s.perTask[kTTFT], figure.Ms(d))
-		}
-		if d, ok := r.TPOT(); ok {
-			per[kTPOT][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kTPOT] = append(s.perTask[kTPOT], figure.Ms(d))
-		}
-		if d, ok := r.E2E(); ok {
-			per[kE2E][i] = []float64{quantile.RecordedMs(d)}
-			s.perTask[kE2E] = append(s.perTask[kE2E], figure.Ms(d))
-		}
-		sum := 0.0
-		r.ITLs(func(d time.Duration) {
-			per[kITL][i] = append(per[kITL][i], quantile.RecordedMs(d))
-			sum += figure.Ms(d)
-		})
-		if k := len(per[kITL][i]); k > 0 {
-			s.perTask[kITL] = append(s.perTask[kITL], sum/float64(k))
-		}
+	return a
+}
+
+func (a *sideAcc) add(r *record.Record) {
+	if a.n == 0 || r.ScheduledAt.Before(a.start) {
+		a.start = r.ScheduledAt
 	}
-	s.windowS = end.Sub(start).Seconds()
+	e := r.DoneAt
+	if e.IsZero() {
+		e = r.ScheduledAt
+	}
+	if e.After(a.end) {
+		a.end = e
+	}
+	a.n++
+	p := a.pool
+	p.Next()
+	p.AddSum(sumAcc, stats.AcceptanceTerms([]*record.Record{r})[0])
+	if r.Failed() {
+		p.AddSum(sumFail, 1)
+	}
+	if !r.OK() {
+		return
+	}
+	a.completed++
+	// Quantiles read the values as stage 1 records them (quantile.RecordedMs), so a
+	// row's point estimate is the figure pel report prints for the same run; the U
+	// test reads them as measured.
+	if d, ok := r.TTFT(); ok {
+		p.Add(series(kTTFT), quantile.RecordedMs(d), 1)
+		a.u[kTTFT].add(figure.Ms(d))
+	}
+	if d, ok := r.TPOT(); ok {
+		p.Add(series(kTPOT), quantile.RecordedMs(d), 1)
+		a.u[kTPOT].add(figure.Ms(d))
+	}
+	if d, ok := r.E2E(); ok {
+		p.Add(series(kE2E), quantile.RecordedMs(d), 1)
+		a.u[kE2E].add(figure.Ms(d))
+	}
+	sum, k := 0.0, 0
+	r.ITLRuns(func(d time.Duration, n int) {
+		p.Add(series(kITL), quantile.RecordedMs(d), int64(n))
+		// Summed token by token where that is cheap, so the mean is the one a per-token
+		// sum gives; a long run of equal latencies is multiplied.
+		if n <= 64 {
+			for range n {
+				sum += figure.Ms(d)
+			}
+		} else {
+			sum += float64(n) * figure.Ms(d)
+		}
+		k += n
+	})
+	if k > 0 {
+		a.u[kITL].add(sum / float64(k))
+	}
+}
+
+func (a *sideAcc) side(costPerHour float64) *side {
+	s := &side{n: a.n, completed: a.completed, costPerHour: costPerHour, windowS: a.end.Sub(a.start).Seconds(), units: a.pool.Clusters()}
+	for _, t := range a.pool.TaskCounts() {
+		s.tasks = append(s.tasks, float64(t))
+	}
+	s.acc, s.fail = a.pool.Sums(sumAcc), a.pool.Sums(sumFail)
 	for k := kTTFT; k <= kE2E; k++ {
-		s.lat[k] = resample.NewClustered(per[k])
+		s.lat[k] = a.pool.Clustered(series(k))
+		s.perTask[k] = a.u[k].xs
 	}
 	return s
+}
+
+// reservoir is a uniform sample of at most uSample values (Algorithm R).
+type reservoir struct {
+	xs   []float64
+	seen int
+	rng  *rand.Rand
+}
+
+func (r *reservoir) add(x float64) {
+	r.seen++
+	if len(r.xs) < uSample {
+		r.xs = append(r.xs, x)
+		return
+	}
+	if j := r.rng.IntN(r.seen); j < uSample {
+		r.xs[j] = x
+	}
+}
+
+// pools is one run's budget of maxPairs over its sides' pools.
+type pools struct{ list []*resample.Pool }
+
+func (b *pools) add(a *sideAcc) *sideAcc {
+	b.list = append(b.list, a.pool)
+	return a
+}
+
+// check folds the largest pool while the run holds more than maxPairs pairs.
+func (b *pools) check() {
+	for {
+		total, big := 0, (*resample.Pool)(nil)
+		for _, p := range b.list {
+			total += p.Entries()
+			if big == nil || p.Entries() > big.Entries() {
+				big = p
+			}
+		}
+		if total <= maxPairs || big == nil || !big.Fold() {
+			return
+		}
+	}
+}
+
+// newSide reduces records held in memory (an interleaved canary's sides, a sweep point) the
+// way a streamed run is reduced.
+func newSide(recs []*record.Record, costPerHour float64) *side {
+	a := newSideAcc()
+	var b pools
+	b.add(a)
+	for _, r := range recs {
+		a.add(r)
+		b.check()
+	}
+	return a.side(costPerHour)
 }
 
 // eval computes every stat for task weights w (w[i] = how often task i is in the sample).
@@ -114,7 +230,7 @@ func (s *side) eval(w []int, stats []stat, out []float64) {
 	for i, k := range w {
 		acc += float64(k) * s.acc[i]
 		fail += float64(k) * s.fail[i]
-		n += float64(k)
+		n += float64(k) * s.tasks[i]
 	}
 	// Group the quantiles per latency kind so each distribution is walked once.
 	var qs [nKinds][]float64
@@ -189,7 +305,7 @@ func (s *side) bootstrap(stats []stat, b int, rng *rand.Rand) boot {
 		out.reps[i] = make([]float64, b)
 	}
 	row := make([]float64, len(stats))
-	resample.Bootstrap(s.n, b, rng, func(r int, w []int) {
+	resample.Bootstrap(s.units, b, rng, func(r int, w []int) {
 		if r < 0 {
 			s.eval(w, stats, out.point)
 			return

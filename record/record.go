@@ -282,14 +282,35 @@ func (r *Record) TPOT() (time.Duration, bool) {
 // record, whatever the record says (a requests.jsonl is outside input too). A multi-step
 // task's are its attached steps' (a gap between two calls is not a token's latency).
 func (r *Record) ITLs(f func(time.Duration)) {
-	r.ITLsAt(func(_, _ time.Time, d time.Duration) { f(d) })
+	r.ITLRuns(func(d time.Duration, n int) {
+		for range n {
+			f(d)
+		}
+	})
 }
 
 // ITLsAt is ITLs with the content event each latency ends at, and the one before it: from
 // and to are their arrivals (SentAt plus the event's offset).
 func (r *Record) ITLsAt(f func(from, to time.Time, d time.Duration)) {
+	r.itlEvents(func(from, to time.Time, d time.Duration, n int) {
+		for range n {
+			f(from, to, d)
+		}
+	})
+}
+
+// ITLRuns is ITLs one content event at a time: f(d, n) for the n tokens an event carried,
+// each of latency d, so a consumer that counts values pays per event, not per token.
+func (r *Record) ITLRuns(f func(d time.Duration, n int)) {
+	r.itlEvents(func(_, _ time.Time, d time.Duration, n int) { f(d, n) })
+}
+
+// itlEvents walks the content events after the first: the event's n tokens (at most
+// MaxTokens in all, whatever the record says), each of latency d, between the arrivals from
+// and to.
+func (r *Record) itlEvents(f func(from, to time.Time, d time.Duration, n int)) {
 	for i := range r.steps {
-		r.steps[i].ITLsAt(f)
+		r.steps[i].itlEvents(f)
 	}
 	budget := MaxTokens
 	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens) && budget > 0; i++ {
@@ -303,9 +324,7 @@ func (r *Record) ITLsAt(f func(from, to time.Time, d time.Duration)) {
 		budget -= k
 		from := r.SentAt.Add(time.Duration(r.ChunkUS[i-1]) * time.Microsecond)
 		to := r.SentAt.Add(time.Duration(r.ChunkUS[i]) * time.Microsecond)
-		for j := 0; j < k; j++ {
-			f(from, to, per)
-		}
+		f(from, to, per, k)
 	}
 }
 

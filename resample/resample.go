@@ -8,53 +8,94 @@ import (
 	"github.com/pel-ladder/pel/quantile"
 )
 
-// Clustered holds values that belong to tasks, pooled and sorted once.
+// Clustered holds values that belong to clusters (a task, or a fold of tasks: Pool), pooled
+// and sorted once. Equal values of one cluster are held once with their count, so a
+// distribution of recorded values (quantile.Recorded: at most a few tens of thousands of
+// distinct values) costs memory by distinct (value, cluster) pairs, not by values.
 type Clustered struct {
 	vals  []float64 // ascending
-	owner []int     // task index of vals[i]
-	per   []int     // values per task
+	owner []int32   // cluster of vals[i]
+	count []int64   // how many times vals[i] occurs in its cluster
+	cum   []int64   // count[0] + … + count[i]
+	per   []int64   // values per cluster
 }
 
 // NewClustered pools per[i], the values of task i (possibly none).
 func NewClustered(per [][]float64) Clustered {
-	type vo struct {
-		v float64
-		o int
-	}
-	var all []vo
-	c := Clustered{per: make([]int, len(per))}
+	var all []entry
+	counts := make([]int64, len(per))
 	for i, xs := range per {
-		c.per[i] = len(xs)
+		counts[i] = int64(len(xs))
 		for _, x := range xs {
-			all = append(all, vo{x, i})
+			all = append(all, entry{x, int32(i), 1})
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	c.vals = make([]float64, len(all))
-	c.owner = make([]int, len(all))
-	for i, x := range all {
-		c.vals[i], c.owner[i] = x.v, x.o
+	return build(all, counts)
+}
+
+// entry is count occurrences of value v in cluster c.
+type entry struct {
+	v     float64
+	c     int32
+	count int64
+}
+
+// build sorts the entries by value (then cluster, so the layout is deterministic), merges
+// equal pairs and indexes them.
+func build(all []entry, per []int64) Clustered {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].v != all[j].v {
+			return all[i].v < all[j].v
+		}
+		return all[i].c < all[j].c
+	})
+	c := Clustered{per: per}
+	for _, e := range all {
+		if n := len(c.vals); n > 0 && c.vals[n-1] == e.v && c.owner[n-1] == e.c {
+			c.count[n-1] += e.count
+			c.cum[n-1] += e.count
+			continue
+		}
+		prev := int64(0)
+		if n := len(c.cum); n > 0 {
+			prev = c.cum[n-1]
+		}
+		c.vals = append(c.vals, e.v)
+		c.owner = append(c.owner, e.c)
+		c.count = append(c.count, e.count)
+		c.cum = append(c.cum, prev+e.count)
 	}
 	return c
 }
 
 // Len is the number of pooled values.
-func (c *Clustered) Len() int { return len(c.vals) }
+func (c *Clustered) Len() int {
+	if len(c.cum) == 0 {
+		return 0
+	}
+	return int(c.cum[len(c.cum)-1])
+}
 
 // Value is the i-th smallest pooled value, from 0 (order statistic i+1).
-func (c *Clustered) Value(i int) float64 { return c.vals[i] }
+func (c *Clustered) Value(i int) float64 {
+	k := sort.Search(len(c.cum), func(j int) bool { return c.cum[j] > int64(i) })
+	return c.vals[k]
+}
 
-// Tasks is the number of tasks (weights a resample must give).
+// Tasks is the number of clusters (weights a resample must give): the tasks, unless a Pool
+// folded them.
 func (c *Clustered) Tasks() int { return len(c.per) }
 
-// Quantiles writes to out the qs-quantiles (qs ascending, in (0, 1]) of the values when task
-// i counts w[i] times, in one pass; NaN when no value has weight. They are package
-// quantile's estimator (rank ⌈q·total⌉ over the weights' total), so a unit-weight quantile
-// of values as recorded (quantile.RecordedMs) is the figure stage 1 reports.
+// Quantiles writes to out the qs-quantiles (qs ascending, in (0, 1]) of the values when
+// cluster i counts w[i] times; NaN when no value has weight. They are package quantile's
+// estimator (rank ⌈q·total⌉ over the weights' total), so a unit-weight quantile of values as
+// recorded (quantile.RecordedMs) is the figure stage 1 reports. A quantile in the lower half
+// is found walking up from the smallest value, one in the upper half walking down from the
+// largest, so a p99 reads about 1% of the pooled pairs.
 func (c *Clustered) Quantiles(w []int, qs []float64, out []float64) {
-	total := 0
+	total := int64(0)
 	for i, k := range w {
-		total += k * c.per[i]
+		total += int64(k) * c.per[i]
 	}
 	if total == 0 {
 		for i := range qs {
@@ -62,19 +103,26 @@ func (c *Clustered) Quantiles(w []int, qs []float64, out []float64) {
 		}
 		return
 	}
-	j, cum := 0, 0
-	for i, v := range c.vals {
-		cum += w[c.owner[i]]
-		for j < len(qs) && cum >= quantile.Rank(total, qs[j]) {
-			out[j] = v
+	split := 0 // qs[:split] walk up, qs[split:] walk down
+	for split < len(qs) && 2*int64(quantile.Rank(int(total), qs[split])) <= total {
+		split++
+	}
+	j, cum := 0, int64(0)
+	for i := 0; i < len(c.vals) && j < split; i++ {
+		cum += int64(w[c.owner[i]]) * c.count[i]
+		for j < split && cum >= int64(quantile.Rank(int(total), qs[j])) {
+			out[j] = c.vals[i]
 			j++
 		}
-		if j == len(qs) {
-			return
-		}
 	}
-	for ; j < len(qs); j++ {
-		out[j] = c.vals[len(c.vals)-1]
+	// Rank k is the value where the weight at or above it first reaches total − k + 1.
+	j, top := len(qs)-1, int64(0)
+	for i := len(c.vals) - 1; i >= 0 && j >= split; i-- {
+		top += int64(w[c.owner[i]]) * c.count[i]
+		for j >= split && top >= total-int64(quantile.Rank(int(total), qs[j]))+1 {
+			out[j] = c.vals[i]
+			j--
+		}
 	}
 }
 
