@@ -90,6 +90,7 @@ type sideAcc struct {
 	start, end   time.Time
 	pool         *resample.Pool
 	u            [nKinds]reservoir
+	built        *side
 }
 
 func newSideAcc() *sideAcc {
@@ -156,17 +157,25 @@ func (a *sideAcc) add(r *record.Record) {
 	}
 }
 
+// side is the accumulated side. The first call builds it and lets the pool go (a side is
+// built once the whole run is read: its memory is then the side's, not the pool's too).
 func (a *sideAcc) side(costPerHour float64) *side {
-	s := &side{n: a.n, completed: a.completed, costPerHour: costPerHour, windowS: a.end.Sub(a.start).Seconds(), units: a.pool.Clusters()}
-	for _, t := range a.pool.TaskCounts() {
-		s.tasks = append(s.tasks, float64(t))
+	if a.built == nil {
+		s := &side{n: a.n, completed: a.completed, windowS: a.end.Sub(a.start).Seconds(), units: a.pool.Clusters()}
+		for _, t := range a.pool.TaskCounts() {
+			s.tasks = append(s.tasks, float64(t))
+		}
+		s.acc, s.fail = a.pool.Sums(sumAcc), a.pool.Sums(sumFail)
+		for k := kTTFT; k <= kE2E; k++ {
+			s.lat[k] = a.pool.Clustered(series(k))
+			a.pool.Release(series(k))
+			s.perTask[k] = a.u[k].xs
+		}
+		a.built, a.pool = s, nil
 	}
-	s.acc, s.fail = a.pool.Sums(sumAcc), a.pool.Sums(sumFail)
-	for k := kTTFT; k <= kE2E; k++ {
-		s.lat[k] = a.pool.Clustered(series(k))
-		s.perTask[k] = a.u[k].xs
-	}
-	return s
+	s := *a.built
+	s.costPerHour = costPerHour
+	return &s
 }
 
 // reservoir is a uniform sample of at most uSample values (Algorithm R).
@@ -188,10 +197,10 @@ func (r *reservoir) add(x float64) {
 }
 
 // pools is one run's budget of maxPairs over its sides' pools.
-type pools struct{ list []*resample.Pool }
+type pools struct{ list []*sideAcc }
 
 func (b *pools) add(a *sideAcc) *sideAcc {
-	b.list = append(b.list, a.pool)
+	b.list = append(b.list, a)
 	return a
 }
 
@@ -199,7 +208,11 @@ func (b *pools) add(a *sideAcc) *sideAcc {
 func (b *pools) check() {
 	for {
 		total, big := 0, (*resample.Pool)(nil)
-		for _, p := range b.list {
+		for _, a := range b.list {
+			p := a.pool
+			if p == nil {
+				continue
+			}
 			total += p.Entries()
 			if big == nil || p.Entries() > big.Entries() {
 				big = p

@@ -149,3 +149,10 @@ func (p *Pool) Sums(s int) []float64 { return slices.Clone(p.sums[s]) }
 
 // TaskCounts is the number of tasks per cluster.
 func (p *Pool) TaskCounts() []int64 { return slices.Clone(p.n) }
+
+// Release lets series s's pairs go (once its Clustered is built); the Pool no longer holds
+// or counts them.
+func (p *Pool) Release(s int) {
+	p.entries -= len(p.series[s])
+	p.series[s] = map[key]int64{}
+}

@@ -56,6 +56,7 @@ interrupted, stopped early, one shard, a torn requests.jsonl — without
 --allow-partial-baseline).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			boundAnalysisMemory()
 			switch {
 			case o.Level <= 0 || o.Level >= 1:
 				return usageErrorf("--level %v: want a confidence level between 0 and 1 (e.g. 0.95)", o.Level)
