@@ -441,6 +441,9 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 			}
 			pr.Metrics = append(pr.Metrics, metricRow(m, j, bs, cs, bb, cb, o))
 		}
+		if bs.units < bs.n || cs.units < cs.n {
+			pr.Notes = append(pr.Notes, fmt.Sprintf("intervals resample clusters of tasks (task i in cluster i mod k, a systematic sample of the phase): base %d tasks in %d clusters, candidate %d in %d; point values and order-statistic intervals read every task", bs.n, bs.units, cs.n, cs.units))
+		}
 		if n := min(bs.n, cs.n); n < o.MinTasks {
 			pr.Notes = append(pr.Notes, fmt.Sprintf("only %d tasks on the smaller side (fewer than %d): every figure here is indicative only", n, o.MinTasks))
 		}
