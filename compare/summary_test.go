@@ -2,9 +2,11 @@ package compare
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +122,19 @@ func TestDistinctSample(t *testing.T) {
 	shared, of := overlap(&a, &b, max(a.level, b.level))
 	if share := float64(shared) / float64(of); math.Abs(share-0.5) > 0.05 {
 		t.Errorf("estimated overlap %.3f (%d of %d), want 0.5 ± 0.05", share, shared, of)
+	}
+}
+
+// TestTooManyPhases: a requests.jsonl naming more phases than a run holds is refused as bad
+// input naming the file and the phase, before any side is sized by it.
+func TestTooManyPhases(t *testing.T) {
+	var recs []record.Record
+	for i := range maxPhases + 1 {
+		recs = append(recs, comparetest.Records(comparetest.Spec{N: 2, Seed: uint64(i), Phase: fmt.Sprint("p", i), FirstSeq: 2 * i})...)
+	}
+	dir := write(t, filepath.Join(t.TempDir(), "r"), "", recs, nil)
+	_, err := Dirs(dir, dir, Options{})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "requests.jsonl") || !strings.Contains(err.Error(), `phase "p8"`) {
+		t.Errorf("err = %v, want bad input naming requests.jsonl and phase p8", err)
 	}
 }
