@@ -557,26 +557,6 @@ func pairPhases(base, cand *summary) []phasePair {
 	return out
 }
 
-func filterPhase(recs []record.Record, phase string) []*record.Record {
-	var out []*record.Record
-	for i := range recs {
-		if recs[i].Phase == phase {
-			out = append(out, &recs[i])
-		}
-	}
-	return out
-}
-
-func filterTask(rs []*record.Record, task string) []*record.Record {
-	var out []*record.Record
-	for _, r := range rs {
-		if r.Task == task {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 func costPerHour(c *contract.Contract) float64 {
 	if !c.Cost.Known() {
 		return 0
