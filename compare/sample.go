@@ -93,10 +93,14 @@ type sideAcc struct {
 	built        *side
 }
 
-func newSideAcc() *sideAcc {
+// newSideAcc starts a side; withU keeps the per-task values the U test reads (a task
+// type's side is only checked against its bounds, and needs none).
+func newSideAcc(withU bool) *sideAcc {
 	a := &sideAcc{pool: resample.NewPool(int(nKinds-kTTFT), nSums, maxClusters)}
-	for k := kTTFT; k <= kE2E; k++ {
-		a.u[k] = reservoir{rng: rand.New(rand.NewPCG(uSeed, uint64(k)))}
+	if withU {
+		for k := kTTFT; k <= kE2E; k++ {
+			a.u[k] = reservoir{rng: rand.New(rand.NewPCG(uSeed, uint64(k)))}
+		}
 	}
 	return a
 }
@@ -186,6 +190,9 @@ type reservoir struct {
 }
 
 func (r *reservoir) add(x float64) {
+	if r.rng == nil {
+		return // not kept
+	}
 	r.seen++
 	if len(r.xs) < uSample {
 		r.xs = append(r.xs, x)
@@ -227,7 +234,7 @@ func (b *pools) check() {
 // newSide reduces records held in memory (an interleaved canary's sides, a sweep point) the
 // way a streamed run is reduced.
 func newSide(recs []*record.Record, costPerHour float64) *side {
-	a := newSideAcc()
+	a := newSideAcc(true)
 	var b pools
 	b.add(a)
 	for _, r := range recs {

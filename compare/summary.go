@@ -16,20 +16,20 @@ const maxPhases = 8
 
 // summary is what a comparison reads of one run, accumulated record by record in memory
 // bounded whatever the run's length: per phase, the sides the statistics resample (the
-// whole phase, and each of the contract's task types), and the figures the preconditions
-// compare.
+// whole phase, and each of the contract's task types with bounds of its own), and the
+// figures the preconditions compare.
 type summary struct {
 	phases  map[string]*phaseSum
-	first   time.Time // earliest scheduled_at
-	prompts distinct  // prompt hashes, every phase
-	taskSet map[string]bool
+	first   time.Time       // earliest scheduled_at
+	prompts distinct        // prompt hashes, every phase
+	taskSet map[string]bool // the contract's task types with percentile bounds of their own
 	budget  pools
 }
 
 // phaseSum is one phase of a run.
 type phaseSum struct {
 	all    *sideAcc
-	byTask map[string]*sideAcc // the contract's task types
+	byTask map[string]*sideAcc // the contract's task types with bounds of their own
 	// prompts are the phase's prompt hashes; cached and prompt the completed tasks' cached
 	// and prompt tokens; usageCache whether any task reported cached tokens.
 	prompts        distinct
@@ -44,7 +44,9 @@ func newSummary(c *contract.Contract) *summary {
 	s := &summary{phases: map[string]*phaseSum{}, taskSet: map[string]bool{}}
 	if c != nil {
 		for _, t := range c.Tasks {
-			s.taskSet[t.Name] = true
+			if t.SLO != nil && len(sloBounds(*t.SLO)) > 0 {
+				s.taskSet[t.Name] = true
+			}
 		}
 	}
 	return s
@@ -67,7 +69,7 @@ func (s *summary) add(r *record.Record) error {
 		if len(s.phases) == maxPhases {
 			return fmt.Errorf("task %d: phase %.40q is one more than the %d distinct phases a run holds (pel writes cold, warm and canary)", r.Seq, r.Phase, maxPhases)
 		}
-		ps = &phaseSum{all: s.budget.add(newSideAcc()), byTask: map[string]*sideAcc{}, lag: quantile.NewHist()}
+		ps = &phaseSum{all: s.budget.add(newSideAcc(true)), byTask: map[string]*sideAcc{}, lag: quantile.NewHist()}
 		s.phases[r.Phase] = ps
 	}
 	if s.first.IsZero() || r.ScheduledAt.Before(s.first) {
@@ -77,7 +79,7 @@ func (s *summary) add(r *record.Record) error {
 	if s.taskSet[r.Task] {
 		t := ps.byTask[r.Task]
 		if t == nil {
-			t = s.budget.add(newSideAcc())
+			t = s.budget.add(newSideAcc(false))
 			ps.byTask[r.Task] = t
 		}
 		t.add(r)
@@ -109,7 +111,7 @@ func (s *summary) add(r *record.Record) error {
 // side is the phase's side (empty when the run has none of it).
 func (ps *phaseSum) side(costPerHour float64) *side {
 	if ps == nil {
-		return newSideAcc().side(costPerHour)
+		return newSideAcc(true).side(costPerHour)
 	}
 	return ps.all.side(costPerHour)
 }
@@ -117,7 +119,7 @@ func (ps *phaseSum) side(costPerHour float64) *side {
 // taskSide is one task type's side in the phase (empty when it has none).
 func (ps *phaseSum) taskSide(task string) *side {
 	if ps == nil || ps.byTask[task] == nil {
-		return newSideAcc().side(0)
+		return newSideAcc(false).side(0)
 	}
 	return ps.byTask[task].side(0)
 }
