@@ -79,23 +79,23 @@
 // # Bounded memory at any run length
 //
 // Dirs reads each run once, record by record (Open, Summarize: rundir's streaming reader),
-// into a summary whose size does not grow with the run: per phase, and per task type of the
-// contract, a side of counts, the window, and its latencies as recorded (quantile.Recorded,
-// the values stage 1's HDR histograms hold, so every point estimate is the exact figure pel
-// report prints) held as (value, bootstrap unit) pairs with a count (resample.Pool). A
-// phase of up to maxClusters (8,192) tasks is resampled task by task, exactly as if its
-// records were held; a longer one, or one whose pairs pass the run's budget of maxPairs
-// (2^20), is resampled in clusters: task i is in cluster i mod k, k a power of two that
-// halves as needed, so each cluster is a systematic sample of the whole phase and the
-// bootstrap is a cluster bootstrap over k exchangeable units (the phase's notes say so,
-// with the counts). The order-statistic intervals of TTFT, TPOT and E2E read every value.
-// The U test reads at most uSample (16,384) per-task values per side and kind, a seeded
-// uniform reservoir sample (Algorithm R, seed uSeed) past that; prompt hashes are a hash
-// sample past maxDistinct (16,384; the overlap counts are then estimates); the schedule lag
-// is a quantile.Hist; metrics.jsonl is read one sample at a time. A file with more than
-// maxPhases (8) phases or maxEndpoints (1,024) engine endpoints is refused. Load keeps the
-// records in memory for a caller that reads them itself (package canary splits an
-// interleaved run by them).
+// into a summary whose size does not grow with the run: per phase, and per task type the
+// contract gives percentile bounds of its own, a side of counts, the window, and its
+// latencies as recorded (quantile.Recorded, the values stage 1's HDR histograms hold, so
+// every point estimate is the exact figure pel report prints) held as (value, bootstrap
+// unit) pairs with a count (resample.Pool). A phase of up to maxClusters (8,192) tasks is
+// resampled task by task, exactly as if its records were held; a longer one, or one whose
+// pairs pass the run's budget of maxPairs (2^20), is resampled in clusters: task i is in
+// cluster i mod k, k a power of two that halves as needed, so each cluster is a systematic
+// sample of the whole phase and the bootstrap is a cluster bootstrap over k exchangeable
+// units (the phase's notes say so, with the counts). The order-statistic intervals of TTFT,
+// TPOT and E2E read every value. The U test reads at most uSample (16,384) per-task values
+// per side and kind, a seeded uniform reservoir sample (Algorithm R, seed uSeed) past that;
+// prompt hashes are a hash sample past maxDistinct (16,384; the overlap counts are then
+// estimates); the schedule lag is a quantile.Hist; metrics.jsonl is read one sample at a
+// time. A file with more than maxPhases (8) phases or maxEndpoints (1,024) engine endpoints
+// is refused. Load keeps the records in memory for a caller that reads them itself (package
+// canary splits an interleaved run by them).
 //
 // Sample sizes are stated in the unit that is short: a check rests on Check.Values values of
 // its scope (a task type's own SLO sees only that type; latency quantiles only completed
