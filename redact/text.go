@@ -1,0 +1,382 @@
+package redact
+
+import (
+	"net/netip"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// textRE finds the identifiers free text may hold, leftmost first: a URL, a bracketed IPv6
+// address with its port, an IPv4 address with its port, host:port, an absolute path (Unix
+// or Windows), a bare IPv6 address, and a 16-, 32- or 64-digit hex token (an id or a
+// prompt hash, replaced only when it is one this Redactor has seen).
+var textRE = regexp.MustCompile(strings.Join([]string{
+	`(?P<url>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\` + "`" + `]+)`,
+	`(?P<v6p>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\](?::[0-9]{1,5})?)`,
+	`(?P<v4>\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?::[0-9]{1,5}\b)?)`,
+	`(?P<hp>\b[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5}\b)`,
+	`(?P<path>~?/[A-Za-z0-9._@%+~=,-]+(?:/[A-Za-z0-9._@%+~=,-]*)+)`,
+	`(?P<win>\b[A-Za-z]:\\[^\s"'<>]+)`,
+	`(?P<v6>[0-9A-Fa-f:]*::[0-9A-Fa-f:]*[0-9][0-9A-Fa-f:]*|\b(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}\b)`,
+	`(?P<hex>\b(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{32}|[0-9A-Fa-f]{16})\b)`,
+}, "|"))
+
+var textGroups = textRE.SubexpNames()
+
+// Text returns s with every identifier it recognises replaced by its pseudonym: the forms
+// textRE finds, then every original this Redactor has already replaced elsewhere (a host
+// name seen in a URL or a label, a user name, a path) wherever it stands as a word. Text
+// that holds none comes back unchanged.
+func (r *Redactor) Text(s string) string {
+	if s == "" {
+		return s
+	}
+	if ms := textRE.FindAllStringSubmatchIndex(s, -1); ms != nil {
+		var b strings.Builder
+		last := 0
+		for _, m := range ms {
+			rep, ok := r.match(s, m)
+			if !ok {
+				continue
+			}
+			b.WriteString(s[last:m[0]])
+			b.WriteString(rep)
+			last = m[1]
+		}
+		if last > 0 {
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	return r.literalPass(s)
+}
+
+func (r *Redactor) match(s string, m []int) (string, bool) {
+	for g := 1; g < len(textGroups); g++ {
+		if m[2*g] < 0 {
+			continue
+		}
+		v := s[m[2*g]:m[2*g+1]]
+		if r.IsPseudonym(v) {
+			return "", false
+		}
+		switch textGroups[g] {
+		case "url":
+			return r.url(strings.TrimRight(v, ".,;:)]}")) + v[len(strings.TrimRight(v, ".,;:)]}")):], true
+		case "v6p":
+			host, port := v, ""
+			if i := strings.LastIndex(v, "]:"); i >= 0 {
+				host, port = v[:i+1], v[i+2:]
+			}
+			a := strings.Trim(host, "[]")
+			if i := strings.IndexByte(a, '%'); i >= 0 {
+				a = a[:i]
+			}
+			if _, err := netip.ParseAddr(a); err != nil {
+				return "", false
+			}
+			out := r.Host(a)
+			if port != "" {
+				out += ":" + r.Port(port)
+			}
+			return out, true
+		case "v4":
+			host, port, _ := strings.Cut(v, ":")
+			if _, err := netip.ParseAddr(host); err != nil {
+				return "", false
+			}
+			out := r.Host(host)
+			if port != "" {
+				out += ":" + r.Port(port)
+			}
+			return out, true
+		case "hp":
+			host, port, _ := strings.Cut(v, ":")
+			if !hostLike(host) && !r.Seen(strings.ToLower(host)) {
+				return "", false
+			}
+			return r.Host(host) + ":" + r.Port(port), true
+		case "path", "win":
+			if st := m[2*g]; st > 0 && wordByte(s[st-1]) {
+				return "", false // a relative path or a MIME type (application/json)
+			}
+			return r.Path(v), true
+		case "v6":
+			a, err := netip.ParseAddr(v)
+			if err != nil || !a.Is6() {
+				return "", false
+			}
+			return r.Host(v), true
+		case "hex":
+			r.mu.Lock()
+			id := r.seen[ID][v] || r.seen[ID][strings.ToLower(v)]
+			ph := !r.KeepPromptHashes && r.seen[PromptHash][v]
+			r.mu.Unlock()
+			switch {
+			case id:
+				return r.ID(v), true
+			case ph:
+				return r.PromptHash(v), true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// url is u with its host and port replaced, its user information removed, and a file
+// URL's path replaced; an unparseable URL is replaced whole.
+func (r *Redactor) url(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "url-" + r.macHex(Host, v, 10) + ".invalid"
+	}
+	if u.User != nil {
+		r.User(u.User.Username())
+		u.User = nil
+	}
+	if h := u.Hostname(); h != "" {
+		host := r.Host(h)
+		if p := u.Port(); p != "" {
+			host += ":" + r.Port(p)
+		}
+		u.Host = host
+	}
+	if u.Scheme == "file" && u.Path != "" {
+		u.Path = "/" + r.Path(u.Path)
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = r.literalPass(u.RawQuery)
+	}
+	return u.String()
+}
+
+// hostLike is a name that can only be a host in host:port: it has a dot or a hyphen
+// between letters, or is localhost ("p99:120" is not taken for a host).
+func hostLike(h string) bool {
+	return strings.EqualFold(h, "localhost") || strings.ContainsAny(h, ".-")
+}
+
+func wordByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-'
+}
+
+func alnumByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// literals is the set of originals to find in free text wherever they stand as a word.
+type literals struct {
+	set    map[string]bool
+	sorted []string // longest first; nil when set changed
+}
+
+func newLiterals() *literals { return &literals{set: map[string]bool{}} }
+
+func (l *literals) add(s string) {
+	if !l.set[s] {
+		l.set[s] = true
+		l.sorted = nil
+	}
+}
+
+func (l *literals) list() []string {
+	if l.sorted == nil {
+		l.sorted = make([]string, 0, len(l.set))
+		for s := range l.set {
+			l.sorted = append(l.sorted, s)
+		}
+		sort.Slice(l.sorted, func(i, j int) bool {
+			if len(l.sorted[i]) != len(l.sorted[j]) {
+				return len(l.sorted[i]) > len(l.sorted[j])
+			}
+			return l.sorted[i] < l.sorted[j]
+		})
+	}
+	return l.sorted
+}
+
+// bounded reports whether s[i:j] stands as a word: no name character touches it before,
+// and none after (a dot after it ends a sentence unless a name goes on after the dot).
+func bounded(s string, i, j int) bool {
+	if i > 0 && wordByte(s[i-1]) {
+		return false
+	}
+	if j < len(s) {
+		c := s[j]
+		if c == '.' {
+			return j+1 >= len(s) || !alnumByte(s[j+1])
+		}
+		if wordByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// findLiteral is the first bounded occurrence of lit in s at or after from (-1: none).
+func findLiteral(s, lit string, from int) int {
+	for from <= len(s)-len(lit) {
+		k := strings.Index(s[from:], lit)
+		if k < 0 {
+			return -1
+		}
+		k += from
+		if bounded(s, k, k+len(lit)) {
+			return k
+		}
+		from = k + 1
+	}
+	return -1
+}
+
+// literalPass replaces each bounded occurrence of a known original in s by its pseudonym.
+func (r *Redactor) literalPass(s string) string {
+	r.mu.Lock()
+	lits := r.lit.list()
+	r.mu.Unlock()
+	for _, lit := range lits {
+		if !strings.Contains(s, lit) {
+			continue
+		}
+		p := r.pseudonymOf(lit)
+		if p == "" {
+			continue
+		}
+		var b strings.Builder
+		last, from := 0, 0
+		for {
+			k := findLiteral(s, lit, from)
+			if k < 0 {
+				break
+			}
+			b.WriteString(s[last:k])
+			b.WriteString(p)
+			last, from = k+len(lit), k+len(lit)
+			r.noteOccurrence(lit)
+		}
+		if last > 0 {
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	return s
+}
+
+// pseudonymOf is the pseudonym already given to the original lit (any kind).
+func (r *Redactor) pseudonymOf(lit string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range []Kind{Host, IP, User, Path, GPUUUID, ID, Process} {
+		if p, ok := r.memo[memoKey{k, lit}]; ok {
+			return p
+		}
+		if k == Host || k == IP {
+			if p, ok := r.memo[memoKey{k, strings.ToLower(strings.TrimSuffix(lit, "."))}]; ok {
+				return p
+			}
+		}
+	}
+	if a, err := netip.ParseAddr(lit); err == nil {
+		if p, ok := r.memo[memoKey{IP, a.Unmap().String()}]; ok {
+			return p
+		}
+	}
+	return ""
+}
+
+func (r *Redactor) noteOccurrence(lit string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, m := range r.seen {
+		if m[lit] || m[strings.ToLower(lit)] {
+			r.occ[k]++
+			return
+		}
+	}
+}
+
+// Leak is an original found by Check: its kind and where, never the value.
+type Leak struct {
+	Kind Kind
+	// Offset is the byte offset of the first occurrence in the data checked.
+	Offset int
+}
+
+// Check looks for any original this Redactor replaced in data (a rewritten file): a word
+// that is a known host, address, user, path, UUID or non-hex id; a hex token that is a
+// known id or prompt hash; ":PORT" for a known port of four or five digits. It returns
+// one Leak per kind found.
+func (r *Redactor) Check(data string) []Leak {
+	r.mu.Lock()
+	lits := append([]string(nil), r.lit.list()...)
+	ports := make([]string, 0, len(r.seen[Port]))
+	for p := range r.seen[Port] {
+		if len(p) >= 4 {
+			ports = append(ports, p)
+		}
+	}
+	r.mu.Unlock()
+	found := map[Kind]int{}
+	add := func(k Kind, off int) {
+		if _, ok := found[k]; !ok {
+			found[k] = off
+		}
+	}
+	for _, lit := range lits {
+		if k := findLiteral(data, lit, 0); k >= 0 {
+			add(r.kindOf(lit), k)
+		}
+	}
+	for _, p := range ports {
+		for from := 0; ; {
+			k := strings.Index(data[from:], ":"+p)
+			if k < 0 {
+				break
+			}
+			k += from
+			end := k + 1 + len(p)
+			if end >= len(data) || !('0' <= data[end] && data[end] <= '9') {
+				add(Port, k)
+				break
+			}
+			from = end
+		}
+	}
+	for _, m := range hexRE.FindAllStringIndex(data, -1) {
+		v := data[m[0]:m[1]]
+		r.mu.Lock()
+		id := r.seen[ID][v] || r.seen[ID][strings.ToLower(v)]
+		ph := !r.KeepPromptHashes && r.seen[PromptHash][v]
+		r.mu.Unlock()
+		if id {
+			add(ID, m[0])
+		} else if ph {
+			add(PromptHash, m[0])
+		}
+	}
+	var out []Leak
+	for k, off := range found {
+		out = append(out, Leak{Kind: k, Offset: off})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}
+
+var hexRE = regexp.MustCompile(`\b(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{32}|[0-9A-Fa-f]{16})\b`)
+
+func (r *Redactor) kindOf(lit string) Kind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range []Kind{Host, IP, User, Path, GPUUUID, ID, Process} {
+		if r.seen[k][lit] || r.seen[k][strings.ToLower(lit)] {
+			return k
+		}
+	}
+	if _, err := netip.ParseAddr(lit); err == nil {
+		return IP
+	}
+	return Host
+}
