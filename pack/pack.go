@@ -59,7 +59,7 @@ func bad(format string, a ...any) error {
 }
 
 // ErrLeak is returned when a rewritten file still holds an original: nothing is written.
-var ErrLeak = errors.New("an original identifier survived rewriting")
+var ErrLeak = redact.ErrLeak
 
 // ManifestFile is the manifest's name inside the archive.
 const ManifestFile = "MANIFEST.json"
@@ -225,7 +225,7 @@ func Pack(dir, out string, o Options) (*Result, error) {
 		m.Files = append(m.Files, FileEntry{Name: j.rel, Rewriter: j.rw.name, Bytes: st.Size()})
 	}
 	for _, f := range m.Files {
-		if leaks, err := checkFile(rd, filepath.Join(tmp, filepath.FromSlash(f.Name))); err != nil {
+		if leaks, err := redact.CheckFile(rd, filepath.Join(tmp, filepath.FromSlash(f.Name))); err != nil {
 			return nil, err
 		} else if len(leaks) > 0 {
 			var kinds []string
@@ -609,38 +609,6 @@ func render(name, dir, dst string) (bool, error) {
 		return true, safefile.Write(dst, false, func(w io.Writer) error { return report.SweepHTML(w, r) })
 	}
 	return false, nil
-}
-
-// checkFile searches a rewritten file for the originals, a chunk at a time with an overlap
-// longer than any original, so an occurrence across two chunks is still found.
-func checkFile(rd *redact.Redactor, file string) ([]redact.Leak, error) {
-	f, err := safefile.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	const chunk, overlap = 4 << 20, 64 << 10
-	buf := make([]byte, chunk+overlap)
-	keep, base := 0, 0
-	for {
-		n, err := io.ReadFull(f, buf[keep:])
-		data := buf[:keep+n]
-		if leaks := rd.Check(string(data)); len(leaks) > 0 {
-			for i := range leaks {
-				leaks[i].Offset += base
-			}
-			return leaks, nil
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		keep = min(overlap, len(data))
-		base += len(data) - keep
-		copy(buf, data[len(data)-keep:])
-	}
 }
 
 // epoch is every archive entry's time: the files' own times are in the records, and an

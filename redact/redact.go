@@ -22,12 +22,16 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 )
+
+// ErrLeak is returned when a rewritten copy still holds an original: nothing is written.
+var ErrLeak = errors.New("an original identifier survived redaction")
 
 // Kind names a kind of identifier, as the manifest lists it.
 type Kind string
@@ -58,7 +62,7 @@ const Scheme = "HMAC-SHA256 under a random 256-bit key made for this package and
 type Count struct {
 	Kind Kind `json:"kind"`
 	// Distinct originals seen; Occurrences replaced (or removed).
-	Distinct    int    `json:"distinct"`
+	Distinct    int    `json:"distinct,omitempty"`
 	Occurrences int    `json:"occurrences"`
 	Action      string `json:"action"` // "replaced" or "removed"
 }

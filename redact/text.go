@@ -156,8 +156,14 @@ func (r *Redactor) url(v string) string {
 // hostLike is a name that can only be a host in host:port: it has a dot or a hyphen
 // between letters, or is localhost ("p99:120" is not taken for a host).
 func hostLike(h string) bool {
+	if i := strings.LastIndexByte(h, '.'); i >= 0 && sourceExt[strings.ToLower(h[i+1:])] {
+		return false // CuptiActivityProfiler.cpp:976 is a source line, not a host
+	}
 	return strings.EqualFold(h, "localhost") || strings.ContainsAny(h, ".-")
 }
+
+var sourceExt = map[string]bool{"c": true, "cc": true, "cpp": true, "cxx": true, "h": true, "hpp": true, "cu": true, "cuh": true,
+	"py": true, "go": true, "rs": true, "java": true, "js": true, "ts": true, "lua": true}
 
 func wordByte(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-'

@@ -44,7 +44,11 @@ under pel analyze.`,
 			m := res.Manifest
 			fmt.Fprintf(a.stdout, "wrote %s: %d files\n", out, len(m.Files))
 			for _, v := range m.Values {
-				fmt.Fprintf(a.stdout, "  %-26s %s: %d distinct, %d occurrences\n", v.Kind, v.Action, v.Distinct, v.Occurrences)
+				if v.Action == "removed" {
+					fmt.Fprintf(a.stdout, "  %-26s removed: %d\n", v.Kind, v.Occurrences)
+					continue
+				}
+				fmt.Fprintf(a.stdout, "  %-26s replaced: %d distinct, %d occurrences\n", v.Kind, v.Distinct, v.Occurrences)
 			}
 			for _, n := range res.LeftOutNames {
 				fmt.Fprintf(a.stdout, "  left out: %s\n", n)

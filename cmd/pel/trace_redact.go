@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pel-ladder/pel/redact"
+)
+
+type redactFlags struct {
+	redact, force bool
+	out           string
+}
+
+func (f *redactFlags) register(c *cobra.Command) {
+	c.Flags().BoolVar(&f.redact, "redact", false, "write a redacted copy of the trace to -o instead of analysing it")
+	c.Flags().StringVarP(&f.out, "out", "o", "", "with --redact: the file to write (Kineto: .json or .json.gz; Nsight: .sqlite)")
+	c.Flags().BoolVar(&f.force, "force", false, "with --redact: replace an existing -o file")
+}
+
+func redactTrace(a *app, src string, f redactFlags) error {
+	if !f.redact || f.out == "" {
+		return usageErrorf("trace: --redact and -o FILE go together")
+	}
+	r := redact.New()
+	res, err := r.TraceFile(src, f.out, f.force)
+	if err != nil {
+		if errors.Is(err, redact.ErrLeak) {
+			return failError(err)
+		}
+		return usageError(err) // an unreadable trace, or an -o refused (a link, an existing file)
+	}
+	fmt.Fprintf(a.stdout, "wrote %s (%s, redacted)\n", f.out, res.Format)
+	for _, c := range res.Counts {
+		if c.Action == "removed" {
+			fmt.Fprintf(a.stdout, "  %-32s removed: %d\n", c.Kind, c.Occurrences)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "  %-32s replaced: %d distinct, %d occurrences\n", c.Kind, c.Distinct, c.Occurrences)
+	}
+	if n := res.Nsys; n != nil {
+		fmt.Fprintf(a.stdout, "  kept %d tables (those pel reads), left out %d: %s\n  left out %d of %d strings (those no kept row names)\n",
+			len(n.Kept), len(n.Dropped), strings.Join(n.Dropped, " "), n.StringsDropped, n.StringsDropped+n.StringsKept)
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package redact
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite, as package trace/nsys reads exports with
+)
+
+// TableDropped counts the tables of an Nsight export that pel does not read: they are
+// left out of the redacted export whole (the capture's environment, command line, process
+// list, OS runtime calls and call chains, analysis files).
+const TableDropped Kind = "Nsight table pel does not read"
+
+// nsysTables are the tables pel's Nsight reader (package trace/nsys) reads, besides the
+// ENUM_* label tables (fixed by nsys, no identifiers) and StringIds (filtered).
+var nsysTables = []string{
+	"TARGET_INFO_GPU",
+	"CUPTI_ACTIVITY_KIND_KERNEL",
+	"CUPTI_ACTIVITY_KIND_MEMCPY",
+	"CUPTI_ACTIVITY_KIND_MEMSET",
+	"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+	"CUPTI_ACTIVITY_KIND_RUNTIME",
+}
+
+// nsysStringRefs are the columns of the kept tables that name a StringIds row.
+var nsysStringRefs = []string{"demangledName", "shortName", "mangledName", "nameId"}
+
+// MaxNsysRows bounds the rows copied from one table (pel's reader keeps fewer).
+const MaxNsysRows = 50_000_000
+
+// NsysResult says what the Nsight redaction kept and left out.
+type NsysResult struct {
+	Kept, Dropped []string
+	// StringsKept and StringsDropped count StringIds rows.
+	StringsKept, StringsDropped int64
+}
+
+// Nsys writes a redacted copy of the Nsight Systems SQLite export src as the new database
+// dst (which must not exist): only the tables pel reads are copied, StringIds only for
+// the names those tables use (kernel and CUDA API names), each text value is rewritten
+// (Text; a GPU's uuid becomes a pseudonym), and the rest is never copied, so no page of dst
+// ever held the capture's environment, paths or host names. src is opened read-only.
+func (r *Redactor) Nsys(src, dst string) (*NsysResult, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	su := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	in, err := sql.Open("sqlite", su.String())
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	in.SetMaxOpenConns(1)
+	out, err := sql.Open("sqlite", dst)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	out.SetMaxOpenConns(1)
+
+	schema := map[string]string{}
+	rows, err := in.Query(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("not an SQLite database: %w", err)
+	}
+	for rows.Next() {
+		var n, s string
+		if err := rows.Scan(&n, &s); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		schema[n] = s
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if schema["StringIds"] == "" || (schema["CUPTI_ACTIVITY_KIND_KERNEL"] == "" && schema["CUPTI_ACTIVITY_KIND_RUNTIME"] == "") {
+		return nil, fmt.Errorf("no StringIds or CUPTI_ACTIVITY_KIND_KERNEL/RUNTIME tables: not an Nsight Systems export with CUDA trace")
+	}
+	keep := map[string]bool{}
+	for _, t := range nsysTables {
+		keep[t] = schema[t] != ""
+	}
+	res := &NsysResult{}
+	var names []string
+	for n := range schema {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		switch {
+		case keep[n]:
+			res.Kept = append(res.Kept, n)
+		case strings.HasPrefix(n, "ENUM_") && validIdent(n):
+			keep[n] = true
+			res.Kept = append(res.Kept, n)
+		case n == "StringIds":
+		default:
+			res.Dropped = append(res.Dropped, n)
+			r.Removed(TableDropped)
+		}
+	}
+	tx, err := out.Begin()
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	refs := map[int64]bool{}
+	for _, n := range res.Kept {
+		if err := r.copyTable(in, tx, n, schema[n], !strings.HasPrefix(n, "ENUM_"), refs); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	if _, err := tx.Exec(schema["StringIds"]); err != nil {
+		return nil, fmt.Errorf("StringIds: %w", err)
+	}
+	ins, err := tx.Prepare(`INSERT INTO StringIds (id, value) VALUES (?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	defer ins.Close()
+	srows, err := in.Query(`SELECT id, value FROM StringIds`)
+	if err != nil {
+		return nil, fmt.Errorf("StringIds: %w", err)
+	}
+	defer srows.Close()
+	for srows.Next() {
+		var id int64
+		var v sql.NullString
+		if err := srows.Scan(&id, &v); err != nil {
+			return nil, fmt.Errorf("StringIds: %w", err)
+		}
+		if !refs[id] {
+			res.StringsDropped++
+			continue
+		}
+		res.StringsKept++
+		if _, err := ins.Exec(id, r.Text(v.String)); err != nil {
+			return nil, err
+		}
+	}
+	if err := srows.Err(); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// copyTable creates table n in tx as src declares it and copies its rows, rewriting each
+// text value when rewrite; the ids of StringIds rows that its name columns use go to refs.
+func (r *Redactor) copyTable(in *sql.DB, tx *sql.Tx, n, create string, rewrite bool, refs map[int64]bool) error {
+	if !validIdent(n) {
+		return fmt.Errorf("odd table name")
+	}
+	if _, err := tx.Exec(create); err != nil {
+		return err
+	}
+	rows, err := in.Query(`SELECT * FROM "` + n + `"`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	quoted := make([]string, len(cols))
+	marks := make([]string, len(cols))
+	ref := make([]bool, len(cols))
+	for i, c := range cols {
+		quoted[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+		marks[i] = "?"
+		for _, s := range nsysStringRefs {
+			ref[i] = ref[i] || c == s
+		}
+	}
+	ins, err := tx.Prepare(`INSERT INTO "` + n + `" (` + strings.Join(quoted, ",") + `) VALUES (` + strings.Join(marks, ",") + `)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	count := 0
+	for rows.Next() {
+		if count++; count > MaxNsysRows {
+			return fmt.Errorf("more than %d rows", MaxNsysRows)
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			switch x := v.(type) {
+			case int64:
+				if ref[i] {
+					refs[x] = true
+				}
+			case string:
+				if rewrite {
+					if strings.EqualFold(cols[i], "uuid") {
+						vals[i] = r.GPU(x)
+					} else {
+						vals[i] = r.Text(x)
+					}
+				}
+			case []byte:
+				if rewrite {
+					vals[i] = nil // a blob pel does not read may hold anything
+				}
+			}
+		}
+		if _, err := ins.Exec(vals...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func validIdent(n string) bool {
+	if n == "" || len(n) > 128 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
