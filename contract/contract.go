@@ -50,6 +50,9 @@ type Contract struct {
 	System System `json:"-"`
 	// Profile is a profiling window inside the run (profile.go). Not hashed.
 	Profile Profile `json:"-"`
+	// Retention is how long the run directory is kept (retention.go; pel prune removes it
+	// after that); 0: no period set. Not hashed: it governs the files, not the workload.
+	Retention time.Duration `json:"-"`
 
 	raw    []byte
 	file   string

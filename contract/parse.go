@@ -218,6 +218,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if pn := m.get("percentiles"); pn != nil {
 		c.Percentiles = d.percentiles(pn, "percentiles") // percentiles.go
 	}
+	if rn := m.get("retention"); rn != nil {
+		d.retention(rn, "retention", &c.Retention) // retention.go
+	}
 	m.checkPlanned(c)
 	if c.byName != nil {
 		d.checkTaskTimes(taskItems, c) // bounds.go

@@ -106,6 +106,11 @@ type Run struct {
 	DurationS float64   `json:"duration_s"`
 	Phases    []Phase   `json:"phases"`
 	Scenario  string    `json:"scenario,omitempty"` // set by pel demo only; never read by diagnose
+
+	// RetentionS is the contract's retention period in seconds (0: none set): pel prune
+	// removes the run directory once StartedAt is older than it.
+	RetentionS int64 `json:"retention_s,omitempty"`
+
 	// EngineConfig is the configuration the engine exposed over HTTP at the start of the run
 	// (llama.cpp /props: slots, slot_context, build); other engines expose theirs as *_info
 	// metrics in metrics.jsonl.

@@ -241,6 +241,7 @@ func ApplyStage1(ev *evidence.Evidence, c *contract.Contract, res *stats.Result)
 			ev.Run.Notes = append(ev.Run.Notes, note)
 		}
 	}
+	ev.Run.RetentionS = int64(c.Retention / time.Second)
 	res.Apply(ev)
 	if ev.Run.StartedAt.IsZero() {
 		ev.Run.StartedAt = res.Start
