@@ -69,7 +69,12 @@ func (r *Redactor) walk(v any, key string, c *compiled) any {
 				r.Removed(Text)
 				continue
 			}
-			x[k] = r.walk(e, lk, c)
+			v := r.walk(e, lk, c)
+			if nk := r.mapKey(k); nk != k {
+				delete(x, k)
+				k = nk
+			}
+			x[k] = v
 		}
 		return x
 	case []any:
@@ -81,6 +86,15 @@ func (r *Redactor) walk(v any, key string, c *compiled) any {
 		return r.Value(key, x, c)
 	}
 	return v
+}
+
+// mapKey is the rewrite of a map key: keys are names (labels, task names, fields) and stay,
+// except one that holds an identifier (a map keyed by endpoint URL or by host).
+func (r *Redactor) mapKey(k string) string {
+	if len(k) < 4 || !strings.ContainsAny(k, "/:.\\@") && !(len(k) >= 16 && isHex(k)) {
+		return k
+	}
+	return r.Text(k)
 }
 
 // Value is the rewrite of one string s held by key (lower case) under c.

@@ -1,0 +1,243 @@
+package pack_test
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pel-ladder/pel/compare/comparetest"
+	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/otlp"
+	"github.com/pel-ladder/pel/pack"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/report"
+	"github.com/pel-ladder/pel/rundir"
+)
+
+const (
+	host     = "inference-7.prod.example"
+	addr     = "10.2.3.4"
+	userPath = "/home/carol/datasets/chat.jsonl"
+	text     = "the prompt carol typed"
+)
+
+// synthRun writes a run directory whose records name a target host, carry an error with an
+// address, prompt text (as with --keep-text) and trace ids that spans.jsonl joins on, then
+// analyses it (evidence.json, report.html) and adds tasks.csv, an unknown file, a link and
+// a temporary file.
+func synthRun(t *testing.T, dir string) []record.Record {
+	t.Helper()
+	recs := comparetest.Records(comparetest.Spec{N: 40, Seed: 3})
+	for i := range recs {
+		recs[i].ID = fmt.Sprintf("%032x", 0xabc000+i)
+		recs[i].TraceID = recs[i].ID
+		recs[i].Target = "http://" + host + ":8000"
+		recs[i].Prompt, recs[i].Output = text, "an answer for carol"
+	}
+	recs[3].Error = "dial tcp " + addr + ":8000: connect: connection refused (reading " + userPath + ")"
+	if err := comparetest.WriteRun(dir, "", recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	var spans bytes.Buffer
+	for i, r := range recs {
+		s := otlp.Span{TraceID: r.TraceID, SpanID: fmt.Sprintf("%016x", 0x5a00+i), Name: "llm_request", RequestID: r.ID, Model: "/models/carol/llama"}
+		b, _ := json.Marshal(s)
+		spans.Write(append(b, '\n'))
+	}
+	write(t, filepath.Join(dir, rundir.SpansFile), spans.String())
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := ladder.AnalyzeDir(d, ladder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ladder.WriteRun(d, ev); err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	if err := report.TasksCSV(&csv, recs); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, report.TasksCSVFile), csv.String())
+	write(t, filepath.Join(dir, "carol-notes.txt"), "ssh "+host)
+	write(t, filepath.Join(dir, ".evidence.json.tmp-0123"), host)
+	outside := filepath.Join(filepath.Dir(dir), "outside.jsonl")
+	write(t, outside, host)
+	if err := os.Symlink(outside, filepath.Join(dir, "linked.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func unpack(t *testing.T, file string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(z)
+	out := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			b, _ := io.ReadAll(tr)
+			out[strings.TrimPrefix(h.Name, pack.Root+"/")] = b
+		}
+	}
+}
+
+func TestPack(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	recs := synthRun(t, dir)
+	out := filepath.Join(tmp, "p.tar.gz")
+	res, err := pack.Pack(dir, out, pack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := unpack(t, out)
+	want := []string{pack.ManifestFile, rundir.ContractFile, rundir.RequestsFile, rundir.SpansFile, rundir.EvidenceFile, rundir.ReportFile, report.TasksCSVFile}
+	if len(files) != len(want) {
+		t.Errorf("package holds %d files, want %v", len(files), want)
+	}
+	for _, n := range want {
+		if _, ok := files[n]; !ok {
+			t.Errorf("package has no %s", n)
+		}
+	}
+	left := strings.Join(res.LeftOutNames, ",")
+	if left != ".evidence.json.tmp-0123,carol-notes.txt,linked.jsonl" {
+		t.Errorf("left out %q", left)
+	}
+	gone := []string{host, addr, ":8000", "carol", text, "/models/", recs[0].ID, recs[0].PromptHash}
+	for name, b := range files {
+		for _, g := range gone {
+			if bytes.Contains(b, []byte(g)) {
+				t.Errorf("%s still holds %q", name, g)
+			}
+		}
+	}
+	// Joins survive: each packed record's trace id is the trace id of the span that names
+	// its request id.
+	spanTrace := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(files[rundir.SpansFile]))
+	for sc.Scan() {
+		var s otlp.Span
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		spanTrace[s.RequestID] = s.TraceID
+	}
+	joined := 0
+	sc = bufio.NewScanner(bytes.NewReader(files[rundir.RequestsFile]))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var r record.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Prompt != "" || r.Output != "" {
+			t.Errorf("record %d kept its text", r.Seq)
+		}
+		if len(r.TraceID) != 32 || spanTrace[r.ID] != r.TraceID {
+			t.Errorf("record %d: trace id %q, the span of request %q has %q", r.Seq, r.TraceID, r.ID, spanTrace[r.ID])
+		}
+		joined++
+	}
+	if joined != len(recs) {
+		t.Errorf("%d records packed, want %d", joined, len(recs))
+	}
+	var m pack.Manifest
+	if err := json.Unmarshal(files[pack.ManifestFile], &m); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range m.Values {
+		got[string(v.Kind)] = fmt.Sprintf("%s %d", v.Action, v.Distinct)
+	}
+	for k, v := range map[string]string{"request/trace/span id": fmt.Sprintf("replaced %d", 2*len(recs)), "prompt/output text": "removed 0",
+		"host name": "replaced 1", "IP address": "replaced 1", "prompt hash": fmt.Sprintf("replaced %d", len(recs))} {
+		if got[k] != v {
+			t.Errorf("manifest: %s %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+
+	// An existing package is replaced only with Force.
+	if _, err := pack.Pack(dir, out, pack.Options{}); !errors.Is(err, rundir.ErrExists) {
+		t.Errorf("existing output without Force: %v", err)
+	}
+	if _, err := pack.Pack(dir, out, pack.Options{Force: true, KeepPromptHashes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if kept := unpack(t, out)[rundir.RequestsFile]; !bytes.Contains(kept, []byte(recs[0].PromptHash)) {
+		t.Errorf("--keep-prompt-hashes replaced the prompt hashes")
+	}
+	// A link at the output is refused, not written through.
+	link := filepath.Join(tmp, "link.tar.gz")
+	if err := os.Symlink(filepath.Join(tmp, "elsewhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pack.Pack(dir, link, pack.Options{Force: true}); !errors.Is(err, rundir.ErrSymlink) {
+		t.Errorf("output link: %v", err)
+	}
+	if _, err := pack.Pack(tmp, filepath.Join(tmp, "q.tar.gz"), pack.Options{}); !errors.Is(err, pack.ErrBadInput) {
+		t.Errorf("a directory that is not a run: %v", err)
+	}
+}
+
+// A cut last line (the writer stopped mid-line) is left out, as the readers skip it, and
+// the manifest says so; a bad line elsewhere is an error naming the file and line.
+func TestPackTornAndBadLines(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	synthRun(t, dir)
+	f, err := os.OpenFile(filepath.Join(dir, rundir.SpansFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"trace_id":"` + strings.Repeat("a", 32) + `","na`)
+	f.Close()
+	res, err := pack.Pack(dir, filepath.Join(tmp, "p.tar.gz"), pack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Manifest.Notes, " "), "1 cut last line") {
+		t.Errorf("notes %v", res.Manifest.Notes)
+	}
+	write(t, filepath.Join(dir, rundir.SpansFile), "{}\nnot json\n{}\n")
+	if _, err := pack.Pack(dir, filepath.Join(tmp, "q.tar.gz"), pack.Options{}); !errors.Is(err, pack.ErrBadInput) || !strings.Contains(err.Error(), "spans.jsonl:2") {
+		t.Errorf("a bad line: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "q.tar.gz")); !os.IsNotExist(err) {
+		t.Errorf("a failed pack left its output: %v", err)
+	}
+}
