@@ -5,10 +5,11 @@
 // user names, process names, GPU UUIDs and, unless asked, prompt hashes; prompt and output
 // text is removed. A file no rewriter knows is left out and listed, never copied.
 //
-// Packing reads the directory twice: the first pass only learns the originals (a host named
-// in metrics.jsonl is then also found in an error message of requests.jsonl), the second
-// writes. Before the archive is written every rewritten file is searched for every original
-// the passes replaced; one found is an error, and nothing is written. report.html and
+// The small documents are rewritten first, so the hosts, paths and ids they name are known
+// when the records' free text is rewritten. Then every rewritten file is searched for every
+// original replaced; when one is found (an original learnt only after an earlier file was
+// written) the directory is rewritten once more with everything learnt, and an original
+// found again is an error: nothing is written. report.html and
 // sweep.html are rendered again from the rewritten evidence.json and sweep.json, so they
 // say what the package says. The manifest (MANIFEST.json in the archive) lists each file
 // with its rewriter, each kind of value replaced or removed with counts, and each file left
@@ -145,7 +146,7 @@ var rewriters = map[string]rewriter{
 
 type packer struct {
 	r   *redact.Redactor
-	tmp string // rewritten files; "" on the learning pass
+	tmp string // where the rewritten files go
 	// torn counts cut last lines left out.
 	torn int
 }
@@ -172,48 +173,36 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	if err := collect(dir, "", 0, &jobs, res, rd); err != nil {
 		return nil, err
 	}
+	// Small documents first: the hosts, paths and ids they name are then known when the
+	// records' free text is rewritten.
+	sort.SliceStable(jobs, func(i, j int) bool { return order(jobs[i].rel) < order(jobs[j].rel) })
 	tmp, err := os.MkdirTemp("", "pel-pack-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	learn := &packer{r: rd}
-	for _, j := range jobs {
-		if j.rw.fn == nil {
-			continue
-		}
-		if err := j.rw.fn(learn, j.src, ""); err != nil {
+	var p *packer
+	var leak error
+	// One pass writes; a second is needed only when the first learnt an original (a host in
+	// a later file's label) after it had written an earlier file's free text.
+	for pass := 1; pass <= 2; pass++ {
+		rd.ResetCounts()
+		dir := filepath.Join(tmp, fmt.Sprint(pass))
+		p = &packer{r: rd, tmp: dir}
+		leftOut := len(res.Manifest.LeftOut)
+		if leak, err = p.write(jobs, res); err != nil {
 			return nil, err
 		}
+		if leak == nil {
+			tmp = dir
+			break
+		}
+		res.Manifest.LeftOut = res.Manifest.LeftOut[:leftOut]
+		res.LeftOutNames = res.LeftOutNames[:leftOut]
+		os.RemoveAll(dir)
 	}
-	rd.ResetCounts()
-	p := &packer{r: rd, tmp: tmp}
-	for _, j := range jobs {
-		dst := filepath.Join(tmp, filepath.FromSlash(j.rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return nil, err
-		}
-		if j.rw.fn == nil {
-			continue
-		}
-		if err := j.rw.fn(p, j.src, dst); err != nil {
-			return nil, err
-		}
-	}
-	// Rendered pages last: they read the rewritten documents.
-	for _, j := range jobs {
-		if j.rw.fn != nil {
-			continue
-		}
-		dst := filepath.Join(tmp, filepath.FromSlash(j.rel))
-		ok, err := render(filepath.Base(j.rel), filepath.Dir(dst), dst)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			res.Manifest.LeftOut = append(res.Manifest.LeftOut, LeftOut{Name: rd.Path(j.rel), Reason: "a rendered page whose source document is not in the directory"})
-			res.LeftOutNames = append(res.LeftOutNames, j.rel)
-		}
+	if leak != nil {
+		return nil, leak
 	}
 	m := res.Manifest
 	for _, j := range jobs {
@@ -223,17 +212,6 @@ func Pack(dir, out string, o Options) (*Result, error) {
 			continue
 		}
 		m.Files = append(m.Files, FileEntry{Name: j.rel, Rewriter: j.rw.name, Bytes: st.Size()})
-	}
-	for _, f := range m.Files {
-		if leaks, err := redact.CheckFile(rd, filepath.Join(tmp, filepath.FromSlash(f.Name))); err != nil {
-			return nil, err
-		} else if len(leaks) > 0 {
-			var kinds []string
-			for _, l := range leaks {
-				kinds = append(kinds, fmt.Sprintf("%s at byte %d", l.Kind, l.Offset))
-			}
-			return nil, fmt.Errorf("%w: %s: %s (nothing written)", ErrLeak, f.Name, strings.Join(kinds, ", "))
-		}
 	}
 	m.Values = rd.Counts()
 	m.Kept = []string{
@@ -263,6 +241,74 @@ func Pack(dir, out string, o Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// write rewrites every job's file under p.tmp and then searches them for the originals: a
+// file still holding one is returned as the leak (ErrLeak).
+func (p *packer) write(jobs []job, res *Result) (leak error, err error) {
+	for _, j := range jobs {
+		dst := filepath.Join(p.tmp, filepath.FromSlash(j.rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return nil, err
+		}
+		if j.rw.fn == nil {
+			continue
+		}
+		if err := j.rw.fn(p, j.src, dst); err != nil {
+			return nil, err
+		}
+	}
+	// Rendered pages last: they read the rewritten documents.
+	for _, j := range jobs {
+		if j.rw.fn != nil {
+			continue
+		}
+		dst := filepath.Join(p.tmp, filepath.FromSlash(j.rel))
+		ok, err := render(filepath.Base(j.rel), filepath.Dir(dst), dst)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			res.Manifest.LeftOut = append(res.Manifest.LeftOut, LeftOut{Name: p.r.Path(j.rel), Reason: "a rendered page whose source document is not in the directory"})
+			res.LeftOutNames = append(res.LeftOutNames, j.rel)
+		}
+	}
+	for _, j := range jobs {
+		dst := filepath.Join(p.tmp, filepath.FromSlash(j.rel))
+		if _, err := os.Lstat(dst); err != nil {
+			continue
+		}
+		leaks, err := redact.CheckFile(p.r, dst)
+		if err != nil {
+			return nil, err
+		}
+		if len(leaks) > 0 {
+			var kinds []string
+			for _, l := range leaks {
+				kinds = append(kinds, fmt.Sprintf("%s at byte %d", l.Kind, l.Offset))
+			}
+			return fmt.Errorf("%w: %s: %s (nothing written)", ErrLeak, j.rel, strings.Join(kinds, ", ")), nil
+		}
+	}
+	return nil, nil
+}
+
+// order ranks a file for rewriting: documents naming the run's hosts and paths first,
+// the records (the largest file, mostly free of them) last.
+func order(rel string) int {
+	switch path.Base(rel) {
+	case rundir.ContractFile:
+		return 0
+	case rundir.EvidenceFile, canary.EvidenceFile, canary.LogFile, sweep.ResultFile:
+		return 1
+	case rundir.MetricsFile, canary.MetricsFile:
+		return 2
+	case rundir.SpansFile:
+		return 3
+	case rundir.RequestsFile:
+		return 5
+	}
+	return 4
 }
 
 // isRunOrSweep: dir holds contract.yaml (a run) or sweep.json (a sweep), each a regular file.
@@ -358,12 +404,8 @@ func validName(n string) bool {
 	return n != "." && n != ".."
 }
 
-// out opens dst for a rewritten file (io.Discard on the learning pass).
+// out creates dst for a rewritten file.
 func (p *packer) out(dst string, write func(w *bufio.Writer) error) error {
-	if p.tmp == "" {
-		bw := bufio.NewWriter(io.Discard)
-		return write(bw)
-	}
 	f, err := safefile.Create(dst)
 	if err != nil {
 		return err

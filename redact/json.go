@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 )
 
 // Rules say how a JSON document's string values are treated, by the key that holds them.
@@ -18,6 +19,9 @@ type Rules struct {
 	Drop []string
 	// Skip are keys whose values are kept as they are (numbers pel computed, enum values).
 	Skip []string
+
+	once sync.Once
+	c    *compiled
 }
 
 var (
@@ -54,9 +58,12 @@ type compiled struct {
 
 func (ru *Rules) compile() *compiled {
 	if ru == nil {
-		ru = &Rules{}
+		return &compiled{}
 	}
-	return &compiled{ids: set(ru.IDs...), hexIDs: set(ru.HexIDs...), drop: set(ru.Drop...), skip: set(ru.Skip...)}
+	ru.once.Do(func() {
+		ru.c = &compiled{ids: set(ru.IDs...), hexIDs: set(ru.HexIDs...), drop: set(ru.Drop...), skip: set(ru.Skip...)}
+	})
+	return ru.c
 }
 
 func (r *Redactor) walk(v any, key string, c *compiled) any {
@@ -132,15 +139,67 @@ func (r *Redactor) Value(key, s string, c *compiled) string {
 
 // Line rewrites one JSON document (a line of a JSON-lines file) under rules and returns
 // its new encoding, without a trailing newline and without HTML escaping.
+//
+// A line that is an object is taken apart one level only: a value without a string in it
+// (an array of chunk timings, a number) is copied as it is, without being decoded.
 func (r *Redactor) Line(line []byte, rules *Rules) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	c := rules.compile()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil || top == nil {
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		return Marshal(r.walk(v, "", c), "")
 	}
-	v = r.walk(v, "", rules.compile())
-	return Marshal(v, "")
+	for k, raw := range top {
+		lk := strings.ToLower(k)
+		if c.drop[lk] {
+			delete(top, k)
+			r.Removed(Text)
+			continue
+		}
+		raw = bytes.TrimLeft(raw, " \t\r\n")
+		if len(raw) == 0 {
+			continue
+		}
+		switch raw[0] {
+		case '"':
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, err
+			}
+			if nv := r.Value(lk, v, c); nv != v {
+				b, err := Marshal(nv, "")
+				if err != nil {
+					return nil, err
+				}
+				top[k] = b
+			}
+		case '[', '{':
+			if bytes.IndexByte(raw, '"') < 0 {
+				break // numbers only
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, err
+			}
+			b, err := Marshal(r.walk(v, lk, c), "")
+			if err != nil {
+				return nil, err
+			}
+			top[k] = b
+		}
+		if nk := r.mapKey(k); nk != k {
+			top[nk] = top[k]
+			delete(top, k)
+		}
+	}
+	return Marshal(top, "")
 }
 
 // Marshal encodes v without HTML escaping (indented by indent when it is not empty), with

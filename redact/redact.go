@@ -79,6 +79,9 @@ type Redactor struct {
 	memo    map[memoKey]string
 	pseudo  map[string]bool // every pseudonym made: never redacted again
 	seen    map[Kind]map[string]bool
+	// seenHex holds the hex ids and prompt hashes seen as 16-byte digests, not strings:
+	// there is one per task, and a long run has millions.
+	seenHex map[Kind]map[digest]bool
 	occ     map[Kind]int
 	removed map[Kind]bool
 	lit     *literals
@@ -92,7 +95,7 @@ type memoKey struct {
 // New returns a Redactor with a fresh random key.
 func New() *Redactor {
 	r := &Redactor{memo: map[memoKey]string{}, pseudo: map[string]bool{}, seen: map[Kind]map[string]bool{},
-		occ: map[Kind]int{}, removed: map[Kind]bool{}, lit: newLiterals()}
+		seenHex: map[Kind]map[digest]bool{}, occ: map[Kind]int{}, removed: map[Kind]bool{}, lit: newLiterals()}
 	if _, err := rand.Read(r.key[:]); err != nil {
 		panic("redact: no randomness: " + err.Error()) // crypto/rand never fails on Linux
 	}
@@ -113,6 +116,34 @@ func (r *Redactor) macHex(kind Kind, s string, n int) string {
 		b = append(b, r.mac(kind, string(b))...)
 	}
 	return hex.EncodeToString(b)[:n]
+}
+
+type digest [16]byte
+
+func digestOf(s string) digest {
+	h := sha256.Sum256([]byte(s))
+	return digest(h[:16])
+}
+
+// noteHex records one replaced hex id or prompt hash (kept as a digest), and returns p.
+func (r *Redactor) noteHex(kind Kind, s, p string) string {
+	d := digestOf(strings.ToLower(s))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.occ[kind]++
+	if r.seenHex[kind] == nil {
+		r.seenHex[kind] = map[digest]bool{}
+	}
+	r.seenHex[kind][d] = true
+	return p
+}
+
+// seenHexAs reports whether the hex token v is an original of kind.
+func (r *Redactor) seenHexAs(kind Kind, v string) bool {
+	d := digestOf(strings.ToLower(v))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seenHex[kind][d]
 }
 
 // note records one replaced occurrence of s (of kind) made into p, and returns p.
@@ -165,30 +196,31 @@ func (r *Redactor) Removed(kind Kind) {
 // ID returns the pseudonym of a request, trace or span id: hex of the same length for a hex
 // id (a W3C trace id stays 32 lowercase hex digits), else "id-" and 16 hex digits.
 func (r *Redactor) ID(s string) string {
-	if s == "" || r.IsPseudonym(s) {
+	if s == "" {
 		return s
 	}
-	p, _ := r.memoized(ID, s, func() string {
-		if isHex(s) && len(s) >= 8 && len(s) <= 64 {
-			p := r.macHex(ID, strings.ToLower(s), len(s))
-			if strings.ToUpper(s) == s && strings.ToLower(s) != s {
-				p = strings.ToUpper(p)
-			}
-			return p
+	if isHex(s) && len(s) >= 8 && len(s) <= 64 {
+		// Not memoized: one id per task, and the HMAC is cheaper than holding them all.
+		p := r.macHex(ID, strings.ToLower(s), len(s))
+		if strings.ToUpper(s) == s && strings.ToLower(s) != s {
+			p = strings.ToUpper(p)
 		}
-		return "id-" + r.macHex(ID, s, 16)
-	})
-	return r.note(ID, s, p, !isHex(s))
+		return r.noteHex(ID, s, p)
+	}
+	if r.IsPseudonym(s) {
+		return s
+	}
+	p, _ := r.memoized(ID, s, func() string { return "id-" + r.macHex(ID, s, 16) })
+	return r.note(ID, s, p, false)
 }
 
 // PromptHash returns the pseudonym of a prompt's sha256 (64 hex digits, so that equal
 // prompts stay equal), or h itself when KeepPromptHashes.
 func (r *Redactor) PromptHash(h string) string {
-	if h == "" || r.KeepPromptHashes || r.IsPseudonym(h) {
+	if h == "" || r.KeepPromptHashes {
 		return h
 	}
-	p, _ := r.memoized(PromptHash, h, func() string { return r.macHex(PromptHash, h, len(h)) })
-	return r.note(PromptHash, h, p, false)
+	return r.noteHex(PromptHash, h, r.macHex(PromptHash, strings.ToLower(h), len(h)))
 }
 
 // Host returns the pseudonym of a host name or an IP address (without a port):
@@ -282,7 +314,7 @@ func (r *Redactor) Counts() []Count {
 	defer r.mu.Unlock()
 	var out []Count
 	for k, n := range r.occ {
-		c := Count{Kind: k, Distinct: len(r.seen[k]), Occurrences: n, Action: "replaced"}
+		c := Count{Kind: k, Distinct: len(r.seen[k]) + len(r.seenHex[k]), Occurrences: n, Action: "replaced"}
 		if r.removed[k] {
 			c.Action = "removed"
 		}

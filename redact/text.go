@@ -30,8 +30,11 @@ var textGroups = textRE.SubexpNames()
 // name seen in a URL or a label, a user name, a path) wherever it stands as a word. Text
 // that holds none comes back unchanged.
 func (r *Redactor) Text(s string) string {
-	if s == "" {
+	if s == "" || isTimestamp(s) {
 		return s
+	}
+	if !needsScan(s) {
+		return r.literalPass(s)
 	}
 	if ms := textRE.FindAllStringSubmatchIndex(s, -1); ms != nil {
 		var b strings.Builder
@@ -110,10 +113,8 @@ func (r *Redactor) match(s string, m []int) (string, bool) {
 			}
 			return r.Host(v), true
 		case "hex":
-			r.mu.Lock()
-			id := r.seen[ID][v] || r.seen[ID][strings.ToLower(v)]
-			ph := !r.KeepPromptHashes && r.seen[PromptHash][v]
-			r.mu.Unlock()
+			id := r.seenHexAs(ID, v)
+			ph := !r.KeepPromptHashes && r.seenHexAs(PromptHash, v)
 			switch {
 			case id:
 				return r.ID(v), true
@@ -151,6 +152,40 @@ func (r *Redactor) url(v string) string {
 		u.RawQuery = r.literalPass(u.RawQuery)
 	}
 	return u.String()
+}
+
+// needsScan reports whether textRE could match in s: it needs one of / : . [ \ or a run of
+// 16 hex digits. Most strings of a run (task names, statuses, numbers' units) have none.
+func needsScan(s string) bool {
+	if strings.ContainsAny(s, "/:.[\\") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' {
+			if run++; run >= 16 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// isTimestamp reports an RFC 3339 time as pel writes them (2026-12-02T02:19:43.548135542Z):
+// the most common string of a run, and never an identifier.
+func isTimestamp(s string) bool {
+	if len(s) < 20 || len(s) > 35 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || c == '-' || c == ':' || c == '.' || c == 'T' || c == 'Z' || c == '+') {
+			return false
+		}
+	}
+	return true
 }
 
 // hostLike is a name that can only be a host in host:port: it has a dot or a hyphen
@@ -344,19 +379,19 @@ func (r *Redactor) Check(data string) []Leak {
 			}
 			k += from
 			end := k + 1 + len(p)
-			if end >= len(data) || !('0' <= data[end] && data[end] <= '9') {
+			// host:PORT or ]:PORT, not a JSON number ("v":8000) nor a time (12:30)
+			hostBefore := k > 0 && (alnumByte(data[k-1]) || data[k-1] == ']' || data[k-1] == '-' || data[k-1] == '.')
+			if hostBefore && (end >= len(data) || !('0' <= data[end] && data[end] <= '9')) && !timeBefore(data, k) {
 				add(Port, k)
 				break
 			}
 			from = end
 		}
 	}
-	for _, m := range hexRE.FindAllStringIndex(data, -1) {
+	for _, m := range hexTokens(data) {
 		v := data[m[0]:m[1]]
-		r.mu.Lock()
-		id := r.seen[ID][v] || r.seen[ID][strings.ToLower(v)]
-		ph := !r.KeepPromptHashes && r.seen[PromptHash][v]
-		r.mu.Unlock()
+		id := r.seenHexAs(ID, v)
+		ph := !r.KeepPromptHashes && r.seenHexAs(PromptHash, v)
 		if id {
 			add(ID, m[0])
 		} else if ph {
@@ -371,7 +406,38 @@ func (r *Redactor) Check(data string) []Leak {
 	return out
 }
 
-var hexRE = regexp.MustCompile(`\b(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{32}|[0-9A-Fa-f]{16})\b`)
+// timeBefore: the colon at k follows a clock's hours or minutes (T02:19, 12:30:PORT).
+func timeBefore(data string, k int) bool {
+	return k >= 2 && '0' <= data[k-1] && data[k-1] <= '9' && '0' <= data[k-2] && data[k-2] <= '9' && (k == 2 || data[k-3] == 'T' || data[k-3] == ':' || data[k-3] == ' ')
+}
+
+// hexTokens are the spans of data that are runs of 16, 32 or 64 hex digits standing as a
+// word (\b on both sides, as textRE's hex group): a scan, not a regexp, for it runs over
+// every byte of a package.
+func hexTokens(data string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(data); {
+		if !isHexByte(data[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(data) && isHexByte(data[j]) {
+			j++
+		}
+		n := j - i
+		if (n == 16 || n == 32 || n == 64) && (i == 0 || !isWordRune(data[i-1])) && (j == len(data) || !isWordRune(data[j])) {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	return out
+}
+
+func isHexByte(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// isWordRune is regexp's \w for a byte.
+func isWordRune(c byte) bool { return alnumByte(c) || c == '_' }
 
 func (r *Redactor) kindOf(lit string) Kind {
 	r.mu.Lock()
