@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -63,8 +64,9 @@ func TestText(t *testing.T) {
 func TestPseudonymsStableAndKeyed(t *testing.T) {
 	a, b := New(), New()
 	id := "c42202dc8f927824af39a5f43092f2ce"
-	if a.ID(id) != a.ID(id) || a.ID(id) == b.ID(id) || a.ID(id) == id {
-		t.Errorf("id pseudonyms: %s %s %s", a.ID(id), a.ID(id), b.ID(id))
+	first, again := a.ID(id), a.ID(id)
+	if first != again || first == b.ID(id) || first == id {
+		t.Errorf("id pseudonyms: %s %s %s", first, again, b.ID(id))
 	}
 	if p := a.ID(id); !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(p) {
 		t.Errorf("a 32-hex trace id became %q", p)
@@ -140,6 +142,24 @@ func FuzzText(f *testing.F) {
 		got := r.Text(s)
 		if again := r.Text(got); again != got {
 			t.Errorf("not idempotent: %q -> %q -> %q", s, got, again)
+		}
+	})
+}
+
+// Line rewrites any JSON document into valid JSON, and refuses what is not JSON.
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{`{"id":"c42202dc8f927824af39a5f43092f2ce","target":"http://h.example:1/x","chunk_us":[1,2]}`,
+		`{"l":{"Hostname":"a","UUID":"GPU-1"},"fam":[{"n":"x","m":[{"l":{"instance":"10.0.0.1:9400"}}]}]}`, `[1,"a"]`, `"s"`, `{"a":`} {
+		f.Add([]byte(s))
+	}
+	rules := &Rules{IDs: []string{"id"}, Drop: []string{"prompt"}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := New().Line(b, rules)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Errorf("Line(%q) = %q, not JSON", b, out)
 		}
 	})
 }
