@@ -21,6 +21,7 @@ import (
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
+	"github.com/pel-ladder/pel/sweep"
 )
 
 const (
@@ -239,5 +240,43 @@ func TestPackTornAndBadLines(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "q.tar.gz")); !os.IsNotExist(err) {
 		t.Errorf("a failed pack left its output: %v", err)
+	}
+}
+
+// A sweep is packed with its points: each point's run directory is rewritten, the sweep's
+// own files too (sweep.html rendered again), all with the same pseudonyms.
+func TestPackSweep(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "sweep")
+	synthRun(t, filepath.Join(dir, "c1"))
+	synthRun(t, filepath.Join(dir, "c2"))
+	res := sweep.Result{Target: "http://" + host + ":8000", Mode: "concurrency",
+		Points: []sweep.Point{{Name: "c1", Dir: filepath.Join(dir, "c1"), Concurrency: 1}, {Name: "c2", Dir: filepath.Join(dir, "c2"), Concurrency: 2}}}
+	var b bytes.Buffer
+	if err := sweep.JSON(&b, &res); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, sweep.ResultFile), b.String())
+	write(t, filepath.Join(dir, sweep.HTMLFile), "<html>"+host+"</html>")
+	out := filepath.Join(tmp, "s.tar.gz")
+	if _, err := pack.Pack(dir, out, pack.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	files := unpack(t, out)
+	for _, n := range []string{sweep.ResultFile, sweep.HTMLFile, "c1/" + rundir.RequestsFile, "c2/" + rundir.EvidenceFile, "c2/" + rundir.ReportFile} {
+		if _, ok := files[n]; !ok {
+			t.Errorf("no %s in the package", n)
+		}
+	}
+	for name, b := range files {
+		for _, g := range []string{host, tmp, "carol"} {
+			if bytes.Contains(b, []byte(g)) {
+				t.Errorf("%s still holds %q", name, g)
+			}
+		}
+	}
+	var got sweep.Result
+	if err := json.Unmarshal(files[sweep.ResultFile], &got); err != nil || len(got.Points) != 2 || got.Points[0].Name != "c1" {
+		t.Errorf("packed sweep.json: %v %+v", err, got.Points)
 	}
 }
