@@ -179,6 +179,12 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	if a, b := findingIDs(orig), findingIDs(again); a != b {
 		t.Errorf("findings differ:\n  original %s\n  unpacked %s", a, b)
 	}
+	// The spans still join the records: the ids kept their shape and their equalities.
+	c1, ok1 := orig.Signal(evidence.SigOTLPJoinCoverage)
+	c2, ok2 := again.Signal(evidence.SigOTLPJoinCoverage)
+	if !ok1 || !ok2 || c1.Value != c2.Value || c1.Value <= 0 {
+		t.Errorf("OTLP join coverage: original %v (%v), unpacked %v (%v)", c1.Value, ok1, c2.Value, ok2)
+	}
 	if !hasTraceSource(again) {
 		t.Errorf("the unpacked evidence lost the trace's signals")
 	}
