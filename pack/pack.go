@@ -149,6 +149,9 @@ type packer struct {
 	tmp string // where the rewritten files go
 	// torn counts cut last lines left out.
 	torn int
+	// shas maps the sha256 of each contract whose paths were replaced to its rewritten
+	// contract's: the documents then name the contract they travel with.
+	shas map[string]string
 }
 
 type job struct {
@@ -225,6 +228,9 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	}
 	m.Verified = "every rewritten file was searched for every original value replaced above; none remains"
 	m.Notes = append(m.Notes, "pel analyze on the unpacked directory gives the same verdict; a run larger than the analysis sample samples tasks by a hash of their ids, so its bootstrap intervals may differ in the last digits")
+	if len(p.shas) > 0 {
+		m.Notes = append(m.Notes, "a contract named file-system paths: they are replaced, so its sha256 is the rewritten contract's, not the one the original run recorded")
+	}
 	if p.torn > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d cut last line(s) of a JSON-lines file (a writer stopped mid-line) left out", p.torn))
 	}
@@ -507,6 +513,9 @@ func (p *packer) jsonDoc(src, dst string) error {
 	if err != nil {
 		return err
 	}
+	for old, sha := range p.shas {
+		b = bytes.ReplaceAll(b, []byte(old), []byte(sha))
+	}
 	return p.out(dst, func(w *bufio.Writer) error {
 		w.Write(b)
 		return w.WriteByte('\n')
@@ -590,6 +599,14 @@ func (p *packer) contract(src, dst string) error {
 			return err
 		}
 		out = b.Bytes()
+		before, err1 := contract.Parse(raw, src)
+		after, err2 := contract.Parse(out, src)
+		if err1 == nil && err2 == nil {
+			if p.shas == nil {
+				p.shas = map[string]string{}
+			}
+			p.shas[before.SHA256()] = after.SHA256()
+		}
 	}
 	return p.out(dst, func(w *bufio.Writer) error {
 		_, err := w.Write(out)

@@ -280,3 +280,56 @@ func TestPackSweep(t *testing.T) {
 		t.Errorf("packed sweep.json: %v %+v", err, got.Points)
 	}
 }
+
+// A contract's dataset path is replaced (the run is still analysed the same), and the
+// evidence names the rewritten contract's sha256, as pel analyze of the package will.
+func TestPackContractPaths(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	c := "name: ds\nversion: 1\narrival: {process: closed, concurrency: 1}\nrequests: 40\ntasks:\n" +
+		"  - {name: chat, weight: 1, dataset: {file: " + userPath + ", format: prompts}, output_tokens: 16}\n"
+	recs := comparetest.Records(comparetest.Spec{N: 40, Seed: 3})
+	if err := comparetest.WriteRun(dir, c, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := ladder.AnalyzeDir(d, ladder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ladder.WriteRun(d, ev); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "p.tar.gz")
+	if _, err := pack.Pack(dir, out, pack.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	files := unpack(t, out)
+	if bytes.Contains(files[rundir.ContractFile], []byte("carol")) || !bytes.Contains(files[rundir.ContractFile], []byte(".jsonl, format: prompts")) {
+		t.Errorf("packed contract:\n%s", files[rundir.ContractFile])
+	}
+	udir := filepath.Join(tmp, "u")
+	if err := os.MkdirAll(udir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for n, b := range files {
+		write(t, filepath.Join(udir, n), string(b))
+	}
+	u, err := rundir.Open(udir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(files[rundir.EvidenceFile], []byte(u.Contract.SHA256())) {
+		t.Errorf("the packed evidence does not name the packed contract's sha256 %s", u.Contract.SHA256())
+	}
+	again, _, err := ladder.AnalyzeDir(u, ladder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Verdict != ev.Verdict {
+		t.Errorf("verdict %q, packed %q", ev.Verdict, again.Verdict)
+	}
+}
