@@ -27,6 +27,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,8 @@ const (
 
 // Options tune Pack.
 type Options struct {
+	// Context stops packing once done (Ctrl-C): nothing is written, the temporary files go.
+	Context context.Context
 	// KeepPromptHashes keeps prompt_sha256 as recorded.
 	KeepPromptHashes bool
 	// Force replaces an existing output file.
@@ -173,6 +176,9 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	res := &Result{Manifest: &Manifest{Format: "pel-pack/1", Pseudonyms: redact.Scheme}}
 	rd := redact.New()
 	rd.KeepPromptHashes = o.KeepPromptHashes
+	if o.Context != nil {
+		rd.SetContext(o.Context)
+	}
 	if err := collect(dir, "", 0, &jobs, res, rd); err != nil {
 		return nil, err
 	}
@@ -253,6 +259,9 @@ func Pack(dir, out string, o Options) (*Result, error) {
 // file still holding one is returned as the leak (ErrLeak).
 func (p *packer) write(jobs []job, res *Result) (leak error, err error) {
 	for _, j := range jobs {
+		if err := p.r.Stopped(); err != nil {
+			return nil, err
+		}
 		dst := filepath.Join(p.tmp, filepath.FromSlash(j.rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return nil, err
@@ -457,6 +466,11 @@ func (p *packer) jsonLines(src, dst string, rules *redact.Rules, max int) error 
 	return p.out(dst, func(w *bufio.Writer) error {
 		var long []byte
 		for line := 1; ; line++ {
+			if line%4096 == 0 {
+				if err := p.r.Stopped(); err != nil {
+					return err
+				}
+			}
 			b, rerr := br.ReadSlice('\n')
 			if rerr == bufio.ErrBufferFull {
 				long = append(long[:0], b...)
@@ -536,6 +550,11 @@ func (p *packer) csvFile(src, dst string) error {
 		cw := csv.NewWriter(w)
 		var head []string
 		for row := 0; ; row++ {
+			if row%4096 == 0 {
+				if err := p.r.Stopped(); err != nil {
+					return err
+				}
+			}
 			rec, err := cr.Read()
 			if err == io.EOF {
 				break

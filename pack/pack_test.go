@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -331,5 +332,21 @@ func TestPackContractPaths(t *testing.T) {
 	}
 	if again.Verdict != ev.Verdict {
 		t.Errorf("verdict %q, packed %q", ev.Verdict, again.Verdict)
+	}
+}
+
+// A pack stopped by its context (Ctrl-C) writes nothing and says why.
+func TestPackStopped(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	synthRun(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(tmp, "p.tar.gz")
+	if _, err := pack.Pack(dir, out, pack.Options{Context: ctx}); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped pack: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a stopped pack wrote its output: %v", err)
 	}
 }

@@ -153,6 +153,11 @@ func (r *Redactor) kinetoEvents(dec *json.Decoder, win *window, w *bufio.Writer)
 	}
 	w.WriteByte('[')
 	for i := 0; dec.More(); i++ {
+		if i%4096 == 0 {
+			if err := r.Stopped(); err != nil {
+				return err
+			}
+		}
 		win.reset()
 		var ev map[string]any
 		if err := dec.Decode(&ev); err != nil {

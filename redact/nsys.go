@@ -198,6 +198,11 @@ func (r *Redactor) copyTable(in *sql.DB, tx *sql.Tx, n, create string, rewrite b
 		if count++; count > MaxNsysRows {
 			return fmt.Errorf("more than %d rows", MaxNsysRows)
 		}
+		if count%4096 == 0 {
+			if err := r.Stopped(); err != nil {
+				return err
+			}
+		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}

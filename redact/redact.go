@@ -17,6 +17,7 @@
 package redact
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -74,11 +75,12 @@ type Redactor struct {
 	KeepPromptHashes bool
 
 	key [32]byte
+	ctx context.Context
 
-	mu      sync.Mutex
-	memo    map[memoKey]string
-	pseudo  map[string]bool // every pseudonym made: never redacted again
-	seen    map[Kind]map[string]bool
+	mu     sync.Mutex
+	memo   map[memoKey]string
+	pseudo map[string]bool // every pseudonym made: never redacted again
+	seen   map[Kind]map[string]bool
 	// seenHex holds the hex ids and prompt hashes seen as 16-byte digests, not strings:
 	// there is one per task, and a long run has millions.
 	seenHex map[Kind]map[digest]bool
@@ -405,4 +407,16 @@ func (r *Redactor) ResetCounts() {
 	r.occ = map[Kind]int{}
 	r.removed = map[Kind]bool{}
 	r.mu.Unlock()
+}
+
+// SetContext makes the long loops (the lines of a file, the events of a trace, the rows of
+// a table) stop with ctx's error once it is done (Ctrl-C).
+func (r *Redactor) SetContext(ctx context.Context) { r.ctx = ctx }
+
+// Stopped is the context's error once it is done, else nil.
+func (r *Redactor) Stopped() error {
+	if r.ctx == nil {
+		return nil
+	}
+	return r.ctx.Err()
 }

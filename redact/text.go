@@ -434,7 +434,9 @@ func hexTokens(data string) [][2]int {
 	return out
 }
 
-func isHexByte(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isHexByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
 
 // isWordRune is regexp's \w for a byte.
 func isWordRune(c byte) bool { return alnumByte(c) || c == '_' }

@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,8 @@ type PruneOptions struct {
 	Now time.Time
 	// Remove deletes the runs found; without it Prune only lists them (a dry run).
 	Remove bool
+	// Context stops the prune between two run directories once done (Ctrl-C).
+	Context context.Context
 }
 
 // PruneEntry is one run directory Prune looked at.
@@ -127,6 +130,9 @@ func Prune(root string, o PruneOptions) ([]PruneEntry, error) {
 	}
 	var out []PruneEntry
 	for _, rel := range runs {
+		if o.Context != nil && o.Context.Err() != nil {
+			return out, o.Context.Err()
+		}
 		e := PruneEntry{Path: filepath.Join(root, rel)}
 		e.StartedAt = recordedStart(e.Path)
 		e.Limit = o.OlderThan

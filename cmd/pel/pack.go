@@ -34,6 +34,7 @@ under pel analyze.`,
 			if out == "" {
 				return usageErrorf("pack: give -o FILE.tar.gz")
 			}
+			o.Context = a.ctx
 			res, err := pack.Pack(args[0], out, o)
 			if err != nil {
 				if errors.Is(err, pack.ErrBadInput) || errors.Is(err, rundir.ErrExists) || errors.Is(err, rundir.ErrSymlink) || errors.Is(err, rundir.ErrNotRegular) {

@@ -27,7 +27,7 @@ contract set (runs without one are kept). A run's age is measured from the start
 removed without --yes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := rundir.PruneOptions{Now: time.Now(), Remove: yes}
+			o := rundir.PruneOptions{Now: time.Now(), Remove: yes, Context: a.ctx}
 			if olderThan != "" {
 				d, err := contract.ParseRetention(olderThan)
 				if err != nil {

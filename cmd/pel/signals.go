@@ -19,7 +19,7 @@ const stopBound = 2 * time.Second
 // analyses are the commands stopped stopBound after a signal.
 var analyses = map[string]bool{
 	"analyze": true, "report": true, "compare": true, "trace": true, "merge": true,
-	"canary": true, "contract": true, "k8s": true,
+	"canary": true, "contract": true, "k8s": true, "pack": true, "prune": true,
 }
 
 // watchStop waits for a signal and then makes sure pel stops: stopBound later for an

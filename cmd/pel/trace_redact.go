@@ -26,6 +26,7 @@ func redactTrace(a *app, src string, f redactFlags) error {
 		return usageErrorf("trace: --redact and -o FILE go together")
 	}
 	r := redact.New()
+	r.SetContext(a.ctx)
 	res, err := r.TraceFile(src, f.out, f.force)
 	if err != nil {
 		if errors.Is(err, redact.ErrLeak) {
