@@ -76,8 +76,10 @@ const (
 	MaxEntries = 4096
 	// MaxJSONBytes bounds a whole-document JSON file (evidence.json, sweep.json, canary.json).
 	MaxJSONBytes = 256 << 20
-	// MaxCSVBytes bounds a CSV file.
+	// MaxCSVBytes bounds a CSV file, MaxCSVLine one of its lines (encoding/csv holds a
+	// record whole).
 	MaxCSVBytes = 4 << 30
+	MaxCSVLine  = 64 << 20
 )
 
 // Options tune Pack.
@@ -543,7 +545,7 @@ func (p *packer) csvFile(src, dst string) error {
 		return bad("%v", err)
 	}
 	defer f.Close()
-	cr := csv.NewReader(bufio.NewReader(io.LimitReader(f, MaxCSVBytes)))
+	cr := csv.NewReader(&lineLimit{r: bufio.NewReader(io.LimitReader(f, MaxCSVBytes)), max: MaxCSVLine})
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	return p.out(dst, func(w *bufio.Writer) error {
@@ -586,6 +588,25 @@ func (p *packer) csvFile(src, dst string) error {
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// lineLimit fails a read once more than max bytes came without a newline.
+type lineLimit struct {
+	r     io.Reader
+	max   int
+	since int
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for _, c := range p[:n] {
+		if c == '\n' {
+			l.since = 0
+		} else if l.since++; l.since > l.max {
+			return 0, fmt.Errorf("a line longer than %d MiB", l.max>>20)
+		}
+	}
+	return n, err
 }
 
 // contract rewrites the paths a contract names (a dataset, a replay trace) and any
