@@ -149,6 +149,42 @@ var rewriters = map[string]rewriter{
 	sweep.CSVFile:             {"CSV (cells)", (*packer).csvFile},
 }
 
+// traceRewriter redacts a profiler trace kept in the run directory, as pel trace --redact.
+var traceRewriter = rewriter{"profiler trace (as pel trace --redact)", (*packer).trace}
+
+// isTraceName: a Kineto trace (NAME.trace.json, NAME.pt.trace.json, .gz or not) or an
+// Nsight Systems SQLite export (NAME.sqlite), as profilers name them.
+func isTraceName(n string) bool {
+	n = strings.TrimSuffix(n, ".gz")
+	return strings.HasSuffix(n, ".trace.json") || strings.HasSuffix(n, ".sqlite")
+}
+
+func (p *packer) trace(src, dst string) error {
+	f, err := safefile.Open(src)
+	if err != nil {
+		return bad("%v", err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	if redact.IsSQLite(head[:n]) {
+		f.Close()
+		if _, err := p.r.Nsys(src, dst); err != nil {
+			return bad("%s: %v", src, err)
+		}
+		return nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return p.out(dst, func(w *bufio.Writer) error {
+		if err := p.r.Kineto(f, w, strings.HasSuffix(dst, ".gz")); err != nil {
+			return bad("%s: %v", src, err)
+		}
+		return nil
+	})
+}
+
 type packer struct {
 	r   *redact.Redactor
 	tmp string // where the rewritten files go
@@ -295,7 +331,11 @@ func (p *packer) write(jobs []job, res *Result) (leak error, err error) {
 		if _, err := os.Lstat(dst); err != nil {
 			continue
 		}
-		leaks, err := redact.CheckFile(p.r, dst)
+		check := redact.CheckFile
+		if strings.HasSuffix(dst, ".gz") {
+			check = redact.CheckGzipFile
+		}
+		leaks, err := check(p.r, dst)
 		if err != nil {
 			return nil, err
 		}
@@ -389,11 +429,25 @@ func collect(dir, rel string, depth int, jobs *[]job, res *Result, rd *redact.Re
 				}
 				continue
 			}
+			if ok, _ := safefile.Regular(filepath.Join(dir, rundir.ContractFile)); ok && depth <= 1 && !isSweepPoint(src) {
+				sub := e.Name()
+				if !traceDirs[sub] {
+					sub = rd.Path(sub)
+				}
+				if err := collectTraces(src, path.Join(rel, sub), name, jobs, leave, rd); err != nil {
+					return err
+				}
+				continue
+			}
 			leave(name, "a directory that is not a run directory of this sweep")
 		case !st.Mode().IsRegular():
 			leave(name, "not a regular file")
 		case strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-"):
 			leave(name, "a temporary file of an interrupted write")
+		case isTraceName(e.Name()):
+			// The name goes too (it is often the host's): the evidence names the trace by
+			// its base name, rewritten to the same pseudonym.
+			*jobs = append(*jobs, job{rel: path.Join(rel, rd.Path(e.Name())), src: src, rw: traceRewriter})
 		default:
 			rw, ok := rewriters[e.Name()]
 			if !ok {
@@ -401,6 +455,46 @@ func collect(dir, rel string, depth int, jobs *[]job, res *Result, rd *redact.Re
 				continue
 			}
 			*jobs = append(*jobs, job{rel: name, src: src, rw: rw})
+		}
+	}
+	return nil
+}
+
+// traceDirs are the names of a run's trace directories kept as they are; any other
+// directory's name becomes a pseudonym (it may be a host's).
+var traceDirs = map[string]bool{"profile": true, "profiles": true, "trace": true, "traces": true}
+
+func isSweepPoint(dir string) bool {
+	ok, _ := safefile.Regular(filepath.Join(dir, rundir.ContractFile))
+	return ok
+}
+
+// collectTraces takes the profiler traces of a run's subdirectory (one level); anything
+// else in it is left out.
+func collectTraces(dir, rel, shown string, jobs *[]job, leave func(name, why string), rd *redact.Redactor) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return bad("%v", err)
+	}
+	ents, err := f.ReadDir(MaxEntries + 1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return bad("%s: %v", dir, err)
+	}
+	if len(ents) > MaxEntries {
+		return bad("%s: more than %d entries", dir, MaxEntries)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, e := range ents {
+		name := path.Join(shown, e.Name())
+		st, err := os.Lstat(filepath.Join(dir, e.Name()))
+		switch {
+		case err != nil:
+			return bad("%v", err)
+		case st.Mode().IsRegular() && isTraceName(e.Name()):
+			*jobs = append(*jobs, job{rel: path.Join(rel, rd.Path(e.Name())), src: filepath.Join(dir, e.Name()), rw: traceRewriter})
+		default:
+			leave(name, "not a profiler trace, in a run's trace directory")
 		}
 	}
 	return nil

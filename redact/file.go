@@ -90,13 +90,21 @@ func (r *Redactor) TraceFile(src, dst string, force bool) (*TraceResult, error) 
 	return res, nil
 }
 
-func checkGzip(r *Redactor, file string) error {
+// IsSQLite reports whether head starts an SQLite 3 database (an Nsight Systems export).
+func IsSQLite(head []byte) bool { return bytes.HasPrefix(head, sqliteMagic) }
+
+// CheckGzipFile is CheckFile of a gzip file's decompressed bytes.
+func CheckGzipFile(r *Redactor, file string) ([]Leak, error) {
 	f, err := safefile.Open(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
-	leaks, err := checkReader(r, f, true)
+	return checkReader(r, f, true)
+}
+
+func checkGzip(r *Redactor, file string) error {
+	leaks, err := CheckGzipFile(r, file)
 	if err != nil {
 		return err
 	}

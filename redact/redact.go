@@ -365,25 +365,20 @@ func extensions(p string) string {
 		return ""
 	}
 	ext := ""
-	for i := len(parts) - 1; i >= 1 && i >= len(parts)-3; i-- {
+	for i := len(parts) - 1; i >= 1 && i >= len(parts)-4; i-- {
 		e := parts[i]
-		if e == "" || len(e) > 8 || !alnum(e) {
-			break
+		if !knownExt[strings.ToLower(e)] {
+			break // gpu7.corp.example.json keeps .json, not the domain
 		}
 		ext = "." + e + ext
 	}
 	return ext
 }
 
-func alnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
+// knownExt are the extensions a pseudonymised path keeps: those that say how to read a file.
+var knownExt = map[string]bool{"gz": true, "zst": true, "xz": true, "bz2": true, "tar": true, "json": true, "jsonl": true,
+	"trace": true, "pt": true, "sqlite": true, "nsys-rep": true, "qdrep": true, "yaml": true, "yml": true, "csv": true,
+	"html": true, "txt": true, "log": true, "py": true, "prom": true, "pb": true}
 
 // homeUser is NAME in /home/NAME/..., /Users/NAME/..., /u/NAME... ("" when none).
 func homeUser(p string) string {

@@ -163,3 +163,19 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestPathKeepsOnlyFormatExtensions(t *testing.T) {
+	r := New()
+	for in, ext := range map[string]string{
+		"/home/a/gpu7.corp.example.json":                  ".json",
+		"gpu-node-17.corp.example-rank1.pt.trace.json.gz": ".pt.trace.json.gz",
+		"/data/x.sqlite":                                  ".sqlite",
+		"model_runner.py":                                 ".py",
+		"/tmp/noext":                                      "",
+	} {
+		p := r.Path(in)
+		if !strings.HasPrefix(p, "path-") || strings.TrimLeft(strings.TrimPrefix(p, "path-"), "0123456789abcdef") != ext {
+			t.Errorf("Path(%q) = %q, want path-<hex>%s", in, p, ext)
+		}
+	}
+}

@@ -90,6 +90,14 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A trace kept in the run directory is packed redacted, under a pseudonym.
+	if err := os.MkdirAll(filepath.Join(dir, "profile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(dir, "profile", plantedHost+"-rank1.pt.trace.json.gz")
+	if err := os.WriteFile(kept, plantKineto(fixture), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// A file no rewriter knows is left out.
 	if err := os.WriteFile(filepath.Join(dir, "notes-"+plantedHost+".txt"), []byte("ssh "+plantedHost), 0o600); err != nil {
 		t.Fatal(err)
@@ -136,8 +144,21 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	if _, ok := files["notes-"+plantedHost+".txt"]; ok {
 		t.Errorf("an unknown file was copied into the package")
 	}
+	var packedTrace string
 	for name, body := range files {
-		for _, o := range originals {
+		if strings.HasPrefix(name, "profile/") {
+			packedTrace = name
+		}
+		if strings.HasSuffix(name, ".gz") {
+			z, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if body, err = io.ReadAll(z); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		for _, o := range append(originals, planted{"user name", "alice"}, planted{"process name", "vllm-worker-gpu"}) {
 			if bytes.Contains(body, []byte(o.value)) {
 				t.Errorf("%s still holds the %s %q", name, o.kind, o.value)
 			}
@@ -188,6 +209,16 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	if !hasTraceSource(again) {
 		t.Errorf("the unpacked evidence lost the trace's signals")
 	}
+	// The packed trace is read by pel analyze --trace like the original.
+	if !strings.HasSuffix(packedTrace, ".pt.trace.json.gz") || strings.Contains(packedTrace, plantedHost) {
+		t.Fatalf("packed trace %q", packedTrace)
+	}
+	if code, _, errs := runCLI(t, "analyze", udir, "--trace", filepath.Join(udir, packedTrace)); code != 0 {
+		t.Fatalf("pel analyze --trace of the packed trace: exit %d: %s", code, errs)
+	}
+	if withTrace, err := rundir.ReadEvidence(udir); err != nil || withTrace.Verdict != orig.Verdict {
+		t.Errorf("with the packed trace: %v, verdict %q", err, withTrace.Verdict)
+	}
 }
 
 type planted struct{ kind, value string }
@@ -237,6 +268,29 @@ func plantedValues(t *testing.T, dir, simURL, dcgmURL, otlpAddr, traceFile, tmp 
 		fh.Close()
 	}
 	return out
+}
+
+// plantKineto is a gzip Kineto trace (the fixture's events) whose process is named after a
+// host and whose Python frames lie under a user's home directory.
+func plantKineto(gz []byte) []byte {
+	z, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		panic(err)
+	}
+	raw, err := io.ReadAll(z)
+	if err != nil {
+		panic(err)
+	}
+	extra := `{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"vllm-worker-gpu ` + plantedHost + `"}},` +
+		`{"ph":"X","cat":"python_function","name":"/home/alice/vllm/worker.py(12): execute_model","pid":1,"tid":1,"ts":1,"dur":1},`
+	i := bytes.Index(raw, []byte(`"traceEvents"`))
+	j := bytes.IndexByte(raw[i:], '[')
+	out := append(append(append([]byte{}, raw[:i+j+1]...), extra...), raw[i+j+1:]...)
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(out)
+	w.Close()
+	return b.Bytes()
 }
 
 func collectLabels(v any, f func(k, v string)) {
