@@ -3,7 +3,9 @@
 // knows its format, with the identifiers pel recorded replaced by stable pseudonyms
 // (package redact): host names, IP addresses and ports, request/trace/span ids, paths,
 // user names, process names, GPU UUIDs and, unless asked, prompt hashes; prompt and output
-// text is removed. A file no rewriter knows is left out and listed, never copied.
+// text is removed. A profiler trace kept in the run directory (or its profile/ directory)
+// is redacted as pel trace --redact does and renamed to the pseudonym its evidence names.
+// A file no rewriter knows is left out and listed, never copied.
 //
 // The small documents are rewritten first, so the hosts, paths and ids they name are known
 // when the records' free text is rewritten. Then every rewritten file is searched for every
