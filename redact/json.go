@@ -30,7 +30,7 @@ var (
 	userKeys    = set("user", "username", "user_name", "user.name", "logname")
 	uuidKeys    = set("uuid", "gpu_uuid", "gpu-uuid", "gpu.uuid")
 	processKeys = set("process_name", "process.executable.name", "process.command", "exe", "comm")
-	pathKeys    = set("file", "filename", "path", "dir", "cwd", "traceName", "tracename", "trace_name", "model_path")
+	pathKeys    = set("file", "filename", "path", "dir", "cwd", "traceName", "tracename", "trace_name", "model_path", "trace")
 	promptKeys  = set("prompt_sha256")
 )
 
