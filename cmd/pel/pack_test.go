@@ -50,7 +50,8 @@ cost: {accelerator_hour_usd: 2.5, accelerators: 1}
 // plantedHost is the GPU host's name the simulated DCGM exporter reports.
 const plantedHost = "gpu-node-17.corp.example"
 
-// TestPackLeavesNoIdentifier runs pel run against pel sim with OTLP spans and DCGM, adds a
+// TestPackLeavesNoIdentifier runs pel run against pel sim with OTLP spans, DCGM and a
+// profiling window (the engine's trace lands in a directory named after the host), adds a
 // real Kineto trace whose file name carries the host name, packs the run, and then looks
 // in every file of the package for every identifier the run recorded: the target's host
 // and address, every port, the GPU host name and UUID, every request/trace/span id, every
@@ -61,9 +62,14 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 		t.Skip("drives pel sim with pel run")
 	}
 	otlpAddr := pelbin.FreeAddr(t)
-	srv := simtest.Start(t, "kv-thrash", sim.Options{Speed: 5, Seed: 1, Hostname: plantedHost,
-		OTLPEndpoint: "http://" + otlpAddr + "/v1/traces"}, true)
 	tmp := t.TempDir()
+	// The engine's profiler writes its trace into a directory named after the host.
+	profDir := filepath.Join(tmp, "vllm-profile-"+plantedHost)
+	if err := os.Mkdir(profDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	srv := simtest.Start(t, "kv-thrash", sim.Options{Speed: 5, Seed: 1, Hostname: plantedHost,
+		OTLPEndpoint: "http://" + otlpAddr + "/v1/traces", ProfileDir: profDir, ProfileSlowdown: 1.25}, true)
 	cf := filepath.Join(tmp, "c.yaml")
 	if err := os.WriteFile(cf, []byte(kvThrashShort), 0o600); err != nil {
 		t.Fatal(err)
@@ -71,7 +77,8 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	dir := filepath.Join(tmp, "run-"+plantedHost)
 	target := strings.Replace(srv.URL(), "127.0.0.1", "localhost", 1)
 	code, _, errs := runCLI(t, "run", "--target", target, "--contract", cf, "-o", dir,
-		"--metrics", srv.URL()+"/metrics", "--dcgm", srv.DCGMURL()+"/metrics", "--otlp", otlpAddr, "--metrics-interval", "250ms")
+		"--metrics", srv.URL()+"/metrics", "--dcgm", srv.DCGMURL()+"/metrics", "--otlp", otlpAddr, "--metrics-interval", "250ms",
+		"--profile-at", "1500ms", "--profile-for", "1500ms", "--profile-trace", profDir)
 	if code != 0 {
 		t.Fatalf("pel run: exit %d: %s", code, errs)
 	}
@@ -89,6 +96,9 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 	orig, err := rundir.ReadEvidence(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if orig.Run.Profile == nil || !strings.HasPrefix(orig.Run.Profile.Trace, profDir) {
+		t.Fatalf("the run read no trace from its profiling window: %+v", orig.Run.Profile)
 	}
 	// A trace kept in the run directory is packed redacted, under a pseudonym.
 	if err := os.MkdirAll(filepath.Join(dir, "profile"), 0o700); err != nil {
@@ -231,7 +241,7 @@ func plantedValues(t *testing.T, dir, simURL, dcgmURL, otlpAddr, traceFile, tmp 
 	out := []planted{
 		{"host name", "localhost"}, {"host name", plantedHost}, {"IP address", "127.0.0.1"},
 		{"port", ":" + port(simURL)}, {"port", ":" + port(dcgmURL)}, {"port", ":" + port(otlpAddr)},
-		{"path", tmp}, {"path", dir}, {"path", traceFile}, {"path", filepath.Base(traceFile)},
+		{"path", tmp}, {"path", dir}, {"path", traceFile}, {"path", filepath.Base(traceFile)}, {"path", "vllm-profile-"},
 	}
 	if h, err := os.Hostname(); err == nil && len(h) > 3 {
 		out = append(out, planted{"host name", h})
