@@ -125,6 +125,8 @@ type Result struct {
 	Manifest *Manifest
 	// LeftOutNames are the original names of the files left out (printed, never packed).
 	LeftOutNames []string
+	// Passes is how many times the files were rewritten (2: an original was learnt late).
+	Passes int
 }
 
 type rewriter struct {
@@ -236,6 +238,7 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	// a later file's label) after it had written an earlier file's free text.
 	for pass := 1; pass <= 2; pass++ {
 		rd.ResetCounts()
+		res.Passes = pass
 		dir := filepath.Join(tmp, fmt.Sprint(pass))
 		p = &packer{r: rd, tmp: dir}
 		leftOut := len(res.Manifest.LeftOut)
