@@ -47,6 +47,7 @@ import (
 
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/redact"
@@ -55,12 +56,11 @@ import (
 	"github.com/pel-ladder/pel/sweep"
 )
 
-// ErrBadInput marks a directory that cannot be packed as given (exit 2).
-var ErrBadInput = errors.New("bad input")
+// ErrBadInput marks a directory that cannot be packed as given (exit 2): the program's one
+// bad-input kind.
+var ErrBadInput = badinput.ErrBadInput
 
-func bad(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, a...))
-}
+func bad(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // ErrLeak is returned when a rewritten file still holds an original: nothing is written.
 var ErrLeak = redact.ErrLeak
