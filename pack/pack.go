@@ -333,7 +333,9 @@ func (p *packer) write(jobs []job, res *Result) (leak error, err error) {
 	}
 	for _, j := range jobs {
 		dst := filepath.Join(p.tmp, filepath.FromSlash(j.rel))
-		if _, err := os.Lstat(dst); err != nil {
+		if _, err := os.Lstat(dst); err != nil || j.rw.fn == nil {
+			// A rendered page is a function of its document alone, which is searched: its
+			// own words (a host named "worker" is in the template) are not originals.
 			continue
 		}
 		check := redact.CheckFile

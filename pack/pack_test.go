@@ -359,3 +359,40 @@ func TestPackStopped(t *testing.T) {
 		t.Errorf("a stopped pack wrote its output: %v", err)
 	}
 }
+
+// A host named like a word pel writes ("engine") is replaced wherever it stands as a word
+// in the data (its text says "host-….invalid /metrics" then), and the pack succeeds: the
+// pages, rendered from the rewritten documents, are not searched for their own words.
+func TestPackWordHost(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	recs := comparetest.Records(comparetest.Spec{N: 20, Seed: 5})
+	for i := range recs {
+		recs[i].Target = "http://engine:8000"
+	}
+	if err := comparetest.WriteRun(dir, "", recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := ladder.AnalyzeDir(d, ladder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Run.Target = "http://engine:8000"
+	if err := ladder.WriteRun(d, ev); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "p.tar.gz")
+	if _, err := pack.Pack(dir, out, pack.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	files := unpack(t, out)
+	for _, n := range []string{rundir.RequestsFile, rundir.EvidenceFile} {
+		if bytes.Contains(files[n], []byte("//engine")) {
+			t.Errorf("%s still names the host", n)
+		}
+	}
+}
