@@ -275,7 +275,7 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	if o.KeepPromptHashes {
 		m.Kept = append(m.Kept, "prompt_sha256 as recorded (--keep-prompt-hashes)")
 	}
-	m.Verified = "every rewritten file was searched for every original value replaced above; none remains"
+	m.Verified = "every rewritten file was searched for every original value replaced above; none remains (the HTML pages are rendered from those files alone)"
 	m.Notes = append(m.Notes, "pel analyze on the unpacked directory gives the same verdict; a run larger than the analysis sample samples tasks by a hash of their ids, so its bootstrap intervals may differ in the last digits")
 	if len(p.shas) > 0 {
 		m.Notes = append(m.Notes, "a contract named file-system paths: they are replaced, so its sha256 is the rewritten contract's, not the one the original run recorded")
