@@ -11,9 +11,10 @@
 // when the records' free text is rewritten. Then every rewritten file is searched for every
 // original replaced; when one is found (an original learnt only after an earlier file was
 // written) the directory is rewritten once more with everything learnt, and an original
-// found again is an error: nothing is written. report.html and
-// sweep.html are rendered again from the rewritten evidence.json and sweep.json, so they
-// say what the package says. The manifest (MANIFEST.json in the archive) lists each file
+// found again is an error: nothing is written. report.html and sweep.html are rendered
+// again from the rewritten evidence.json and sweep.json, so they say what the package says
+// (and are not searched: they are a function of searched files alone, and their own words,
+// such as "engine", are not originals). The manifest (MANIFEST.json in the archive) lists each file
 // with its rewriter, each kind of value replaced or removed with counts, and each file left
 // out; it never holds an original.
 //
