@@ -328,7 +328,7 @@ func (l *lineReader) close() { l.f.Close() }
 // next returns the next record and its line (newline included); ok false at the end.
 func (l *lineReader) next() (rec record.Record, line []byte, ok bool, err error) {
 	for {
-		b, rerr := l.br.ReadBytes('\n')
+		b, rerr := l.readLine()
 		if rerr != nil && rerr != io.EOF {
 			return rec, nil, false, rerr
 		}
@@ -357,6 +357,22 @@ func (l *lineReader) next() (rec record.Record, line []byte, ok bool, err error)
 			b = append(b, '\n')
 		}
 		return rec, b, true, nil
+	}
+}
+
+// readLine is the next line, newline included, read no further than one byte past
+// record.MaxLine: a longer line is refused by its length, never held whole.
+func (l *lineReader) readLine() ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > record.MaxLine {
+			return out, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return out, err
+		}
 	}
 }
 

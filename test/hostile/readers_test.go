@@ -1,0 +1,309 @@
+package hostile
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// Files pel reads that a hostile (or corrupt) writer shaped: each reader bounds a line,
+// never sizes a structure from a value in the file, and refuses what it cannot hold with
+// the file and line.
+
+// synthStart is the scheduled start of every synthetic run.
+var synthStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// synthLine is one chat task record as pel run writes it (the shape of a real line), due
+// at start + seq/4 s, taking 100 ms; extra is appended inside the object (",\"k\":v").
+func synthLine(seq int, task string, extra string) string {
+	at := synthStart.Add(time.Duration(seq) * 250 * time.Millisecond)
+	ts := func(d time.Duration) string { return at.Add(d).Format(time.RFC3339Nano) }
+	return fmt.Sprintf(`{"seq":%d,"id":"id%d","trace_id":"tr%d","task":%q,"phase":"warm","in_flight":0,"scheduled_at":%q,"sent_at":%q,"headers_at":%q,"first_token_at":%q,"last_token_at":%q,"done_at":%q,"first_sent_at":%q,"chunk_us":[20000,30000,40000,50000],"chunk_tokens":[1,1,1,1],"prompt_tokens":16,"output_tokens":4,"token_source":"usage","attempts":1,"status":"ok","http_status":200,"finish_reason":"length","sent_prompt_tokens":16,"accepted":true%s}`,
+		seq, seq, seq, task, ts(0), ts(time.Millisecond), ts(2*time.Millisecond), ts(20*time.Millisecond), ts(50*time.Millisecond), ts(100*time.Millisecond), ts(time.Millisecond), extra)
+}
+
+// synthRun writes a run directory of n requests (contract and requests.jsonl) whose lines
+// line(i, w) writes; it returns the directory.
+func synthRun(t *testing.T, n int, line func(i int, w *bufio.Writer)) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "contract.yaml", strings.Replace(contractYAML(4, time.Second, 5*time.Second, ""), "duration: 1s", fmt.Sprintf("requests: %d", n), 1))
+	f, err := os.Create(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		line(i, w)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func analyzed(t *testing.T, dir string) *evidence.Evidence {
+	t.Helper()
+	ev, err := evidence.ReadFile(filepath.Join(dir, "evidence.json"))
+	if err != nil {
+		t.Fatalf("evidence.json: %v", err)
+	}
+	return ev
+}
+
+// appendSparse appends to path a line of n NUL bytes (a sparse hole: no disk, no time)
+// and its newline.
+func appendSparse(t *testing.T, path string, n int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("\n"), st.Size()+n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pel merge with a 3 GiB line in a shard: the line is refused at 64 MiB, naming the file
+// and line (exit 2), never read whole.
+func TestMergeHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	shards := []string{filepath.Join(dir, "shard-0"), filepath.Join(dir, "shard-1")}
+	for i, s := range shards {
+		if err := os.Mkdir(s, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, s, "contract.yaml", strings.Replace(contractYAML(4, time.Second, 5*time.Second, ""), "duration: 1s", "requests: 8", 1))
+		var b strings.Builder
+		for seq := i; seq < 8; seq += 2 {
+			b.WriteString(synthLine(seq, "chat", fmt.Sprintf(`,"shard":"%d/2"`, i)) + "\n")
+		}
+		p := writeFile(t, s, "requests.jsonl", b.String())
+		if i == 0 {
+			appendSparse(t, p, 3<<30)
+		}
+		ev := evidence.New()
+		ev.Run.StartedAt = synthStart
+		ev.Run.Shard = &evidence.Shard{Index: i, Count: 2, StartAt: synthStart}
+		if err := ev.WriteFile(filepath.Join(s, "evidence.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := pel(t, time.Minute, nil, "merge", shards[0], shards[1], "-o", filepath.Join(dir, "merged"))
+	if res.code != 2 || !strings.Contains(res.stderr, "shard-0/requests.jsonl: line 5: record longer than 64 MiB") {
+		t.Errorf("exit %d, want 2 naming the line: %s", res.code, tail(res.stderr))
+	}
+}
+
+// One record whose done_at is two years after the run (unbounded: 2.28 GB after 32 s): no
+// structure is sized by a time read from the file.
+func TestDoneAtTwoYearsLate(t *testing.T) {
+	const n = 200
+	late := synthStart.AddDate(2, 0, 0).Format(time.RFC3339Nano)
+	dir := synthRun(t, n, func(i int, w *bufio.Writer) {
+		l := synthLine(i, "chat", "")
+		if i == n/2 {
+			i := strings.Index(l, `"done_at":"`) + len(`"done_at":"`)
+			j := i + strings.IndexByte(l[i:], '"')
+			l = l[:i] + late + l[j:]
+		}
+		w.WriteString(l + "\n")
+	})
+	res := pel(t, time.Minute, nil, "analyze", dir)
+	if res.code != 0 && !(res.code == 2 && strings.Contains(res.stderr, fmt.Sprintf("line %d", n/2+1))) {
+		t.Fatalf("exit %d, want 0, or 2 naming line %d: %s", res.code, n/2+1, tail(res.stderr))
+	}
+	if res.code == 0 {
+		if ev := analyzed(t, dir); ev.Workload.Requests != n {
+			t.Errorf("%d requests analysed, want %d", ev.Workload.Requests, n)
+		}
+	}
+}
+
+// 100,000 distinct task names: the per-task tables fold the names past a cap into one
+// "other" row and say so; memory does not grow with the names.
+func TestManyTaskNames(t *testing.T) {
+	const n = 100_000
+	dir := synthRun(t, n, func(i int, w *bufio.Writer) {
+		w.WriteString(synthLine(i, fmt.Sprintf("task-%06d-%s", i, strings.Repeat("x", 40)), "") + "\n")
+	})
+	res := pel(t, 2*time.Minute, nil, "analyze", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
+	}
+	ev := analyzed(t, dir)
+	if ev.Workload.Requests != n {
+		t.Errorf("%d requests analysed, want %d", ev.Workload.Requests, n)
+	}
+	if !strings.Contains(strings.Join(ev.Run.Notes, "\n"), "task names") {
+		t.Errorf("no note on the folded task names in %q", ev.Run.Notes)
+	}
+}
+
+// 400,000 step records with no task record (unbounded: 2.05 GB, exit 0): the steps held
+// for tasks still running are bounded, and past the bound the file is refused naming the
+// line (exit 2).
+func TestOrphanSteps(t *testing.T) {
+	const n = 400_000
+	dir := synthRun(t, n, func(i int, w *bufio.Writer) {
+		w.WriteString(synthLine(i, "chat", fmt.Sprintf(`,"step":{"task":%d,"index":0,"kind":"chat","turn":0,"answer":true}`, i)) + "\n")
+	})
+	res := pel(t, 2*time.Minute, nil, "analyze", dir)
+	if res.code != 2 || !strings.Contains(res.stderr, "requests.jsonl: line ") || !strings.Contains(res.stderr, "step records") {
+		t.Errorf("exit %d, want 2 naming the line: %s", res.code, tail(res.stderr))
+	}
+}
+
+// 6,000 records of 390 KB (65,536 chunk timings each, the most a record keeps): memory
+// follows the records held, not the batches read ahead.
+func TestLargeRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 2.3 GB")
+	}
+	const n = 6000
+	var b strings.Builder
+	b.WriteString(`,"chunks":65536,"chunk_us":[`)
+	for i := range 65536 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d", 20000+i)
+	}
+	b.WriteString(`],"chunk_tokens":[`)
+	for i := range 65536 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('1')
+	}
+	b.WriteString(`]`)
+	chunks := b.String()
+	dir := synthRun(t, n, func(i int, w *bufio.Writer) {
+		l := synthLine(i, "chat", "")
+		l = strings.Replace(l, `"chunk_us":[20000,30000,40000,50000],"chunk_tokens":[1,1,1,1],`, "", 1)
+		l = strings.Replace(l, `"output_tokens":4,`, `"output_tokens":65536,`, 1)
+		w.WriteString(l[:len(l)-1] + chunks + "}\n")
+	})
+	res := pel(t, 5*time.Minute, nil, "analyze", dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
+	}
+	if ev := analyzed(t, dir); ev.Workload.Requests != n {
+		t.Errorf("%d requests analysed, want %d", ev.Workload.Requests, n)
+	}
+}
+
+// A contract whose empirical prompt length is 2^24 tokens (the largest it accepts): the run
+// sends it, or the contract refuses it naming the line; memory stays bounded either way.
+func TestEmpiricalHugePrompt(t *testing.T) {
+	target := api(t, okStream)
+	dir := t.TempDir()
+	c := strings.Replace(contractYAML(1, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 2", 1)
+	c = strings.Replace(c, "prompt_tokens: 16", "prompt_tokens: {dist: empirical, values: [16, 16777216]}", 1)
+	cf := writeFile(t, dir, "c.yaml", c)
+	out := filepath.Join(dir, "run")
+	res := pel(t, 2*time.Minute, nil, "run", "--target", target, "--contract", cf, "-o", out, "--grace", grace.String())
+	if res.code == 2 && strings.Contains(res.stderr, "c.yaml:") {
+		return // refused, naming the line
+	}
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
+	}
+	records(t, out)
+}
+
+// --keep-text with a 14 M-token prompt (unbounded: a 75 MB line pel's own reader refuses):
+// the writer never writes a line the reader refuses, so the run analyses again.
+func TestKeepTextHugePrompt(t *testing.T) {
+	target := api(t, okStream)
+	dir := t.TempDir()
+	c := strings.Replace(contractYAML(1, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 1", 1)
+	c = strings.Replace(c, "prompt_tokens: 16", "prompt_tokens: 14000000", 1)
+	cf := writeFile(t, dir, "c.yaml", c)
+	out := filepath.Join(dir, "run")
+	res := pel(t, 2*time.Minute, nil, "run", "--target", target, "--contract", cf, "-o", out, "--grace", grace.String(), "--keep-text")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
+	}
+	recs := records(t, out)
+	if len(recs) != 1 || recs[0].Prompt == "" {
+		t.Errorf("want 1 record keeping (the start of) its prompt, got %d", len(recs))
+	}
+	res = pel(t, time.Minute, nil, "analyze", out)
+	if res.code != 0 {
+		t.Errorf("pel analyze of the run: exit %d: %s", res.code, tail(res.stderr))
+	}
+}
+
+// Every command that reads a file refuses a FIFO (or another non-regular file) upfront,
+// exit 2 naming it, without waiting for a signal.
+func TestFIFOEveryReader(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo := func(p string) string {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip(err)
+		}
+		return p
+	}
+	mkdir := func(name string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// A run directory whose records, evidence and metrics are FIFOs.
+	run := mkdir("run")
+	writeFile(t, run, "contract.yaml", contractYAML(1, time.Minute, 5*time.Second, ""))
+	for _, f := range []string{"requests.jsonl", "evidence.json", "metrics.jsonl"} {
+		mkfifo(filepath.Join(run, f))
+	}
+	// A good run directory, and FIFOs where a trace, an export or a result file is named.
+	good := synthRun(t, 8, func(i int, w *bufio.Writer) { w.WriteString(synthLine(i, "chat", "") + "\n") })
+	if res := pel(t, time.Minute, nil, "analyze", good); res.code != 0 {
+		t.Fatalf("analyze of a good run: exit %d: %s", res.code, tail(res.stderr))
+	}
+	trace := mkfifo(filepath.Join(dir, "trace.json"))
+	nsys := mkfifo(filepath.Join(dir, "export.sqlite"))
+	evFIFO := mkfifo(filepath.Join(mkdir("evfifo"), "evidence.json"))
+	aiperf := mkfifo(filepath.Join(dir, "profile_export.jsonl"))
+	for _, args := range [][]string{
+		{"analyze", run},
+		{"report", run},
+		{"report", evFIFO},
+		{"compare", run, good},
+		{"compare", good, run},
+		{"trace", trace},
+		{"trace", nsys},
+		{"analyze", good, "--trace", trace},
+		{"analyze", good, "--nsys", nsys},
+		{"merge", run, good, "-o", filepath.Join(dir, "merged")},
+		{"canary", "--prometheus", "http://127.0.0.1:1", "--baseline", `{a="b"}`, "--candidate", `{a="c"}`, "--rollback-from", run},
+		{"import", "aiperf", aiperf, "-o", filepath.Join(dir, "imported")},
+	} {
+		t.Run(args[0]+" "+filepath.Base(args[1])+" "+filepath.Base(args[len(args)-1]), func(t *testing.T) {
+			res := pel(t, 10*time.Second, nil, args...)
+			if res.code != 2 || !strings.Contains(res.stderr, "not a regular file") {
+				t.Errorf("pel %s: exit %d, want 2 refusing the FIFO: %s", strings.Join(args, " "), res.code, tail(res.stderr))
+			}
+		})
+	}
+}
