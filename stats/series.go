@@ -20,22 +20,37 @@ const (
 	SeriesInFlight    = "client.in_flight"         // time-weighted mean in the window
 )
 
-// series builds the per-second series over [start, end]. Windows with no completed task
-// have no TTFT/ITL point (the chart shows a gap, not a zero).
+// MaxSeriesWindows bounds the windows of the client series: a day of 1 s windows. A longer
+// span (a week-long soak, or a record whose times claim two years) gets windows of as many
+// whole seconds as keep the count under it, so no series is sized by a time read from a file.
+const MaxSeriesWindows = 86_400
+
+// seriesLayout is the width (whole seconds) and count of the series windows over [start, end].
+func seriesLayout(start, end time.Time) (width, n int) {
+	secs := int64(math.Ceil(end.Sub(start).Seconds()))
+	if secs <= 0 {
+		return 1, 0
+	}
+	w := (secs + MaxSeriesWindows - 1) / MaxSeriesWindows
+	return int(w), int((secs + w - 1) / w)
+}
+
+// series builds the per-second series over [start, end] (windows of seriesLayout's width).
+// Windows with no completed task have no TTFT/ITL point (the chart shows a gap, not a zero).
 func series(rs []*record.Record, start, end time.Time) []evidence.Series {
-	n := int(math.Ceil(end.Sub(start).Seconds()))
+	w, n := seriesLayout(start, end)
 	if n <= 0 {
 		return nil
 	}
 	comp := make([]float64, n)
 	good := make([]float64, n)
-	busy := make([]float64, n) // seconds in flight summed over tasks
 	ttfts := make([][]float64, n)
 	itls := make([][]float64, n)
 	idx := func(t time.Time) int {
-		i := int(t.Sub(start) / time.Second)
+		i := int(t.Sub(start)/time.Second) / w
 		return min(max(i, 0), n-1)
 	}
+	busy := newBusyAcc(start)
 	for _, r := range rs {
 		if r.DoneAt.IsZero() {
 			continue
@@ -51,39 +66,99 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 		if r.Accepted {
 			good[k]++
 		}
-		s := r.FirstSentAt
-		if s.IsZero() {
-			s = r.SentAt
-		}
-		if s.IsZero() || !r.DoneAt.After(s) {
-			continue
-		}
-		for w := idx(s); w <= k; w++ {
-			ws := start.Add(time.Duration(w) * time.Second)
-			a, b := maxTime(s, ws), minTime(r.DoneAt, ws.Add(time.Second))
-			if b.After(a) {
-				busy[w] += b.Sub(a).Seconds()
-			}
-		}
+		busy.add(r)
 	}
-	return perSecondSeries(start, end, comp, good, busy, ttfts, itls)
+	return perSecondSeries(start, end, w, comp, good, busy.windows(w, n), ttfts, itls)
 }
 
-// perSecondSeries turns per-second tallies (completions, accepted, seconds in flight, and
-// the TTFT and ITL values of the tasks done in each second) into the stage-1 series:
-// Series over records and the stream's seriesAcc share it.
-func perSecondSeries(start, end time.Time, comp, good, busy []float64, ttfts, itls [][]float64) []evidence.Series {
+// busyAcc sums the seconds tasks spend in flight per second of the run in space that grows
+// with the tasks, not with how long they claim to have run: the seconds a task starts and
+// ends in get their parts, the whole seconds between are one run counted at each end.
+type busyAcc struct {
+	start time.Time
+	part  map[int]float64 // seconds in flight within second k
+	runs  map[int]int     // +1 at a task's first whole second, -1 after its last
+}
+
+func newBusyAcc(start time.Time) *busyAcc {
+	return &busyAcc{start: start, part: map[int]float64{}, runs: map[int]int{}}
+}
+
+// add counts r from its first send to its end (times before the start count from it).
+func (b *busyAcc) add(r *record.Record) {
+	s := r.FirstSentAt
+	if s.IsZero() {
+		s = r.SentAt
+	}
+	d := r.DoneAt
+	if s.IsZero() || !d.After(s) || !d.After(b.start) {
+		return
+	}
+	s = maxTime(s, b.start)
+	sec := func(k int) time.Time { return b.start.Add(time.Duration(k) * time.Second) }
+	ks, kd := int(s.Sub(b.start)/time.Second), int(d.Sub(b.start)/time.Second)
+	if ks == kd {
+		b.part[ks] += d.Sub(s).Seconds()
+		return
+	}
+	b.part[ks] += sec(ks + 1).Sub(s).Seconds()
+	if x := d.Sub(sec(kd)); x > 0 {
+		b.part[kd] += x.Seconds()
+	}
+	if kd > ks+1 {
+		b.runs[ks+1]++
+		b.runs[kd]--
+	}
+}
+
+// windows is the seconds in flight in each of n windows of width seconds (the last window
+// also takes what falls after it).
+func (b *busyAcc) windows(width, n int) []float64 {
+	out := make([]float64, n)
+	if n == 0 {
+		return out
+	}
+	win := func(k int) int { return min(max(k, 0)/width, n-1) }
+	for k, v := range b.part {
+		out[win(k)] += v
+	}
+	keys := sortedInts(b.runs)
+	c := 0
+	for i, k := range keys {
+		c += b.runs[k]
+		if c == 0 || i+1 == len(keys) {
+			continue
+		}
+		// c tasks are in flight for the whole of seconds [k, next): spread over the windows.
+		for lo, hi := k, keys[i+1]; lo < hi; {
+			wi := win(lo)
+			end := hi
+			if wi < n-1 {
+				end = min(hi, (wi+1)*width)
+			}
+			out[wi] += float64(c) * float64(end-lo)
+			lo = end
+		}
+	}
+	return out
+}
+
+// perSecondSeries turns per-window tallies (completions, accepted, seconds in flight, and
+// the TTFT and ITL values of the tasks done in each window of width seconds) into the
+// stage-1 series: Series over records and the stream's seriesAcc share it.
+func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts, itls [][]float64) []evidence.Series {
 	n := len(comp)
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
 	}
 	sc, sg, st, si, sf := mk(SeriesCompletions, "1/s"), mk(SeriesGoodput, "1/s"), mk(SeriesTTFTP50, "ms"), mk(SeriesITLP50, "ms"), mk(SeriesInFlight, "count")
+	w := float64(width)
 	for k := 0; k < n; k++ {
-		t := float64(k)
+		t := float64(k) * w
 		// The last window may be partial: rates are per second of the part inside the run.
-		span := math.Min(1, end.Sub(start).Seconds()-t)
+		span := math.Min(w, end.Sub(start).Seconds()-t)
 		if span <= 0 {
-			span = 1
+			span = w
 		}
 		sc.T, sc.V = append(sc.T, t), append(sc.V, round6(comp[k]/span))
 		sg.T, sg.V = append(sg.T, t), append(sg.V, round6(good[k]/span))

@@ -597,17 +597,17 @@ func (p *phaseAcc) busyIn(w window) time.Duration {
 type seriesAcc struct {
 	start     time.Time
 	secs      map[int]*secAcc
+	busy      *busyAcc
 	ttft, itl *valueStore
 }
 
 type secAcc struct {
 	comp, good float64 // stats: completed (ok) and accepted tasks ending in the second
-	busy       float64 // stats: seconds in flight within the second
 	done, acc  float64 // diagnose's buckets: non-cancelled tasks ending in it, accepted ones
 }
 
 func newSeriesAcc(start time.Time) *seriesAcc {
-	return &seriesAcc{start: start, secs: map[int]*secAcc{}, ttft: newValueStore(valueBudget), itl: newValueStore(valueBudget)}
+	return &seriesAcc{start: start, secs: map[int]*secAcc{}, busy: newBusyAcc(start), ttft: newValueStore(valueBudget), itl: newValueStore(valueBudget)}
 }
 
 func (a *seriesAcc) sec(k int) *secAcc {
@@ -650,39 +650,24 @@ func (a *seriesAcc) add(r *record.Record) {
 			a.itl.add(k, d, r.OK(), valuePrio(prio, j))
 		})
 	}
-	s := r.FirstSentAt
-	if s.IsZero() {
-		s = r.SentAt
-	}
-	if s.IsZero() || !r.DoneAt.After(s) {
-		return
-	}
-	for w := max(a.index(s), 0); w <= k; w++ {
-		ws := a.start.Add(time.Duration(w) * time.Second)
-		lo, hi := maxTime(s, ws), minTime(r.DoneAt, ws.Add(time.Second))
-		if hi.After(lo) {
-			a.sec(w).busy += hi.Sub(lo).Seconds()
-		}
-	}
+	a.busy.add(r)
 }
 
 // result builds series()'s five series over [start, end] and, beside them, the diagnosis's
 // bucketed client series (what diagnose.addClientSeries would compute from every record).
 func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series) {
-	n := int(math.Ceil(end.Sub(start).Seconds()))
+	w, n := seriesLayout(start, end)
 	if n > 0 {
 		comp := make([]float64, n)
 		good := make([]float64, n)
-		busy := make([]float64, n)
 		ttfts := make([][]float64, n)
 		itls := make([][]float64, n)
-		clamp := func(k int) int { return min(max(k, 0), n-1) }
+		clamp := func(k int) int { return min(max(k, 0)/w, n-1) }
 		for _, k := range sortedInts(a.secs) {
 			x := a.secs[k]
 			c := clamp(k)
 			comp[c] += x.comp
 			good[c] += x.good
-			busy[c] += x.busy
 		}
 		a.ttft.each(func(k int, v time.Duration, ok bool) {
 			if ok {
@@ -694,7 +679,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 				itls[clamp(k)] = append(itls[clamp(k)], float64(v.Microseconds())/1000)
 			}
 		})
-		ser = perSecondSeries(start, end, comp, good, busy, ttfts, itls)
+		ser = perSecondSeries(start, end, w, comp, good, a.busy.windows(w, n), ttfts, itls)
 	}
 	return ser, a.buckets(start, end)
 }
