@@ -130,6 +130,7 @@ func ReadFiltered(r io.Reader, skip func(line []byte) bool, f func(*Record) erro
 					}
 					return nil, fmt.Errorf("line %d: %w", line, jerr)
 				}
+				rec.line = line
 				if ferr := f(&rec); ferr != nil {
 					return nil, ferr
 				}

@@ -54,6 +54,7 @@ func ReadParallel(r io.Reader, workers int, skip func(line []byte) bool, f func(
 			case l.err != nil:
 				return nil, fmt.Errorf("line %d: %w", l.n, l.err)
 			default:
+				l.rec.line = l.n
 				if err := f(&l.rec); err != nil {
 					return nil, err
 				}

@@ -180,7 +180,12 @@ type Record struct {
 	// steps are the step records of a multi-step task record, attached by ReadFile (never
 	// encoded: each step is its own line).
 	steps []Record
+	// line is the line of the file it was read from (0 when it was not read from one).
+	line int
 }
+
+// Line is the 1-based line of the file the record was read from, 0 when it was not read.
+func (r *Record) Line() int { return r.line }
 
 // AddFlag adds flag f once.
 func (r *Record) AddFlag(f string) {

@@ -46,6 +46,8 @@ type Dir struct {
 	Torn *record.TornLine
 	// Orphans counts step records whose task record never came (the run ended mid-task).
 	Orphans int
+	// FoldedTasks counts the distinct task names past MaxTaskNames, analysed as OtherTasks.
+	FoldedTasks int
 	// created: Create made the directory (Discard removes it).
 	created bool
 }
@@ -90,9 +92,12 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 	defer file.Close()
 	steps := record.NewJoiner()
 	var stop error
+	names := d.taskNames()
 	torn, err := record.ReadParallel(file, 0, nil, func(r *record.Record) error {
+		names.fold(r)
 		if r = steps.Add(r); r == nil {
-			return nil
+			return steps.Err() // named with the file below
+
 		}
 		stop = f(r)
 		return stop
@@ -105,6 +110,7 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 	}
 	d.Torn = torn
 	d.Orphans = steps.Orphans()
+	d.FoldedTasks = names.folded
 	return nil
 }
 
@@ -199,6 +205,9 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 		if n := TornNote(d.Torn); !slices.Contains(ev.Run.Notes, n) {
 			ev.Run.Notes = append(ev.Run.Notes, n)
 		}
+	}
+	if n := foldNote(d.FoldedTasks); n != "" && !slices.Contains(ev.Run.Notes, n) {
+		ev.Run.Notes = append(ev.Run.Notes, n)
 	}
 	recs := &Records{Tasks: st.Records(), Complete: st.Complete(), Total: st.Sample().Tasks(), NonCancelled: st.Sample().NonCancelled()}
 	var head *stats.Join

@@ -153,8 +153,11 @@ func TestManyTaskNames(t *testing.T) {
 	if ev.Workload.Requests != n {
 		t.Errorf("%d requests analysed, want %d", ev.Workload.Requests, n)
 	}
-	if !strings.Contains(strings.Join(ev.Run.Notes, "\n"), "task names") {
+	if !strings.Contains(strings.Join(ev.Run.Notes, "\n"), "distinct task names") {
 		t.Errorf("no note on the folded task names in %q", ev.Run.Notes)
+	}
+	if _, ok := ev.Workload.ByTaskType["other"]; !ok || len(ev.Workload.ByTaskType) > 65 {
+		t.Errorf("%d task types, want the names past the bound in one \"other\"", len(ev.Workload.ByTaskType))
 	}
 }
 
