@@ -70,8 +70,13 @@ func ReadParallel(r io.Reader, workers int, skip func(line []byte) bool, f func(
 	return nil, nil
 }
 
-// batchLines: a batch is about this many lines (~1 MiB of pel's records).
-const batchLines = 1024
+// A batch is batchLines lines (~1 MiB of pel's usual records) or batchBytes of lines,
+// whichever comes first: the batches read ahead are then a few MiB whatever the lines'
+// length (1,024 records of 390 KB each would be 400 MB a batch).
+const (
+	batchLines = 1024
+	batchBytes = 1 << 20
+)
 
 type pline struct {
 	text     []byte // trimmed
@@ -121,7 +126,7 @@ func readBatches(r io.Reader, stop <-chan struct{}, work, order chan<- *batch) {
 	}
 	b := &batch{done: make(chan struct{})}
 	var long []byte
-	line := 0
+	line, size := 0, 0
 	for {
 		data, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -146,6 +151,7 @@ func readBatches(r io.Reader, stop <-chan struct{}, work, order chan<- *batch) {
 			line++
 			if t := bytes.TrimSpace(data); len(t) > 0 {
 				b.lines = append(b.lines, pline{text: bytes.Clone(t), n: line, raw: len(data), complete: data[len(data)-1] == '\n'})
+				size += len(t)
 			}
 		}
 		if err == io.EOF {
@@ -153,11 +159,11 @@ func readBatches(r io.Reader, stop <-chan struct{}, work, order chan<- *batch) {
 			send(b)
 			return
 		}
-		if len(b.lines) >= batchLines {
+		if len(b.lines) >= batchLines || size >= batchBytes {
 			if !send(b) {
 				return
 			}
-			b = &batch{done: make(chan struct{})}
+			b, size = &batch{done: make(chan struct{})}, 0
 		}
 	}
 }
