@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pel-ladder/pel/internal/safefile"
 )
@@ -44,11 +46,10 @@ func Create(path string) (*Writer, error) {
 // fails too: a line cut by the failure stays the file's last, which Read can skip, instead
 // of sitting torn between complete records.
 func (w *Writer) Write(r *Record) error {
-	b, err := json.Marshal(r)
+	b, err := encodeLine(r)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -57,6 +58,42 @@ func (w *Writer) Write(r *Record) error {
 	_, err = w.w.Write(b) // unbuffered: one write(2) per record
 	w.err = err
 	return err
+}
+
+// encodeLine is r's line, newline included, never longer than MaxLine: the writer writes no
+// line its own reader refuses. Text kept with --keep-text (a 14 M-token prompt is a 75 MB
+// line) is cut until the line fits, and the record is flagged FlagTextCut; its length is
+// still in prompt_chars and output_chars, its hash in prompt_sha256.
+func encodeLine(r *Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	// A cut prompt and output of limit bytes each are at most 6×limit escaped (\u0000).
+	for limit := MaxLine / 16; len(b)+1 > MaxLine && limit > 0 && (r.Prompt != "" || r.Output != ""); limit /= 4 {
+		c := *r
+		c.Prompt, c.Output = cutText(r.Prompt, limit), cutText(r.Output, limit)
+		c.Flags = slices.Clone(r.Flags)
+		c.AddFlag(FlagTextCut)
+		if b, err = json.Marshal(&c); err != nil {
+			return nil, err
+		}
+	}
+	if len(b)+1 > MaxLine {
+		return nil, fmt.Errorf("record %s: %d bytes encoded, over the %d MiB a line of requests.jsonl may hold", r.ID, len(b), MaxLine>>20)
+	}
+	return append(b, '\n'), nil
+}
+
+// cutText is the first at most n bytes of s, cut at a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Close syncs and closes the underlying file when the Writer owns one.

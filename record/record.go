@@ -74,6 +74,9 @@ const (
 	// FlagTruncatedRecord: the stream exceeded pel's per-stream bounds; chunk timings past the
 	// bound were not kept (counts still are).
 	FlagTruncatedRecord = "record_truncated"
+	// FlagTextCut: the prompt or output kept (--keep-text) was cut to fit one line of
+	// requests.jsonl (MaxLine); prompt_chars, output_chars and prompt_sha256 are the whole's.
+	FlagTextCut = "text_cut"
 )
 
 // Phases are never mixed in one statistic.

@@ -3,14 +3,18 @@ package hostile
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
 )
 
 // Files pel reads that a hostile (or corrupt) writer shaped: each reader bounds a line,
@@ -216,13 +220,25 @@ func TestLargeRecords(t *testing.T) {
 	}
 }
 
+// readAll answers like okStream after reading the whole request, counting prompt tokens.
+func readAll(prompt string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		ev := []string{}
+		for range 8 {
+			ev = append(ev, content)
+		}
+		sse(w, append(ev, finish, usage(prompt, "8"), done)...)
+	}
+}
+
 // A contract whose empirical prompt length is 2^24 tokens (the largest it accepts): the run
 // sends it, or the contract refuses it naming the line; memory stays bounded either way.
 func TestEmpiricalHugePrompt(t *testing.T) {
-	target := api(t, okStream)
+	target := api(t, readAll("16777216"))
 	dir := t.TempDir()
-	c := strings.Replace(contractYAML(1, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 2", 1)
-	c = strings.Replace(c, "prompt_tokens: 16", "prompt_tokens: {dist: empirical, values: [16, 16777216]}", 1)
+	c := strings.Replace(contractYAML(4, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 4", 1)
+	c = strings.Replace(c, "prompt_tokens: 16", "prompt_tokens: {dist: empirical, values: [16777216]}", 1)
 	cf := writeFile(t, dir, "c.yaml", c)
 	out := filepath.Join(dir, "run")
 	res := pel(t, 2*time.Minute, nil, "run", "--target", target, "--contract", cf, "-o", out, "--grace", grace.String())
@@ -238,7 +254,7 @@ func TestEmpiricalHugePrompt(t *testing.T) {
 // --keep-text with a 14 M-token prompt (unbounded: a 75 MB line pel's own reader refuses):
 // the writer never writes a line the reader refuses, so the run analyses again.
 func TestKeepTextHugePrompt(t *testing.T) {
-	target := api(t, okStream)
+	target := api(t, readAll("14000000"))
 	dir := t.TempDir()
 	c := strings.Replace(contractYAML(1, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 1", 1)
 	c = strings.Replace(c, "prompt_tokens: 16", "prompt_tokens: 14000000", 1)
@@ -246,11 +262,17 @@ func TestKeepTextHugePrompt(t *testing.T) {
 	out := filepath.Join(dir, "run")
 	res := pel(t, 2*time.Minute, nil, "run", "--target", target, "--contract", cf, "-o", out, "--grace", grace.String(), "--keep-text")
 	if res.code != 0 {
+		if b, err := os.ReadFile(filepath.Join(out, "requests.jsonl")); err == nil {
+			t.Logf("requests.jsonl: %.1500s", b)
+		}
 		t.Fatalf("exit %d: %s", res.code, tail(res.stderr))
 	}
 	recs := records(t, out)
-	if len(recs) != 1 || recs[0].Prompt == "" {
-		t.Errorf("want 1 record keeping (the start of) its prompt, got %d", len(recs))
+	if len(recs) != 1 || recs[0].Prompt == "" || !recs[0].Accepted || !slices.Contains(recs[0].Flags, record.FlagTextCut) {
+		t.Fatalf("want 1 accepted record keeping the start of its prompt, flagged %s; got %d", record.FlagTextCut, len(recs))
+	}
+	if recs[0].PromptChars <= len(recs[0].Prompt) {
+		t.Errorf("prompt_chars %d, want the whole prompt's length (over the %d kept)", recs[0].PromptChars, len(recs[0].Prompt))
 	}
 	res = pel(t, time.Minute, nil, "analyze", out)
 	if res.code != 0 {
