@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -133,7 +133,12 @@ func (l *Log) WriteFile(path string) error { return evidence.WriteAtomic(path, l
 
 // ReadFile reads canary.json.
 func ReadFile(path string) (*Log, error) {
-	b, err := os.ReadFile(path)
+	f, err := safefile.OpenNamed(path) // a FIFO would block the open
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/pel-ladder/pel/internal/safefile"
@@ -142,7 +141,7 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 
 // ReadFile reads an evidence.json file.
 func ReadFile(path string) (*Evidence, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenNamed(path) // a FIFO would block the open
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ func ReadFileTorn(path string) ([]Record, *TornLine, error) {
 
 // ReadAllFile reads every line of a requests.jsonl file as it is: task and step records.
 func ReadAllFile(path string) ([]Record, *TornLine, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenNamed(path) // a FIFO would block the open
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	pq "github.com/pel-ladder/pel/quantile"
 
 	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/trace/kineto"
 	"github.com/pel-ladder/pel/trace/nsys"
 	"github.com/pel-ladder/pel/trace/timeline"
@@ -27,7 +27,7 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // their first bytes, not the file name) and computes every analysis. Errors name the file.
 func Analyze(path string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	f, err := os.Open(path)
+	f, err := safefile.OpenNamed(path) // a FIFO would block the open (and SQLite's)
 	if err != nil {
 		return nil, err
 	}

@@ -130,6 +130,27 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenNamed opens for reading a file the user named (a trace, an export, a result or
+// evidence file given on the command line): a symbolic link is followed, as the user chose
+// the path, but only a regular file is opened, and the open never blocks, so a FIFO or a
+// device is refused at once instead of hanging pel.
+func OpenNamed(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &pathError{path: path, err: ErrNotRegular, hint: "(" + kind(st.Mode()) + "): give a file"}
+	}
+	return f, nil
+}
+
 // ReadFile reads the whole of a regular file (see Open).
 func ReadFile(path string) ([]byte, error) {
 	f, err := Open(path)

@@ -308,6 +308,11 @@ func TestFIFOEveryReader(t *testing.T) {
 	if res := pel(t, time.Minute, nil, "analyze", good); res.code != 0 {
 		t.Fatalf("analyze of a good run: exit %d: %s", res.code, tail(res.stderr))
 	}
+	// Good records, with the metrics or the spans a FIFO.
+	withMetrics := synthRun(t, 8, func(i int, w *bufio.Writer) { w.WriteString(synthLine(i, "chat", "") + "\n") })
+	mkfifo(filepath.Join(withMetrics, "metrics.jsonl"))
+	withSpans := synthRun(t, 8, func(i int, w *bufio.Writer) { w.WriteString(synthLine(i, "chat", "") + "\n") })
+	mkfifo(filepath.Join(withSpans, "spans.jsonl"))
 	trace := mkfifo(filepath.Join(dir, "trace.json"))
 	nsys := mkfifo(filepath.Join(dir, "export.sqlite"))
 	evFIFO := mkfifo(filepath.Join(mkdir("evfifo"), "evidence.json"))
@@ -325,8 +330,13 @@ func TestFIFOEveryReader(t *testing.T) {
 		{"merge", run, good, "-o", filepath.Join(dir, "merged")},
 		{"canary", "--prometheus", "http://127.0.0.1:1", "--baseline", `{a="b"}`, "--candidate", `{a="c"}`, "--rollback-from", run},
 		{"import", "aiperf", aiperf, "-o", filepath.Join(dir, "imported")},
+		{"import", "vllm-bench", aiperf, "-o", filepath.Join(dir, "imported")},
+		{"import", "guidellm", aiperf, "-o", filepath.Join(dir, "imported")},
+		{"import", "genai-perf", aiperf, "-o", filepath.Join(dir, "imported")},
+		{"analyze", withMetrics},
+		{"analyze", withSpans},
 	} {
-		t.Run(args[0]+" "+filepath.Base(args[1])+" "+filepath.Base(args[len(args)-1]), func(t *testing.T) {
+		t.Run(args[0]+" "+filepath.Base(args[1]), func(t *testing.T) {
 			res := pel(t, 10*time.Second, nil, args...)
 			if res.code != 2 || !strings.Contains(res.stderr, "not a regular file") {
 				t.Errorf("pel %s: exit %d, want 2 refusing the FIFO: %s", strings.Join(args, " "), res.code, tail(res.stderr))
