@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,8 @@ type Options struct {
 	Seed uint64
 	// SampleBytes bounds the task records held per phase (rundir.Options; 0: the default).
 	SampleBytes int64
+	// Context ends the reading of Traces (Ctrl-C); nil: never.
+	Context context.Context
 }
 
 // Analyze opens the run directory dir (rundir.Open) and analyses it (AnalyzeDir); a
@@ -76,7 +79,14 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	var results []*trace.Result
 	replaced := map[string]bool{}
 	for _, p := range o.Traces {
-		r, err := trace.Analyze(p, trace.DefaultOptions())
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		r, err := trace.AnalyzeContext(ctx, p, trace.DefaultOptions())
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 		}

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,12 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // Analyze reads a Kineto JSON(.gz) trace or an Nsight Systems SQLite export (told apart by
 // their first bytes, not the file name) and computes every analysis. Errors name the file.
 func Analyze(path string, opts Options) (*Result, error) {
+	return AnalyzeContext(context.Background(), path, opts)
+}
+
+// AnalyzeContext is Analyze that stops reading when ctx ends (Ctrl-C): an Nsight export's
+// queries are interrupted inside SQLite, a Kineto trace's reads end; the error is ctx's.
+func AnalyzeContext(ctx context.Context, path string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	f, err := safefile.OpenNamed(path) // a FIFO would block the open (and SQLite's)
 	if err != nil {
@@ -44,7 +51,10 @@ func Analyze(path string, opts Options) (*Result, error) {
 	if bytes.Equal(head, sqliteMagic) {
 		format = "nsys"
 		f.Close()
-		tl, err = nsys.Load(path)
+		tl, err = nsys.LoadContext(ctx, path)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, readErr(path, "Nsight Systems export", err)
 		}
@@ -53,7 +63,10 @@ func Analyze(path string, opts Options) (*Result, error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		tl, _, err = kineto.Load(f, kineto.LoadOptions{HTATime: !opts.ExactTime})
+		tl, _, err = kineto.Load(ctxReader{ctx, f}, kineto.LoadOptions{HTATime: !opts.ExactTime})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, readErr(path, "PyTorch profiler (Kineto) trace", err)
 		}
@@ -65,6 +78,19 @@ func Analyze(path string, opts Options) (*Result, error) {
 	r.Source = format + ":" + base
 	r.Findings = Findings(r)
 	return r, nil
+}
+
+// ctxReader ends a read once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // readErr names the file; a trace that was read but is malformed or over a limit says so

@@ -26,7 +26,7 @@ again replaces its evidence.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			o := ladder.Options{Traces: append(append([]string{}, traces...), nsys...), NsysOnly: map[string]bool{}}
+			o := ladder.Options{Traces: append(append([]string{}, traces...), nsys...), NsysOnly: map[string]bool{}, Context: cmd.Context()}
 			for _, n := range nsys {
 				o.NsysOnly[n] = true
 			}

@@ -1,6 +1,7 @@
 package nsys
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
@@ -14,7 +15,11 @@ import (
 )
 
 // Load reads the export at path (opened read-only).
-func Load(path string) (*timeline.Timeline, error) {
+func Load(path string) (*timeline.Timeline, error) { return LoadContext(context.Background(), path) }
+
+// LoadContext is Load whose queries end when ctx does: SQLite is interrupted mid-query (an
+// export's table may be a view over a query that never ends), and Load returns ctx's error.
+func LoadContext(ctx context.Context, path string) (*timeline.Timeline, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -28,14 +33,14 @@ func Load(path string) (*timeline.Timeline, error) {
 	defer db.Close()
 	// two connections: StringIds is looked up while a table's rows are being read
 	db.SetMaxOpenConns(2)
-	tables, err := tableSet(db)
+	tables, err := tableSet(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	if !tables["StringIds"] || (!tables["CUPTI_ACTIVITY_KIND_KERNEL"] && !tables["CUPTI_ACTIVITY_KIND_RUNTIME"]) {
 		return nil, fmt.Errorf("no StringIds or CUPTI_ACTIVITY_KIND_KERNEL/RUNTIME tables: not an Nsight Systems export with CUDA trace")
 	}
-	l := &loader{db: db, tables: tables, names: timeline.NewNames(), ranks: map[int64]*timeline.Rank{},
+	l := &loader{ctx: ctx, db: db, tables: tables, names: timeline.NewNames(), ranks: map[int64]*timeline.Rank{},
 		budget: timeline.Budget{Max: timeline.DefaultLimits.MaxRecords},
 		pidIdx: map[int64]int64{}, corrDev: map[int64]int64{}, pidDev: map[int64]map[int64]int{}}
 	if err := l.strings(); err != nil {
@@ -57,6 +62,9 @@ func Load(path string) (*timeline.Timeline, error) {
 			continue
 		}
 		if err := step.fn(); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // interrupted, not a bad table
+			}
 			return nil, fmt.Errorf("%s: %w", step.table, err)
 		}
 	}
@@ -78,6 +86,7 @@ func Load(path string) (*timeline.Timeline, error) {
 }
 
 type loader struct {
+	ctx     context.Context
 	db      *sql.DB
 	tables  map[string]bool
 	str     map[int64]string
@@ -106,8 +115,8 @@ func (l *loader) malformed(table string, start, end int64) bool {
 	return l.budget.Used > l.budget.Max // stop keeping rows; Load reports ErrTooLarge
 }
 
-func tableSet(db *sql.DB) (map[string]bool, error) {
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
+func tableSet(ctx context.Context, db *sql.DB) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +138,7 @@ func tableSet(db *sql.DB) (map[string]bool, error) {
 func (l *loader) strings() error {
 	l.str = map[int64]string{}
 	var err error
-	l.strStmt, err = l.db.Prepare(`SELECT substr(value, 1, ?) FROM StringIds WHERE id = ?`)
+	l.strStmt, err = l.db.PrepareContext(l.ctx, `SELECT substr(value, 1, ?) FROM StringIds WHERE id = ?`)
 	return err
 }
 
@@ -139,7 +148,7 @@ func (l *loader) lookup(id int64) string {
 		return s
 	}
 	var v sql.NullString
-	if err := l.strStmt.QueryRow(timeline.DefaultLimits.MaxNameBytes, id).Scan(&v); err != nil {
+	if err := l.strStmt.QueryRowContext(l.ctx, timeline.DefaultLimits.MaxNameBytes, id).Scan(&v); err != nil {
 		v.String = ""
 	}
 	if len(l.str) < maxCachedStrings {
@@ -166,7 +175,7 @@ func (l *loader) enum(table string) map[int64]string {
 		return m
 	}
 	// enum tables have a few dozen rows; a hostile one is cut short
-	rows, err := l.db.Query(`SELECT id, substr(name, 1, 256) FROM ` + table + ` LIMIT 4096`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT id, substr(name, 1, 256) FROM `+table+` LIMIT 4096`)
 	if err != nil {
 		return m
 	}
@@ -184,7 +193,7 @@ func (l *loader) enum(table string) map[int64]string {
 func (l *loader) gpus() error {
 	l.devName = map[int64]string{}
 	// names cut and rows bounded as in the Kineto reader's deviceProperties
-	rows, err := l.db.Query(`SELECT id, substr(name, 1, 256) FROM TARGET_INFO_GPU LIMIT 1024`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT id, substr(name, 1, 256) FROM TARGET_INFO_GPU LIMIT 1024`)
 	if err != nil {
 		return err
 	}
@@ -232,7 +241,7 @@ func (l *loader) addOp(dev, pid int64, op timeline.Op) {
 }
 
 func (l *loader) kernels() error {
-	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL`)
 	if err != nil {
 		return err
 	}
@@ -322,7 +331,7 @@ func (l *loader) memcpys() error {
 			pageable = id
 		}
 	}
-	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
 	if err != nil {
 		return err
 	}
@@ -353,7 +362,7 @@ func (l *loader) memcpys() error {
 }
 
 func (l *loader) memsets() error {
-	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET`)
 	if err != nil {
 		return err
 	}
@@ -374,7 +383,7 @@ func (l *loader) memsets() error {
 
 func (l *loader) syncs() error {
 	types := l.enum("ENUM_CUPTI_SYNC_TYPE")
-	rows, err := l.db.Query(`SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`)
 	if err != nil {
 		return err
 	}
@@ -411,7 +420,7 @@ func (l *loader) syncs() error {
 }
 
 func (l *loader) runtime() error {
-	rows, err := l.db.Query(`SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
 	if err != nil {
 		return err
 	}
