@@ -62,6 +62,10 @@ func Parse(data []byte, filename string) (*Contract, error) {
 		d.errf(nil, "", "file too large (%d bytes; a contract is at most %d)", len(data), MaxFileSize)
 		return nil, &Error{d.errs}
 	}
+	if line := countValues(data, MaxYAMLValues); line > 0 {
+		d.errs = append(d.errs, &FieldError{File: filename, Line: line, Msg: tooManyValues(line)})
+		return nil, &Error{d.errs}
+	}
 	root, err := parseYAML(data)
 	if err != nil {
 		line, msg := yamlErrLine(err)

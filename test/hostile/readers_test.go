@@ -344,3 +344,39 @@ func TestFIFOEveryReader(t *testing.T) {
 		})
 	}
 }
+
+// pel contract check on a 4 MiB contract (unbounded: 295 MB for 127,000 one-line tasks,
+// 420 MB for two million empirical values): the values are counted before the YAML tree is
+// built, and a contract past MaxYAMLValues is refused naming the line (exit 2).
+func TestContractCheck4MiB(t *testing.T) {
+	head := "name: t\nversion: 1\narrival: {process: constant, rate: 1}\nrequests: 4\ntasks:\n"
+	var values, tasks strings.Builder
+	values.WriteString(head + "  - name: a\n    prompt_tokens: {dist: empirical, values: [1")
+	for values.Len() < 4<<20-16 {
+		values.WriteString(",1")
+	}
+	values.WriteString("]}\n")
+	tasks.WriteString(head)
+	for i := 0; tasks.Len() < 4<<20-64; i++ {
+		fmt.Fprintf(&tasks, "  - {name: t%d, prompt_tokens: 1}\n", i)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ name, yaml, want string }{
+		{"two million values", values.String(), "values.yaml:7: more than 100000 YAML values"},
+		{"127,000 tasks", tasks.String(), "tasks.yaml:20003: more than 100000 YAML values"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := strings.Fields(c.want)[0]
+			name = name[:strings.IndexByte(name, ':')]
+			p := writeFile(t, dir, name, c.yaml)
+			res := pel(t, time.Minute, nil, "contract", "check", p)
+			if res.code != 2 || !strings.Contains(res.stderr, c.want) {
+				t.Errorf("exit %d, want 2 and %q: %s", res.code, c.want, tail(res.stderr))
+			}
+			// A bounded tree: far under the 295-420 MB of the whole file's.
+			if res.maxRSS > 128<<20 {
+				t.Errorf("peak RSS %.0f MiB for a refused contract", float64(res.maxRSS)/(1<<20))
+			}
+		})
+	}
+}
