@@ -23,6 +23,25 @@ type Item struct {
 	Line         int // 1-based line where the item starts
 }
 
+// MaxDatasetBytes bounds the text a dataset's prompts hold once read: a run keeps them all
+// to draw from, and sends each one with two copies more (the request body), so 24 prompts of
+// 50 MB would be over a GB before the first request. 128 MiB is ~30 M tokens of prompts:
+// hundreds of thousands of real ones.
+const MaxDatasetBytes = 128 << 20
+
+// size is about the bytes an item holds: its conversation, whose first human turn is the
+// prompt (the same string, not a copy), or its prompt.
+func (it *Item) size() int64 {
+	if len(it.Messages) == 0 {
+		return int64(len(it.Prompt)) + 64
+	}
+	n := int64(64)
+	for _, m := range it.Messages {
+		n += int64(len(m.Content)+len(m.Role)) + 32
+	}
+	return n
+}
+
 // LoadDataset reads a dataset file (see ReadDataset).
 func LoadDataset(path, format string) ([]Item, error) {
 	f, _, err := contract.OpenFile(path) // a FIFO would block: regular files only
@@ -50,6 +69,7 @@ func LoadDataset(path, format string) ([]Item, error) {
 func ReadDataset(r io.Reader, name, format string) ([]Item, error) {
 	var items []Item
 	skipped := 0
+	var held int64
 	err := eachJSON(r, name, func(raw []byte, line int) error {
 		var it Item
 		var ok bool
@@ -73,6 +93,10 @@ func ReadDataset(r io.Reader, name, format string) ([]Item, error) {
 			return nil
 		}
 		it.Line = line
+		if held += it.size(); held > MaxDatasetBytes {
+			return fmt.Errorf("%s:%d: the prompts up to this line hold %d MiB, over pel's bound of %d MiB (MaxDatasetBytes): a run holds its dataset in memory; give fewer or shorter prompts (format sharegpt-vllm keeps first turns only)",
+				name, line, held>>20, MaxDatasetBytes>>20)
+		}
 		items = append(items, it)
 		return nil
 	})

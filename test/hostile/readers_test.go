@@ -380,3 +380,35 @@ func TestContractCheck4MiB(t *testing.T) {
 		})
 	}
 }
+
+// A dataset of 24 prompts of 50 MB (unbounded: the run held all of them, 1.2 GB, before the
+// first request): the prompts held are bounded, and past the bound the dataset is refused
+// naming the file and line (exit 2).
+func TestDatasetHugePrompts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1.2 GB")
+	}
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "prompts.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := strings.Repeat("word ", 10<<20) // 50 MiB
+	for range 24 {
+		if _, err := f.WriteString(`{"prompt": "` + prompt + `"}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	prompt = ""
+	c := strings.Replace(contractYAML(1, time.Second, 30*time.Second, ""), "duration: 1s", "requests: 2", 1)
+	c = strings.Replace(c, "{name: chat, prompt_tokens: 16, output_tokens: 8}", "{name: chat, dataset: {file: prompts.jsonl}, output_tokens: 8}", 1)
+	cf := writeFile(t, dir, "c.yaml", c)
+	target := api(t, readAll("16"))
+	res := pel(t, 2*time.Minute, nil, "run", "--target", target, "--contract", cf, "-o", filepath.Join(dir, "run"), "--grace", grace.String())
+	if res.code != 2 || !strings.Contains(res.stderr, "prompts.jsonl:3: the prompts up to this line hold") {
+		t.Errorf("exit %d, want 2 naming the line: %s", res.code, tail(res.stderr))
+	}
+}
