@@ -130,7 +130,7 @@ func (e *endlessKernels) Read(p []byte) (int, error) {
 }
 
 // TestRecordLimit: "20 M tiny events exceed 4 GB". Records kept are bounded
-// (Limits.MaxRecords, 8 M by default): past the limit Load stops with a clear error, after
+// (Limits.MaxRecords, 1 M by default): past the limit Load stops with a clear error, after
 // holding only the limit's worth. Before, an endless trace grew memory until it died.
 func TestRecordLimit(t *testing.T) {
 	src := &endlessKernels{}

@@ -12,9 +12,10 @@ import (
 // trace/kineto/limits.go; DefaultLimits gives the values and their reasons.
 type Limits struct {
 	// MaxRecords bounds GPU operations + host calls + spans kept per profile. Analysing
-	// costs about 300 bytes per record at peak (the records, the joins by correlation id,
-	// the per-stream and per-type interval copies): 8 M records stay near 2.5 GB. More is
-	// an error (ErrTooLarge), not a silent cut: a truncated timeline would bias every figure.
+	// costs about 270-300 bytes per record at peak (the records, the joins by correlation
+	// id, the per-stream and per-type interval copies; measured: 1 M kernels 264 MiB, 2 M
+	// 594 MiB), so 1 M records keep pel trace under the 512 MB every command stays in. More
+	// is an error (ErrTooLarge), not a silent cut: a truncated timeline would bias every figure.
 	MaxRecords int
 	// MaxNameBytes is the longest kernel/API/step name kept; longer names are cut there and
 	// counted. The longest name in the fixtures is 5,123 bytes (a CUTLASS template); 16 KiB
@@ -27,7 +28,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits pel trace uses.
-var DefaultLimits = Limits{MaxRecords: 8_000_000, MaxNameBytes: 16 << 10, MaxNameTableBytes: 64 << 20}
+var DefaultLimits = Limits{MaxRecords: 1_000_000, MaxNameBytes: 16 << 10, MaxNameTableBytes: 64 << 20}
 
 // NameOverflow is the placeholder for names beyond MaxNameTableBytes.
 const NameOverflow = "(name not kept: name table over its limit)"
@@ -36,8 +37,8 @@ const NameOverflow = "(name not kept: name table over its limit)"
 type ErrTooLarge struct{ Max int }
 
 func (e *ErrTooLarge) Error() string {
-	return fmt.Sprintf("more than %d GPU operations, host calls and steps: pel's limit (about 2.5 GB of memory "+
-		"to analyse); profile a shorter window, e.g. fewer ProfilerSteps", e.Max)
+	return fmt.Sprintf("more than %d GPU operations, host calls and steps: pel's limit (what it analyses "+
+		"within 512 MB of memory); profile a shorter window, e.g. fewer ProfilerSteps", e.Max)
 }
 
 // MalformedError is a profile whose times would make a duration, share or idle time
