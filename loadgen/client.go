@@ -187,10 +187,13 @@ func (c *Client) Body(r *workload.Request) ([]byte, error) {
 			b.Messages = []workload.Message{{Role: "user", Content: r.Prompt}}
 		}
 	}
-	return json.Marshal(b)
+	return marshalBody(b) // bigbody.go
 }
 
 func joinMessages(ms []workload.Message) string {
+	if len(ms) == 1 {
+		return ms[0].Content // no copy: a 2^24-token prompt is ~90 MB
+	}
 	var sb strings.Builder
 	for i, m := range ms {
 		if i > 0 {
