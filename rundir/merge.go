@@ -16,6 +16,7 @@ import (
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/lineio"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -328,7 +329,11 @@ func (l *lineReader) close() { l.f.Close() }
 // next returns the next record and its line (newline included); ok false at the end.
 func (l *lineReader) next() (rec record.Record, line []byte, ok bool, err error) {
 	for {
-		b, rerr := l.readLine()
+		// Bounded: a longer line is refused by its length, never held whole.
+		b, rerr := lineio.ReadOrStop(l.br, record.MaxLine)
+		if errors.Is(rerr, lineio.ErrTooLong) {
+			return rec, nil, false, bad(fmt.Errorf("%s: line %d: record longer than %d MiB", l.path, l.n+1, record.MaxLine>>20))
+		}
 		if rerr != nil && rerr != io.EOF {
 			return rec, nil, false, rerr
 		}
@@ -336,9 +341,6 @@ func (l *lineReader) next() (rec record.Record, line []byte, ok bool, err error)
 			return rec, nil, false, nil
 		}
 		l.n++
-		if len(b) > record.MaxLine {
-			return rec, nil, false, bad(fmt.Errorf("%s: line %d: record longer than %d MiB", l.path, l.n, record.MaxLine>>20))
-		}
 		t := bytes.TrimSpace(b)
 		if len(t) == 0 {
 			if rerr == io.EOF {
@@ -346,33 +348,14 @@ func (l *lineReader) next() (rec record.Record, line []byte, ok bool, err error)
 			}
 			continue
 		}
-		complete := b[len(b)-1] == '\n'
+		complete := rerr == nil // a last line without its newline may be torn
 		if derr := record.Decode(t, &rec); derr != nil {
 			if !complete {
 				return rec, nil, false, nil // a torn last line: the shard's analysis skipped it too
 			}
 			return rec, nil, false, bad(fmt.Errorf("%s: line %d: %v", l.path, l.n, derr))
 		}
-		if !complete {
-			b = append(b, '\n')
-		}
-		return rec, b, true, nil
-	}
-}
-
-// readLine is the next line, newline included, read no further than one byte past
-// record.MaxLine: a longer line is refused by its length, never held whole.
-func (l *lineReader) readLine() ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		out = append(out, chunk...)
-		if len(out) > record.MaxLine {
-			return out, nil
-		}
-		if err != bufio.ErrBufferFull {
-			return out, err
-		}
+		return rec, append(b, '\n'), true, nil
 	}
 }
 

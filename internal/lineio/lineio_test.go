@@ -44,3 +44,20 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// ReadOrStop refuses a long line without reading the rest of it.
+func TestReadOrStop(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	r := strings.NewReader(long + "\nok\n")
+	br := bufio.NewReaderSize(r, 16)
+	if _, err := ReadOrStop(br, 20); !errors.Is(err, ErrTooLong) {
+		t.Fatalf("err %v, want ErrTooLong", err)
+	}
+	if r.Len() == 0 {
+		t.Errorf("the whole line was read past")
+	}
+	b, err := ReadOrStop(bufio.NewReader(strings.NewReader("ok\n")), 20)
+	if string(b) != "ok" || err != nil {
+		t.Errorf("read %q, %v", b, err)
+	}
+}
