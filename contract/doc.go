@@ -19,8 +19,9 @@
 // (20,000/s), a concurrency or max_in_flight at most MaxConcurrency (100,000), a schedule
 // plans at most MaxPlannedRequests (1,000,000: requests, rate × duration, or a ramp's
 // integral), and a length in tokens is a whole number up to MaxTokens (2^24). version is a
-// version number (1, 2.1). The contract, its dataset and its replay trace must be regular
-// files (OpenFile): a FIFO would block.
+// version number (1, 2.1). A contract holds at most MaxYAMLValues (100,000) YAML values,
+// counted before its tree is built (size.go). The contract, its dataset and its replay
+// trace must be regular files (OpenFile): a FIFO would block.
 //
 // # Required keys and defaults
 //
