@@ -10,7 +10,8 @@ import (
 	"github.com/pel-ladder/pel/record"
 )
 
-// Series names (client-side time series, one point per 1 s window; t is the window start in
+// Series names (client-side time series, one point per 1 s window, wider past
+// MaxSeriesWindows; t is the window start in
 // seconds since the run start).
 const (
 	SeriesCompletions = "client.completions_per_s" // tasks completed (status ok) in the window
