@@ -37,7 +37,7 @@ func TestShareGPTArrayPeakRSS(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "ShareGPT_V3_like.json")
 	size := writeShareGPTArray(t, data, conversations)
-	rss := peakRSS(t, dir, data, "sharegpt-vllm")
+	rss := peakRSS(t, dir, data, "sharegpt-vllm", false)
 	t.Logf("sharegpt-vllm: %d conversations, %.0f MB file: peak RSS %.0f MB", conversations, float64(size)/1e6, rss)
 	if rss >= 200 {
 		t.Errorf("peak RSS %.0f MB reading a %.0f MB array, want under 200 MB", rss, float64(size)/1e6)
@@ -45,8 +45,9 @@ func TestShareGPTArrayPeakRSS(t *testing.T) {
 }
 
 // BenchmarkShareGPTArrayPeakRSS reports the peak RSS of reading the same array in each
-// ShareGPT format (sharegpt keeps every conversation up to its last user turn, for
-// multi-turn replay, so it holds most of the file).
+// ShareGPT format. sharegpt keeps every conversation up to its last user turn, for
+// multi-turn replay, so it would hold most of the file: past workload.MaxDatasetBytes of
+// held prompts it refuses the dataset naming the line, and the figure is the RSS at refusal.
 func BenchmarkShareGPTArrayPeakRSS(b *testing.B) {
 	dir := b.TempDir()
 	data := filepath.Join(dir, "ShareGPT_V3_like.json")
@@ -55,7 +56,7 @@ func BenchmarkShareGPTArrayPeakRSS(b *testing.B) {
 		b.Run(format, func(b *testing.B) {
 			var rss float64
 			for b.Loop() {
-				rss = peakRSS(b, dir, data, format)
+				rss = peakRSS(b, dir, data, format, format == "sharegpt")
 			}
 			b.ReportMetric(rss, "peak-RSS-MB")
 			b.ReportMetric(float64(size)/1e6, "file-MB")
@@ -64,8 +65,9 @@ func BenchmarkShareGPTArrayPeakRSS(b *testing.B) {
 }
 
 // peakRSS runs pel contract check on a contract whose one task's dataset is data, read in
-// format, and returns the process's peak resident set in MB.
-func peakRSS(tb testing.TB, dir, data, format string) float64 {
+// format, and returns the process's peak resident set in MB. refused says the check must
+// refuse the dataset for holding more than pel's bound on dataset bytes.
+func peakRSS(tb testing.TB, dir, data, format string, refused bool) float64 {
 	cf := filepath.Join(dir, format+".yaml")
 	c := fmt.Sprintf("name: sharegpt\nversion: 1\narrival: {process: closed, concurrency: 4}\nrequests: 100\ntasks:\n  - name: chat\n    dataset: {file: %s, format: %s}\n", data, format)
 	if err := os.WriteFile(cf, []byte(c), 0o600); err != nil {
@@ -73,7 +75,10 @@ func peakRSS(tb testing.TB, dir, data, format string) float64 {
 	}
 	cmd := exec.Command(pelBin, "contract", "check", cf)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "sha256") {
+	switch {
+	case refused && (err == nil || !strings.Contains(string(out), "MaxDatasetBytes")):
+		tb.Fatalf("%s: pel contract check should refuse the dataset past MaxDatasetBytes: %v\n%s", format, err, out)
+	case !refused && (err != nil || !strings.Contains(string(out), "sha256")):
 		tb.Fatalf("%s: pel contract check: %v\n%s", format, err, out)
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
