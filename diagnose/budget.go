@@ -77,7 +77,7 @@ var compDefs = [nComponents]compDef{
 	cClientQueue:  {"client queue (contract max_in_flight)", evidence.PartTTFT, ""},
 	cRetries:      {"earlier attempts and backoff", evidence.PartTTFT, ""},
 	cOutside:      {"outside the engine before it saw the request", evidence.PartTTFT, evidence.LayerApplication},
-	cQueueCap:     {"engine queue the load alone explains (processor sharing at the floor)", evidence.PartTTFT, evidence.LayerHardware},
+	cQueueCap:     {"engine queue the load alone explains (ideal processor sharing)", evidence.PartTTFT, evidence.LayerHardware},
 	cQueue:        {"engine queue", evidence.PartTTFT, evidence.LayerScheduling},
 	cPrefillFloor: {"prefill at the compute floor", evidence.PartTTFT, evidence.LayerHardware},
 	cPrefillOver:  {"prefill above its floor", evidence.PartTTFT, ""},
@@ -163,8 +163,11 @@ type budgetCtx struct {
 	// engine at its ceiling); idle: the engine had free capacity, so a wait the engine's
 	// queue does not account for was spent before it saw the request.
 	queueAll, idle bool
-	// load is the floor's load ρ.
-	load float64
+	// load is the floor's load ρ; loadWait each task's wait in the ideal server at the
+	// measured cost ratio costRatio (budget_load.go).
+	load      float64
+	loadWait  map[*record.Record]float64
+	costRatio float64
 }
 
 // firedLayer returns the layer of the highest-ranked credible finding among ids, or "".
@@ -308,16 +311,15 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if b.layers[cStalls] == "" {
 		b.measuredBy[cStalls] = "engine /metrics and the other tasks' first tokens (a stall that ends as a prefill does is the prefill's), or a profiler trace of the stalled steps"
 	}
-	// The part of a task's queue the load alone explains is the hardware's. Under processor
-	// sharing, the schedule a chunked scheduler approaches, a task of floor service s at
-	// load ρ stays s/(1−ρ) on average whatever the other tasks' sizes (M/G/1-PS, Kleinrock):
-	// it waits s·ρ/(1−ρ). The floor's ρ (the work's FLOPs over the deployment's achievable
-	// FLOP/s) is below the engine's true utilisation, so this part is a lower bound; any
-	// wait beyond it is the schedule's.
+	// The part of a task's queue the load alone explains is the hardware's: its wait in an
+	// ideal processor-sharing server at the measured cost, fed the run's arrivals
+	// (budget_load.go); any wait beyond it is the schedule's.
 	if b.floors && !kvFull {
 		b.load, _ = b.floorLoadService(ev, recs)
-		b.src[cQueueCap] = fmt.Sprintf("floor load ρ %.2f: a task of floor service s waits s·ρ/(1−ρ) under processor sharing", b.load)
-		b.unc[cQueueCap] = "the floor's load is below the engine's true utilisation"
+		var how string
+		b.loadWait, b.costRatio, how = b.loadWaits(v, recs)
+		b.src[cQueueCap] = "each task's wait in an ideal processor-sharing server fed the run's arrivals at " + how + fmt.Sprintf("; floor load ρ %.2f", b.load)
+		b.unc[cQueueCap] = "the ideal server's rate comes from run-level means"
 	}
 
 	// Prefill above its floor: long prompts computed slowly (kernel), or mixed with decodes
@@ -576,13 +578,8 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 		over = 0
 	}
 	t.ms[cDecodeOver] = over
-	if b.load > 0 && t.ms[cQueue] > 0 && b.layers[cQueue] != evidence.LayerMemory {
-		c := t.ms[cQueue]
-		if b.load < 1 {
-			rate := float64(b.sys.gpus) * b.sys.gpu.PeakFLOPS * gpuspec.AchievableTensor
-			svc := 1000 * 2 * b.sys.active * (uncached(r) + float64(r.OutputTokens)) / rate
-			c = math.Min(c, svc*b.load/(1-b.load))
-		}
+	if b.loadWait != nil && t.ms[cQueue] > 0 && b.layers[cQueue] != evidence.LayerMemory {
+		c := math.Min(t.ms[cQueue], b.loadWait[r])
 		t.ms[cQueueCap] = c
 		t.ms[cQueue] -= c
 	}

@@ -1,0 +1,158 @@
+package diagnose
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/gpuspec"
+	"github.com/pel-ladder/pel/record"
+)
+
+// The part of a task's engine queue the load explains is the wait it would have had in an
+// ideal server: one that shares the deployment's capacity equally among the tasks present
+// (processor sharing, the schedule chunked prefill approaches, under which a task's stay
+// depends on its own size and the work around it, never on being stuck behind one large
+// task: Kleinrock, "Time-shared systems: a theoretical treatment", JACM 1967), fed the
+// run's own arrivals and each task's own work. Replaying the arrivals rather than using a
+// mean-value formula keeps bursts: a burst that exceeds the capacity queues every task in
+// it whatever the schedule, while a short task beside long ones waits little.
+//
+// The server's rate is the work's floor rate (achievable tensor throughput) divided by the
+// engine's measured cost ratio: the GPU-busy seconds the engine spent per prompt token
+// (DCGM's busy fraction ÷ the engine's prompt tokens per second: the utilisation law
+// U = X·S, Denning & Buzen, "The Operational Analysis of Queueing Network Models",
+// Computing Surveys 1978) against the floor's seconds per token. Busy time includes the
+// decode steps too, so the ratio is an upper bound on the prefill's own. A ratio within
+// hardwareRatioMax is the hardware's neighbourhood and sets the rate; beyond it the engine
+// is far from its floor for a reason the budget does not know, and the floor's rate (a
+// lower bound on the wait) serves; without a busy fraction, the floor's rate serves too.
+
+// psJob is one task in the ideal server: its work at the server's rate, in seconds, and
+// its finish in the server's virtual time.
+type psJob struct {
+	idx    int
+	arrive float64
+	work   float64
+	finish float64
+}
+
+type psHeap []*psJob
+
+func (h psHeap) Len() int           { return len(h) }
+func (h psHeap) Less(i, j int) bool { return h[i].finish < h[j].finish }
+func (h psHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *psHeap) Push(x any)        { *h = append(*h, x.(*psJob)) }
+func (h *psHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// psSojourn replays arrivals (seconds) with their work (seconds) through an egalitarian
+// processor-sharing server and returns each job's stay. The server's virtual time advances
+// at 1/k while k jobs are present, so a job finishes when the virtual time reaches its
+// arrival's virtual time plus its work (the virtual clock of generalized processor
+// sharing: Parekh & Gallager, IEEE/ACM Trans. Networking 1993): O(n log n).
+func psSojourn(arrive, work []float64) []float64 {
+	n := len(arrive)
+	out := make([]float64, n)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return arrive[order[a]] < arrive[order[b]] })
+	var h psHeap
+	t, vt := 0.0, 0.0
+	// drainUntil completes jobs whose virtual finish is reached by real time limit.
+	drainUntil := func(limit float64) {
+		for h.Len() > 0 {
+			j := h[0]
+			dt := (j.finish - vt) * float64(h.Len())
+			if t+dt > limit {
+				vt += (limit - t) / float64(h.Len())
+				t = limit
+				return
+			}
+			t += dt
+			vt = j.finish
+			heap.Pop(&h)
+			out[j.idx] = t - j.arrive
+		}
+		t = limit
+	}
+	for _, i := range order {
+		drainUntil(arrive[i])
+		heap.Push(&h, &psJob{idx: i, arrive: arrive[i], work: work[i], finish: vt + work[i]})
+	}
+	drainUntil(1e300)
+	return out
+}
+
+// measuredCostRatio is the engine's GPU-busy seconds per prompt token over the floor's,
+// and its source; 0 when not measured.
+func (b *budgetCtx) measuredCostRatio(v *view) (float64, string) {
+	util, ok1 := v.val(evidence.SigGPUUtil)
+	rate, ok2 := v.val(evidence.SigPromptTokensRate)
+	floorMsPerTok := b.sys.prefill(1000) / 1000
+	if !ok1 || !ok2 || util <= 0 || rate <= 0 || floorMsPerTok <= 0 {
+		return 0, ""
+	}
+	measured := 1000 * util / rate // busy ms per prompt token
+	return measured / floorMsPerTok, fmt.Sprintf("GPU busy %.2f (dcgm) ÷ %.0f prompt tokens/s (engine) = %.3f ms per token against the floor's %.3f",
+		util, rate, measured, floorMsPerTok)
+}
+
+// loadWaits is, per record, the wait in ms the ideal server gives the task: its stay
+// less its own work. Every record that reached the engine loads it; only single-call tasks
+// have a work size the budget knows.
+func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record]float64, float64, string) {
+	rate := float64(b.sys.gpus) * b.sys.gpu.PeakFLOPS * gpuspec.AchievableTensor
+	if rate <= 0 {
+		return nil, 0, ""
+	}
+	ratio, why := b.measuredCostRatio(v)
+	src := "floor rate (no measured busy fraction)"
+	switch {
+	case ratio >= 1 && ratio <= hardwareRatioMax:
+		src = "measured cost " + fmt.Sprintf("%.2f", ratio) + "× the floor: " + why
+	case ratio > hardwareRatioMax:
+		src = fmt.Sprintf("floor rate (measured cost %.1f× the floor is outside the hardware's neighbourhood: %s)", ratio, why)
+		ratio = 1
+	default:
+		ratio = 1
+	}
+	var idx []*record.Record
+	var arrive, work []float64
+	var t0 float64
+	first := true
+	for i := range recs {
+		r := &recs[i]
+		if r.SentAt.IsZero() || r.MultiStep() {
+			continue
+		}
+		s := float64(r.SentAt.UnixNano()) / 1e9
+		if first || s < t0 {
+			t0, first = s, false
+		}
+		idx = append(idx, r)
+		arrive = append(arrive, s)
+		work = append(work, ratio*2*b.sys.active*(uncached(r)+float64(r.OutputTokens))/rate)
+	}
+	if len(idx) == 0 {
+		return nil, ratio, src
+	}
+	for i := range arrive {
+		arrive[i] -= t0
+	}
+	stay := psSojourn(arrive, work)
+	out := make(map[*record.Record]float64, len(idx))
+	for k, r := range idx {
+		if w := stay[k] - work[k]; w > 0 {
+			out[r] = 1000 * w
+		}
+	}
+	return out, ratio, src
+}
