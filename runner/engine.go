@@ -35,26 +35,49 @@ const (
 )
 
 // probeEngine asks the target for the configuration it exposes over HTTP: llama.cpp's GET
-// /props (total_slots, default_generation_settings.n_ctx, build_info). Other engines expose
-// theirs as *_info metrics (read from /metrics). nil when nothing is exposed.
+// /props (total_slots, default_generation_settings.n_ctx, build_info), else SGLang's GET
+// /get_server_info (engine_sglang.go). vLLM exposes its cache configuration as an *_info
+// metric (read from /metrics). nil when nothing is exposed.
 func probeEngine(ctx context.Context, hc *http.Client, target, apiKey string) map[string]string {
+	if out := probeLlamaCpp(ctx, hc, target, apiKey); out != nil {
+		return out
+	}
+	return probeSGLang(ctx, hc, target, apiKey)
+}
+
+// getJSON fetches one engine endpoint's JSON answer, bounded in time and size; nil when the
+// endpoint is absent or does not answer JSON.
+func getJSON(ctx context.Context, hc *http.Client, target, apiKey, path string) (*http.Response, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, engineProbeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loadgen.BaseURL(target)+"/props", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loadgen.BaseURL(target)+path, nil)
 	if err != nil {
-		return nil
+		cancel()
+		return nil, nil
 	}
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil
+		cancel()
+		return nil, nil
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		resp.Body.Close()
+		cancel()
+		return nil, nil
+	}
+	return resp, cancel
+}
+
+// probeLlamaCpp reads llama.cpp's GET /props.
+func probeLlamaCpp(ctx context.Context, hc *http.Client, target, apiKey string) map[string]string {
+	resp, cancel := getJSON(ctx, hc, target, apiKey, "/props")
+	if resp == nil {
 		return nil
 	}
+	defer cancel()
+	defer resp.Body.Close()
 	var p struct {
 		TotalSlots int    `json:"total_slots"`
 		BuildInfo  string `json:"build_info"`

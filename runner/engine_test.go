@@ -21,6 +21,26 @@ func TestProbeEngine(t *testing.T) {
 			w.Write([]byte(`{"default_generation_settings":{"n_ctx":2048,"params":{}},"total_slots":4,"model_path":"tiny.gguf","build_info":"b4750-c392e50"}`))
 		}, map[string]string{ConfigSlots: "4", ConfigSlotContext: "2048", ConfigBuild: "b4750-c392e50"}},
 		{"no /props (vLLM)", http.NotFound, nil},
+		// SGLang's /get_server_info is ServerArgs merged with the scheduler's info; the API key
+		// and model path it also carries are not kept.
+		{"SGLang /get_server_info", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/get_server_info" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"model_path":"meta-llama/Llama-3.1-8B-Instruct","api_key":"sk-secret","chunked_prefill_size":8192,"max_running_requests":256,"max_prefill_tokens":16384,"kv_cache_dtype":"auto","tp_size":2,"pp_size":1,"dp_size":1,"speculative_algorithm":null,"speculative_num_draft_tokens":null,"max_total_num_tokens":480000,"internal_states":[{"avg_spec_accept_length":null}],"version":"0.5.4"}`))
+		}, map[string]string{"chunked_prefill": "true", ConfigChunkedPrefillSize: "8192", "max_num_seqs": "256", "max_batched_tokens": "16384",
+			"kv_cache_dtype": "auto", "tensor_parallel": "2", "pipeline_parallel": "1", ConfigDataParallel: "1", ConfigKVPoolTokens: "480000",
+			"speculative": "off", ConfigEngine: "sglang", ConfigBuild: "0.5.4"}},
+		{"SGLang chunking off, EAGLE draft", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/get_server_info" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"chunked_prefill_size":-1,"speculative_algorithm":"EAGLE","speculative_num_draft_tokens":4,"tp_size":99999999999}`))
+		}, map[string]string{"chunked_prefill": "false", "speculative": "EAGLE", ConfigSpecDraftTokens: "4", ConfigEngine: "sglang"}},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>")) }, nil},
 		{"absurd values ignored", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
