@@ -776,8 +776,21 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		excess[key] += m
 		total += m
 	}
+	errs := map[string]*errAcc{}
+	ectx := newErrorCtx(ev, v)
+	var lost []evidence.Layer
 	for i := range recs {
 		r := &recs[i]
+		if r.Phase == record.PhaseWarm && r.Failed() && !r.MultiStep() {
+			a := errs[r.Task]
+			if a == nil {
+				a = &errAcc{}
+				errs[r.Task] = a
+			}
+			l, _ := ectx.layerOf(a.addError(r))
+			lost = append(lost, l)
+			continue
+		}
 		if !r.OK() || r.MultiStep() {
 			continue
 		}
@@ -824,12 +837,39 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		nOver++
 		b.excessShares(&t, x, charge)
 	}
+	// Lost tasks count as tasks over their bounds (budget_errors.go).
+	if len(lost) > 0 {
+		w := 1.0
+		if nOver > 0 && total > 0 {
+			w = total / float64(nOver)
+		}
+		for _, l := range lost {
+			key := string(l)
+			if key == "" {
+				key = "lost to errors no rule attributes"
+			}
+			bucketLayer[key] = l
+			excess[key] += w
+			total += w
+		}
+		nOver += len(lost)
+	}
+	for task := range errs {
+		if accs[task] == nil {
+			accs[task] = &acc{}
+			order = append(order, task)
+		}
+	}
 	sort.Strings(order)
 	out := &evidence.Budget{}
 	for _, task := range order {
 		a := accs[task]
-		n := float64(a.n)
+		n := float64(max(a.n, 1))
 		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: round3(a.ttft / n), DecodeMs: round3(a.dc / n), TokensPer: round3(a.tok / n)}
+		if e := errs[task]; e != nil {
+			tb.Failed = e.n
+			tb.Components = append(tb.Components, e.items(ectx)...)
+		}
 		if bd, ok := o.boundFor(task, evidence.SigTTFTP99); ok {
 			tb.TTFTBoundMs = bd
 		}
@@ -863,6 +903,9 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	out.Config = configFacts(ev)
 	if nOver > 0 && total > 0 {
 		out.Excess = attribute(excess, bucketLayer, total, nOver, b)
+		if len(lost) > 0 {
+			out.Excess.Basis += fmt.Sprintf("; %d of the tasks were lost to errors, each counted as the mean excess of a late one", len(lost))
+		}
 	}
 	return out
 }

@@ -101,7 +101,7 @@ func (b *budgetCtx) measuredCostRatio(v *view) (float64, string) {
 		return 0, ""
 	}
 	measured := 1000 * util / rate // busy ms per prompt token
-	return measured / floorMsPerTok, fmt.Sprintf("GPU busy %.2f (dcgm) ÷ %.0f prompt tokens/s (engine) = %.3f ms per token against the floor's %.3f",
+	return measured / floorMsPerTok, fmt.Sprintf("GPU kernel time %.2f of the window (dcgm GPU_UTIL) ÷ %.0f prompt tokens/s (engine) = %.3f ms of GPU time per prompt token against the floor's %.3f",
 		util, rate, measured, floorMsPerTok)
 }
 
@@ -114,7 +114,7 @@ func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record
 		return nil, 0, ""
 	}
 	ratio, why := b.measuredCostRatio(v)
-	src := "floor rate (no measured busy fraction)"
+	src := "floor rate (no measured GPU kernel-time fraction)"
 	switch {
 	case ratio >= 1 && ratio <= hardwareRatioMax:
 		src = "measured cost " + fmt.Sprintf("%.2f", ratio) + "× the floor: " + why

@@ -15,10 +15,14 @@ type Budget struct {
 	Config []ConfigFact `json:"config,omitempty"`
 }
 
-// Budget parts: the time to the first token and the time of the decode that follows.
+// Budget parts: the time to the first token, the time of the decode that follows, the
+// time between the calls of a multi-step task, and the tasks lost to errors (their time to
+// the error, charged to the layer that owns the error).
 const (
-	PartTTFT   = "ttft"
-	PartDecode = "decode"
+	PartTTFT    = "ttft"
+	PartDecode  = "decode"
+	PartBetween = "between_calls"
+	PartErrors  = "errors"
 )
 
 // TaskBudget is one task type's budget: the mean of its completed warm tasks, per part.
@@ -28,6 +32,9 @@ type TaskBudget struct {
 	// Over counts the tasks whose excess Excess attributes (rejected for latency or beyond a
 	// missed percentile bound).
 	Over int `json:"over"`
+	// Failed counts the warm tasks lost to errors; their components (Part errors) are means
+	// over them, and each counts in Excess as a task over its bounds.
+	Failed int `json:"failed,omitempty"`
 	// Mean time to first token (from scheduled) and mean decode time (first → last token),
 	// and the mean output tokens after the first.
 	TTFTMs    float64 `json:"ttft_ms"`

@@ -74,6 +74,7 @@ func writeBudget(w io.Writer, b *evidence.Budget) error {
 				writeItem(tw, c)
 			}
 		}
+		writeExtraParts(tw, t)
 	}
 	tw.Flush()
 	if f := b.Floors; f != nil {

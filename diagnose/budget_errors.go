@@ -1,0 +1,134 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// Tasks lost to errors are in the budget as their own component: the time from send to
+// the error, per error class, charged to the layer that owns the class (errorClassLayer,
+// the error rules' own attribution). A shed (HTTP 429/503) is the engine's admission
+// control only when the engine was full: with engine /metrics showing no request waiting
+// and a free sequence slot for the whole run, the engine never refused anything, so the
+// requests were shed before it (a gateway, a proxy, a rate limiter in front): the
+// application's serving path. Without engine /metrics the two cannot be told apart, and the
+// component says which source would.
+//
+// A lost task counts in the excess as one task over its bounds, weighted as the mean
+// excess of the tasks that completed over their bounds (a lost task is at least as bad for
+// the user as a late one; the weight keeps lost and late tasks on one scale, task for
+// task), or 1 ms each when no completed task is over (then only errors are in the excess,
+// and its shares do not depend on the weight).
+
+// errorCtx is the run-level view of who shed requests.
+type errorCtx struct {
+	engineIdle bool   // engine metrics say it never queued and had a free slot
+	known      bool   // engine metrics were there to say
+	why        string // the figures behind engineIdle
+}
+
+func newErrorCtx(ev *evidence.Evidence, v *view) errorCtx {
+	var c errorCtx
+	wmax, okW := v.val(evidence.SigWaitingMax)
+	rmax, okR := v.val(evidence.SigRunningMax)
+	if !okW || !okR {
+		return c
+	}
+	c.known = true
+	limit := 0
+	for _, k := range []string{"slots", evidence.ConfigMaxNumSeqs} {
+		if n, err := strconv.Atoi(ev.Run.EngineConfig[k]); err == nil && n > 0 {
+			limit = n
+			break
+		}
+	}
+	switch {
+	case wmax > 0:
+		c.why = fmt.Sprintf("the engine queued requests (requests_waiting max %.0f)", wmax)
+	case limit > 0 && rmax >= float64(limit):
+		c.why = fmt.Sprintf("the engine ran at its limit (%.0f of %d sequences)", rmax, limit)
+	case limit == 0 && rmax > 0:
+		// Without the limit, no waiting request is the engine's own word that it admitted
+		// everything it was sent.
+		c.engineIdle = true
+		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f running)", rmax)
+	default:
+		c.engineIdle = true
+		c.why = fmt.Sprintf("the engine never queued a request and had free slots (requests_waiting max 0, at most %.0f of %d running)", rmax, limit)
+	}
+	return c
+}
+
+// lostContext is the budget's error class for a task that exceeded its sequence's context
+// (stats.ContextExhausted), which the context-exhausted rule charges to memory.
+const lostContext = "context_exhausted"
+
+// layerOf is the layer that owns one error class, and why.
+func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
+	if class == lostContext {
+		return evidence.LayerMemory, "the sequence's context is smaller than the prompt and output (context-exhausted)"
+	}
+	spec, ok := errorClassLayer[class]
+	if !ok {
+		return "", "no rule attributes error class " + class
+	}
+	if class != record.ErrOverloaded {
+		return spec.layer, spec.what
+	}
+	switch {
+	case !c.known:
+		return spec.layer, spec.what + "; engine /metrics (requests waiting and running) would tell the engine's admission from a gateway's"
+	case c.engineIdle:
+		return evidence.LayerApplication, "shed before the engine (a gateway or proxy): " + c.why
+	}
+	return spec.layer, spec.what + ": " + c.why
+}
+
+// errAcc gathers one task type's lost tasks per error class.
+type errAcc struct {
+	n     int
+	ms    map[string]float64 // class → summed time to the error
+	count map[string]int
+}
+
+// addError records one lost task: its time from send to the error.
+func (a *errAcc) addError(r *record.Record) string {
+	class := stats.ErrorClassOf(r)
+	if stats.ContextExhausted(r) {
+		class = lostContext
+	}
+	if a.ms == nil {
+		a.ms, a.count = map[string]float64{}, map[string]int{}
+	}
+	a.n++
+	end := r.DoneAt
+	if !r.HeadersAt.IsZero() && (end.IsZero() || r.HTTPStatus >= 400) {
+		end = r.HeadersAt
+	}
+	if !r.SentAt.IsZero() && end.After(r.SentAt) {
+		a.ms[class] += ms(end.Sub(r.SentAt))
+	}
+	a.count[class]++
+	return class
+}
+
+// items are the type's error components, one per class, in class order.
+func (a *errAcc) items(c errorCtx) []evidence.BudgetItem {
+	classes := make([]string, 0, len(a.count))
+	for k := range a.count {
+		classes = append(classes, k)
+	}
+	sort.Strings(classes)
+	var out []evidence.BudgetItem
+	for _, k := range classes {
+		l, why := c.layerOf(k)
+		out = append(out, evidence.BudgetItem{Name: fmt.Sprintf("lost to %s (%d tasks)", k, a.count[k]), Part: evidence.PartErrors, Layer: l,
+			Ms: round3(a.ms[k] / float64(a.count[k])), Source: "client: send → error response; " + why})
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// Instant 503s: a third of the tasks are shed within 2 ms. With engine /metrics showing
+// no request ever waiting and free slots, the engine shed nothing: a gateway in front did
+// (application). With the engine queueing and at its limit, its admission shed them
+// (scheduling). Without engine /metrics the error class's own layer stands and the
+// component says what would separate them.
+func TestBudgetShedRequests(t *testing.T) {
+	var rs []record.Record
+	for i := 0; i < 90; i++ {
+		r := task(i, float64(i)/6, 120*time.Millisecond, 10*time.Millisecond, 20)
+		if i%3 == 0 {
+			fail(&r, record.StatusHTTPError, record.ErrOverloaded, "HTTP 503: upstream unavailable")
+			r.HTTPStatus = 503
+			r.HeadersAt = r.SentAt.Add(2 * time.Millisecond)
+			r.DoneAt = r.HeadersAt
+		}
+		rs = append(rs, r)
+	}
+	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	for _, tc := range []struct {
+		name    string
+		cfg     map[string]string
+		sigs    []sig
+		want    evidence.Layer
+		wantSrc string
+	}{
+		{"gateway before an idle engine", map[string]string{evidence.ConfigMaxNumSeqs: "64"},
+			[]sig{{evidence.SigWaitingMax, 0}, {evidence.SigRunningMax, 3}, {evidence.SigWaitingMean, 0}, {evidence.SigRunningMean, 1.2}},
+			evidence.LayerApplication, "shed before the engine"},
+		{"engine admission at its limit", map[string]string{evidence.ConfigMaxNumSeqs: "4"},
+			[]sig{{evidence.SigWaitingMax, 12}, {evidence.SigRunningMax, 4}, {evidence.SigWaitingMean, 6}, {evidence.SigRunningMean, 4}},
+			evidence.LayerScheduling, "queued requests"},
+		{"no engine metrics", nil, nil, evidence.LayerScheduling, "would tell the engine's admission from a gateway's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := diagnoseWith(rs, o, tc.cfg, tc.sigs...)
+			b := ev.Budget
+			if b == nil || b.Excess == nil {
+				t.Fatalf("no excess: %+v", b)
+			}
+			if b.Excess.Owner != tc.want {
+				t.Errorf("budget owner %q, want %s: %+v", b.Excess.Owner, tc.want, b.Excess)
+			}
+			if ev.OwnerLayer == nil || *ev.OwnerLayer != tc.want {
+				t.Errorf("owner %v, want %s: %s", ev.OwnerLayer, tc.want, ev.Verdict)
+			}
+			tb := b.TaskTypes[0]
+			if tb.Failed != 30 || tb.Tasks != 60 {
+				t.Errorf("failed %d of %d, want 30 of 60", tb.Failed, tb.Tasks)
+			}
+			found := false
+			for _, c := range tb.Components {
+				if c.Part == evidence.PartErrors {
+					found = true
+					if c.Layer != tc.want || c.Ms < 1.5 || c.Ms > 2.5 || !strings.Contains(c.Source, tc.wantSrc) {
+						t.Errorf("error component %+v", c)
+					}
+				}
+			}
+			if !found {
+				t.Error("no error component")
+			}
+		})
+	}
+}
