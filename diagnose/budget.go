@@ -44,6 +44,8 @@ const (
 	cSpec
 	cStalls
 	cDecodeRest
+	cBetweenPlanned
+	cBetweenRest
 	nComponents
 )
 
@@ -89,6 +91,10 @@ var compDefs = [nComponents]compDef{
 	cSpec:         {"speculative net cost", evidence.PartDecode, evidence.LayerSpeculative},
 	cStalls:       {"decode stalls (cause not separated)", evidence.PartDecode, ""},
 	cDecodeRest:   {"unattributed (decode)", evidence.PartDecode, ""},
+	// The waits a multi-step task plans between its calls (user think time, tool latency)
+	// are the application's own design, as the waits-between-steps rule charges them.
+	cBetweenPlanned: {"planned think and tool time between calls", evidence.PartBetween, evidence.LayerApplication},
+	cBetweenRest:    {"between calls, beyond the plan (client)", evidence.PartBetween, ""},
 }
 
 // taskTime is one task's budget.
@@ -736,6 +742,33 @@ func (b *budgetCtx) excessShares(t *taskTime, x over, add func(slot int, ms floa
 	}
 }
 
+// acc gathers one task type's budgets: sums over its completed warm tasks (over the calls
+// of its multi-step tasks: perCall).
+type acc struct {
+	n, over  int
+	sum      [nComponents]float64
+	ttft, dc float64
+	tok      float64
+	ttftFl   float64
+	decFl    float64
+	perCall  bool
+}
+
+// add sums one task's (or one call's) budget.
+func (a *acc) add(b *budgetCtx, r *record.Record, t *taskTime) {
+	a.n++
+	for j := range t.ms {
+		a.sum[j] += t.ms[j]
+	}
+	a.ttft += t.ttft
+	a.dc += t.decode
+	a.tok += t.tokens
+	if b.floors {
+		a.ttftFl += b.sys.prefill(uncached(r))
+		a.decFl += b.stepFloor * t.tokens
+	}
+}
+
 // buildBudget computes the run's budget and the attribution of its excess.
 func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record) *evidence.Budget {
 	b := newBudgetCtx(ev, v, o, found, specs, recs)
@@ -748,14 +781,6 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		if _, m := v.missed(sig, bd); m {
 			missed[sig] = true
 		}
-	}
-	type acc struct {
-		n, over  int
-		sum      [nComponents]float64
-		ttft, dc float64
-		tok      float64
-		ttftFl   float64
-		decFl    float64
 	}
 	accs := map[string]*acc{}
 	var order []string
@@ -791,6 +816,18 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			lost = append(lost, l)
 			continue
 		}
+		if r.MultiStep() && r.OK() && r.Phase == record.PhaseWarm {
+			a := accs[r.Task]
+			if a == nil {
+				a = &acc{}
+				accs[r.Task] = a
+				order = append(order, r.Task)
+			}
+			if b.multiStep(r, a, o, missed, charge) {
+				nOver++
+			}
+			continue
+		}
 		if !r.OK() || r.MultiStep() {
 			continue
 		}
@@ -818,17 +855,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			accs[r.Task] = a
 			order = append(order, r.Task)
 		}
-		a.n++
-		for j := range t.ms {
-			a.sum[j] += t.ms[j]
-		}
-		a.ttft += t.ttft
-		a.dc += t.decode
-		a.tok += t.tokens
-		if b.floors {
-			a.ttftFl += b.sys.prefill(uncached(r))
-			a.decFl += b.stepFloor * t.tokens
-		}
+		a.add(b, r, &t)
 		x := excessOf(&t, o, missed)
 		if x.ttft <= 0 && x.itl <= 0 && x.e2e <= 0 {
 			continue
@@ -865,7 +892,8 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	for _, task := range order {
 		a := accs[task]
 		n := float64(max(a.n, 1))
-		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: round3(a.ttft / n), DecodeMs: round3(a.dc / n), TokensPer: round3(a.tok / n)}
+		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: round3(a.ttft / n), DecodeMs: round3(a.dc / n), TokensPer: round3(a.tok / n),
+			PerCall: a.perCall}
 		if e := errs[task]; e != nil {
 			tb.Failed = e.n
 			tb.Components = append(tb.Components, e.items(ectx)...)

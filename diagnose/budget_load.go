@@ -105,9 +105,8 @@ func (b *budgetCtx) measuredCostRatio(v *view) (float64, string) {
 		util, rate, measured, floorMsPerTok)
 }
 
-// loadWaits is, per record, the wait in ms the ideal server gives the task: its stay
-// less its own work. Every record that reached the engine loads it; only single-call tasks
-// have a work size the budget knows.
+// loadWaits is, per record (a single-call task, or one call of a multi-step task), the wait
+// in ms the ideal server gives it: its stay less its own work. Every request sent loads it.
 func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record]float64, float64, string) {
 	rate := float64(b.sys.gpus) * b.sys.gpu.PeakFLOPS * gpuspec.AchievableTensor
 	if rate <= 0 {
@@ -128,10 +127,9 @@ func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record
 	var arrive, work []float64
 	var t0 float64
 	first := true
-	for i := range recs {
-		r := &recs[i]
-		if r.SentAt.IsZero() || r.MultiStep() {
-			continue
+	join := func(r *record.Record) {
+		if r.SentAt.IsZero() {
+			return
 		}
 		s := float64(r.SentAt.UnixNano()) / 1e9
 		if first || s < t0 {
@@ -140,6 +138,18 @@ func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record
 		idx = append(idx, r)
 		arrive = append(arrive, s)
 		work = append(work, ratio*2*b.sys.active*(uncached(r)+float64(r.OutputTokens))/rate)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if !r.MultiStep() {
+			join(r)
+			continue
+		}
+		// Each call of a multi-step task is a request of its own to the engine.
+		steps := r.StepRecords()
+		for j := range steps {
+			join(&steps[j])
+		}
 	}
 	if len(idx) == 0 {
 		return nil, ratio, src

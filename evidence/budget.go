@@ -35,6 +35,9 @@ type TaskBudget struct {
 	// Failed counts the warm tasks lost to errors; their components (Part errors) are means
 	// over them, and each counts in Excess as a task over its bounds.
 	Failed int `json:"failed,omitempty"`
+	// PerCall: the type's tasks are multi-step, so Tasks counts their completed calls and the
+	// means are per call (the time between calls included, Part between_calls).
+	PerCall bool `json:"per_call,omitempty"`
 	// Mean time to first token (from scheduled) and mean decode time (first → last token),
 	// and the mean output tokens after the first.
 	TTFTMs    float64 `json:"ttft_ms"`

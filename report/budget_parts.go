@@ -11,7 +11,7 @@ import (
 // its tasks lost to errors, when it has any.
 func writeExtraParts(w io.Writer, t evidence.TaskBudget) {
 	for _, p := range []struct{ part, head string }{
-		{evidence.PartBetween, "    between calls (mean per gap)\t\n"},
+		{evidence.PartBetween, "    between calls (mean per call)\t\n"},
 		{evidence.PartErrors, fmt.Sprintf("    lost to errors (%d tasks; mean time to the error)\t\n", t.Failed)},
 	} {
 		first := true
