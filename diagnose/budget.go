@@ -174,6 +174,8 @@ type budgetCtx struct {
 	load      float64
 	loadWait  map[*record.Record]float64
 	costRatio float64
+	// spans are the engine's own per-request timings (OTLP), used before run-level means.
+	spans map[*record.Record]record.EngineSpan
 }
 
 // firedLayer returns the layer of the highest-ranked credible finding among ids, or "".
@@ -490,6 +492,8 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 	perTok := b.perToken
 	if r.Server != nil && r.Server.DecodeUS > 0 && r.OutputTokens > 1 {
 		perTok = float64(r.Server.DecodeUS) / 1000 / float64(r.OutputTokens-1)
+	} else if sp, ok := b.spans[r]; ok && sp.DecodeUS > 0 && r.OutputTokens > 1 {
+		perTok = float64(sp.DecodeUS) / 1000 / float64(r.OutputTokens-1)
 	}
 	// Tokens that came with the first event were generated before the client saw any.
 	if len(r.ChunkTokens) > 0 && r.ChunkTokens[0] > 1 && perTok > 0 {
@@ -497,7 +501,24 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 	}
 	rest := sent - t.ms[cDelivery]
 	var prefill float64
+	sp, haveSpan := b.spans[r]
 	switch {
+	case haveSpan && r.Server == nil:
+		// The task's own span: engine TTFT (its arrival → first token) = queue + prefill;
+		// what the client waited beyond it from its send was outside the engine.
+		eng := float64(sp.TTFTUS) / 1000
+		if eng <= 0 {
+			eng = float64(sp.QueueUS+sp.PrefillUS) / 1000
+		}
+		t.ms[cOutside] = math.Max(0, rest-eng)
+		e := rest - t.ms[cOutside]
+		pre := float64(sp.PrefillUS) / 1000
+		if pre <= 0 && sp.QueueUS > 0 {
+			pre = eng - float64(sp.QueueUS)/1000
+		}
+		prefill = math.Max(0, math.Min(e, pre))
+		t.ms[cQueue] = math.Max(0, math.Min(e-prefill, float64(sp.QueueUS)/1000))
+		t.ms[cTTFTRest] = e - prefill - t.ms[cQueue]
 	case r.Server != nil && r.Server.PrefillUS > 0:
 		prefill = math.Min(rest, float64(r.Server.PrefillUS)/1000)
 		pre := rest - prefill
@@ -770,8 +791,9 @@ func (a *acc) add(b *budgetCtx, r *record.Record, t *taskTime) {
 }
 
 // buildBudget computes the run's budget and the attribution of its excess.
-func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record) *evidence.Budget {
+func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record, spans map[*record.Record]record.EngineSpan) *evidence.Budget {
 	b := newBudgetCtx(ev, v, o, found, specs, recs)
+	b.useSpans(spans)
 	missed := map[string]bool{}
 	for _, sig := range breachSignals {
 		bd, ok := o.bound(sig)

@@ -266,7 +266,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	ev.OwnerLayer = nil
 	ev.Budget = nil
 	if t.present() {
-		ev.Budget = buildBudget(ev, full, o, found, specs, recs)
+		ev.Budget = buildBudget(ev, full, o, found, specs, recs, t.Spans)
 		if needsBudgetFinding(ev) {
 			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget))
 		}

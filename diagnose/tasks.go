@@ -27,6 +27,9 @@ type Tasks struct {
 	// EachRejected streams every task record that was not accepted (Sampled only): the
 	// impact and verdict counts need no others, and a reader may skip decoding them.
 	EachRejected func(func(*record.Record) error) error
+	// Spans are the engine's own per-request timings (OTLP spans joined to All's records and
+	// their calls): the time budget splits each task by its own, not by run-level means.
+	Spans map[*record.Record]record.EngineSpan
 }
 
 // present reports whether any record was given (nil degrades impact, reproduction and

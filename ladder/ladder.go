@@ -160,6 +160,9 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 		if err := otlp.FillFromDir(ev, d); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 		}
+		if tasks.Spans, err = otlp.EngineSpans(d, recs); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
 	}
 	for _, r := range results {
 		trace.FillEvidence(ev, r)

@@ -12,3 +12,11 @@ type ServerTimings struct {
 	// timings.prompt_n): fewer than usage.prompt_tokens when a cached prefix was reused.
 	PromptN int `json:"prompt_n,omitempty"`
 }
+
+// EngineSpan is one request's timings from the engine's own trace span (OTLP
+// gen_ai.latency.*: time_in_queue, time_in_model_prefill, time_in_model_decode,
+// time_to_first_token, all from the engine's arrival), joined to its record by trace id. It
+// is derived when a run is analysed, never stored in requests.jsonl; 0 is "not sent".
+type EngineSpan struct {
+	QueueUS, PrefillUS, DecodeUS, TTFTUS int64
+}
