@@ -863,6 +863,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		if !ok {
 			continue
 		}
+		o.eachTask(r, &t)
 		if cold {
 			x := excessOf(&t, o, nil)
 			if x.ttft > 0 || x.itl > 0 || x.e2e > 0 {

@@ -37,6 +37,7 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 			if tt, ok := b.taskBudget(s); ok {
 				t = tt
 				calls[j] = &t
+				o.eachTask(s, &t)
 			}
 		}
 		if !prevEnd.IsZero() && !s.ScheduledAt.IsZero() && s.ScheduledAt.After(prevEnd) {

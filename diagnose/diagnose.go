@@ -42,6 +42,9 @@ type Options struct {
 	// start): the halves of the warm window and the cold phase read their client figures
 	// from stage 1's accumulator with them.
 	Stage1 stats.Options
+	// EachTaskBudget, when set, receives every completed task's (and call's) own budget as
+	// the time budget splits it: for comparisons with an engine's per-request timings.
+	EachTaskBudget func(TaskSplit)
 }
 
 func (o *Options) defaults() {

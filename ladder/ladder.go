@@ -37,6 +37,8 @@ type Options struct {
 	SampleBytes int64
 	// Context ends the reading of Traces (Ctrl-C); nil: never.
 	Context context.Context
+	// EachTaskBudget receives every task's own time budget (diagnose.Options).
+	EachTaskBudget func(diagnose.TaskSplit)
 }
 
 // Analyze opens the run directory dir (rundir.Open) and analyses it (AnalyzeDir); a
@@ -170,6 +172,7 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	profiling.NoteTrace(ev) // a profiling window's trace says it was taken under the profiler
 	dopts := diagnose.OptionsFor(c)
 	dopts.Seed = o.Seed
+	dopts.EachTaskBudget = o.EachTaskBudget
 	dopts.Stage1 = rundir.StatsOptions(c, ev.Run.StartedAt)
 	diagnose.DiagnoseTasks(ev, tasks, dopts)
 	return ev, recs, nil

@@ -1,0 +1,83 @@
+package llamacpp_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/pel-ladder/pel/diagnose"
+	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/quantile"
+	"github.com/pel-ladder/pel/record"
+)
+
+// TestBudgetAgreesWithTimings: against a real llama-server, every warm task's budget
+// agrees with llama.cpp's own timings for that task. Prefill: the budget's prefill is the
+// task's timings.prompt_ms, never clamped (the engine's prompt processing fits inside the
+// client's wait from send to first token). Decode: the client's first → last token, which
+// the budget splits, and timings.predicted_ms (first token sampled → last token sampled,
+// tools/server/server.cpp) time the same interval from the two ends of the stream; they
+// differ by how late the first and the last token reached the client. Each token reaches
+// the client before the next one is produced, or the stream would show tokens bunched into
+// one event, so the difference stays within two of the task's median token gaps (plus 1 ms
+// for the millisecond rounding of the two timestamps' clocks). Each part's components add
+// up to its measured time.
+func TestBudgetAgreesWithTimings(t *testing.T) {
+	s := start(t, "-np", "2", "-c", "2048")
+	r := pel(t, s.url, s.url+"/metrics", `name: budget-timings
+version: 1
+arrival: {process: closed, concurrency: 2}
+requests: 24
+warmup: 2s
+seed: 5
+timeout: 60s
+tasks:
+  - name: chat
+    prompt_tokens: {dist: uniform, min: 60, max: 140}
+    output_tokens: 24
+    ignore_eos: true
+slo:
+  ttft: {p99: 10s}
+`)
+	logRun(t, r)
+	var splits []diagnose.TaskSplit
+	if _, _, err := ladder.Analyze(r.dir, ladder.Options{EachTaskBudget: func(s diagnose.TaskSplit) { splits = append(splits, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	n, worstPre, worstDec := 0, 0.0, 0.0
+	for _, sp := range splits {
+		rec := sp.Rec
+		if rec.Phase != record.PhaseWarm || rec.Server == nil || rec.Server.PrefillUS <= 0 || rec.Server.DecodeUS <= 0 {
+			continue
+		}
+		n++
+		id := fmt.Sprintf("task %d", rec.Seq)
+		promptMs := float64(rec.Server.PrefillUS) / 1000
+		if d := math.Abs(sp.PrefillMs - promptMs); d > 0.001 {
+			t.Errorf("%s: budget prefill %.3f ms, timings.prompt_ms %.3f", id, sp.PrefillMs, promptMs)
+		}
+		worstPre = math.Max(worstPre, math.Abs(sp.PrefillMs-promptMs))
+		var gaps []float64
+		for i := 1; i < len(rec.ChunkUS); i++ {
+			gaps = append(gaps, float64(rec.ChunkUS[i]-rec.ChunkUS[i-1])/1000)
+		}
+		if len(gaps) == 0 {
+			t.Errorf("%s: no token gaps", id)
+			continue
+		}
+		tol := 2*quantile.Of(gaps, 0.5) + 1
+		predMs := float64(rec.Server.DecodeUS) / 1000
+		d := math.Abs(sp.DecodeMs - predMs)
+		worstDec = math.Max(worstDec, d/tol)
+		if d > tol {
+			t.Errorf("%s: client decode %.1f ms, timings.predicted_ms %.1f: off by %.1f ms, over %.1f", id, sp.DecodeMs, predMs, d, tol)
+		}
+		if math.Abs(sp.TTFTPartsMs-sp.TTFTMs) > 0.01 || math.Abs(sp.DecodePartsMs-sp.DecodeMs) > 0.01 {
+			t.Errorf("%s: parts %.3f/%.3f ms, measured %.3f/%.3f", id, sp.TTFTPartsMs, sp.DecodePartsMs, sp.TTFTMs, sp.DecodeMs)
+		}
+	}
+	t.Logf("%d warm tasks with timings: prefill off by at most %.4f ms; decode off by at most %.2f of its tolerance", n, worstPre, worstDec)
+	if n < 10 {
+		t.Fatalf("%d warm tasks carried llama.cpp timings, want at least 10", n)
+	}
+}
