@@ -825,7 +825,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	}
 	errs := map[string]*errAcc{}
 	ectx := newErrorCtx(ev, v)
-	var lost []evidence.Layer
+	var lost []lostTask
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase == record.PhaseWarm && r.Failed() && !r.MultiStep() {
@@ -834,8 +834,9 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 				a = &errAcc{}
 				errs[r.Task] = a
 			}
-			l, _ := ectx.layerOf(a.addError(r))
-			lost = append(lost, l)
+			class := a.addError(r)
+			l, _ := ectx.layerOf(class)
+			lost = append(lost, lostTask{class, l})
 			continue
 		}
 		if r.MultiStep() && r.OK() && r.Phase == record.PhaseWarm {
@@ -889,19 +890,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	}
 	// Lost tasks count as tasks over their bounds (budget_errors.go).
 	if len(lost) > 0 {
-		w := 1.0
-		if nOver > 0 && total > 0 {
-			w = total / float64(nOver)
-		}
-		for _, l := range lost {
-			key := string(l)
-			if key == "" {
-				key = "lost to errors no rule attributes"
-			}
-			bucketLayer[key] = l
-			excess[key] += w
-			total += w
-		}
+		chargeLost(lost, excess, bucketLayer, &total, nOver)
 		nOver += len(lost)
 	}
 	for task := range errs {

@@ -23,7 +23,9 @@ import (
 // excess of the tasks that completed over their bounds (a lost task is at least as bad for
 // the user as a late one; the weight keeps lost and late tasks on one scale, task for
 // task), or 1 ms each when no completed task is over (then only errors are in the excess,
-// and its shares do not depend on the weight).
+// and its shares do not depend on the weight). A timeout is a late task whose end the
+// client did not wait for: it is split as the completed late tasks are (their shares stand),
+// and stays unattributed when none completed late.
 
 // errorCtx is the run-level view of who shed requests.
 type errorCtx struct {
@@ -73,6 +75,9 @@ func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
 	if class == lostContext {
 		return evidence.LayerMemory, "the sequence's context is smaller than the prompt and output (context-exhausted)"
 	}
+	if class == record.ErrTimeout {
+		return "", "a late task the client stopped waiting for: its excess is split as the completed late tasks' is"
+	}
 	spec, ok := errorClassLayer[class]
 	if !ok {
 		return "", "no rule attributes error class " + class
@@ -87,6 +92,41 @@ func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
 		return evidence.LayerApplication, "shed before the engine (a gateway or proxy): " + c.why
 	}
 	return spec.layer, spec.what + ": " + c.why
+}
+
+// lostTask is one task lost to an error: its class and the layer that owns it.
+type lostTask struct {
+	class string
+	layer evidence.Layer
+}
+
+// chargeLost adds the lost tasks to the excess buckets (see above).
+func chargeLost(lost []lostTask, excess map[string]float64, layerOf map[string]evidence.Layer, total *float64, nOver int) {
+	w := 1.0
+	if nOver > 0 && *total > 0 {
+		w = *total / float64(nOver)
+	}
+	late := map[string]float64{}
+	lateTotal := *total
+	for k, m := range excess {
+		late[k] = m
+	}
+	for _, l := range lost {
+		if l.layer == "" && l.class == record.ErrTimeout && lateTotal > 0 {
+			for k, m := range late {
+				excess[k] += w * m / lateTotal
+			}
+			*total += w
+			continue
+		}
+		key := string(l.layer)
+		if key == "" {
+			key = "lost to " + l.class + " (no layer owns it)"
+		}
+		layerOf[key] = l.layer
+		excess[key] += w
+		*total += w
+	}
 }
 
 // errAcc gathers one task type's lost tasks per error class.

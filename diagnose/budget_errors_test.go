@@ -73,3 +73,42 @@ func TestBudgetShedRequests(t *testing.T) {
 		})
 	}
 }
+
+// Timeouts are late tasks whose end the client did not wait for: beside tasks late in the
+// engine's queue they count as those do (scheduling stays the owner, and the timeouts are
+// in the task count); alone they stay unattributed.
+func TestBudgetTimeouts(t *testing.T) {
+	sigs := []sig{{evidence.SigServerTTFTMean, 880}, {evidence.SigServerQueueMean, 800}, {evidence.SigServerPrefillMean, 80}}
+	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	for _, tc := range []struct {
+		name     string
+		late     bool
+		want     evidence.Layer
+		wantOver int
+	}{
+		{"beside late tasks", true, evidence.LayerScheduling, 40},
+		{"alone", false, "", 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rs []record.Record
+			for i := 0; i < 80; i++ {
+				ttft := 300 * time.Millisecond
+				if tc.late && i%4 == 1 {
+					ttft = 1500 * time.Millisecond
+				}
+				r := task(i, float64(i)/4, ttft, 10*time.Millisecond, 20)
+				switch {
+				case i%4 == 0:
+					fail(&r, record.StatusTimeout, record.ErrTimeout, "timeout after 5s")
+				case ttft > time.Second:
+					reject(&r, "slo ttft max 1s")
+				}
+				rs = append(rs, r)
+			}
+			x := diagnoseWith(rs, o, nil, sigs...).Budget.Excess
+			if x == nil || x.Owner != tc.want || x.Tasks != tc.wantOver {
+				t.Fatalf("excess %+v, want owner %q over %d tasks", x, tc.want, tc.wantOver)
+			}
+		})
+	}
+}
