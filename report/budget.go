@@ -195,6 +195,7 @@ func budgetHTML(b *evidence.Budget) template.HTML {
 		x += 24 + 8*len(layerName(l))
 	}
 	sb.WriteString(`</svg>`)
+	sb.WriteString(extraPartsHTML(b))
 	if x := b.Excess; x != nil {
 		var parts []string
 		for _, s := range x.Shares {
