@@ -285,8 +285,8 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		l := owner.Layer
 		ev.OwnerLayer = &l
 	}
-	// A credible finding that explains no rejected task and no missed bound is what to watch
-	// at this load, not a warning: it becomes one when load or the contract makes it bite.
+	// A finding that explains no rejected task and no missed bound is what to watch at this
+	// load, not a warning: it becomes one when load or the contract makes it bite.
 	for _, f := range watch {
 		f.Severity = evidence.SeverityInfo
 		f.ConfidenceNote = joinNote(f.ConfidenceNote, watchNote)
@@ -690,14 +690,16 @@ func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *
 			}
 			continue
 		}
+		// A finding that explains no rejected task and no missed bound is what to watch,
+		// however confident: with nothing missed there is nothing for it to limit.
+		if !explains(f) {
+			watch = append(watch, f)
+			continue
+		}
 		if f.Confidence < ownerMinConfidence {
 			if len(cands) == 0 && ownerWhy == "no finding above informational" {
 				ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", f.ID, f.Confidence, ownerMinConfidence, missingText(f))
 			}
-			continue
-		}
-		if !explains(f) {
-			watch = append(watch, f)
 			continue
 		}
 		cands = append(cands, f)
