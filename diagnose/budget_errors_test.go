@@ -112,3 +112,36 @@ func TestBudgetTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// A load generator far behind its schedule makes its own misses: with its lateness most of
+// the excess, no layer is named, nothing below the owner's confidence stays a warning, and
+// the verdict says to rerun on a quieter machine.
+func TestBudgetClientLatenessLeads(t *testing.T) {
+	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	sigs := []sig{{evidence.SigServerTTFTMean, 110}, {evidence.SigServerQueueMean, 10}, {evidence.SigServerPrefillMean, 100}}
+	var rs []record.Record
+	for i := 0; i < 80; i++ {
+		r := task(i, float64(i)/4, 120*time.Millisecond, 10*time.Millisecond, 20)
+		if i%3 == 0 {
+			// Sent 1.4 s after it was due: the client's own lateness.
+			r.ScheduledAt = r.ScheduledAt.Add(-1400 * time.Millisecond)
+			reject(&r, "slo ttft max 1s")
+		}
+		rs = append(rs, r)
+	}
+	ev := diagnoseWith(rs, o, nil, sigs...)
+	if ev.OwnerLayer != nil {
+		t.Errorf("owner %s: %s", *ev.OwnerLayer, ev.Verdict)
+	}
+	if !strings.Contains(ev.Verdict, "load generator's own lateness") {
+		t.Errorf("verdict %q", ev.Verdict)
+	}
+	for _, f := range ev.Findings {
+		if f.Severity == evidence.SeverityWarn && f.Confidence < ownerMinConfidence {
+			t.Errorf("finding %s (%.2f) still a warning", f.ID, f.Confidence)
+		}
+	}
+	if x := ev.Budget.Excess; x == nil || !measuringSideLeads(x) {
+		t.Fatalf("excess %+v", ev.Budget.Excess)
+	}
+}

@@ -623,6 +623,9 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 	if warn > 0 {
 		return lead + fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
 	}
+	if b := ev.Budget; b != nil && b.Excess != nil && b.Excess.Owner == "" && measuringSideLeads(b.Excess) {
+		return lead + "No layer identified: " + ownerWhy + suffix(acc)
+	}
 	s := "Nothing limits accepted tasks under this contract"
 	for _, f := range ev.Findings {
 		if f.ID == sloBreachID {
