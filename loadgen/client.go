@@ -487,25 +487,28 @@ func (o *outputSink) add(s string) {
 // deltas of vLLM and SGLang; they are generated tokens too. Truncated is llama.cpp's
 // "truncated": true (the context was shifted or the prompt cut while serving).
 type chunk struct {
-	Choices []struct {
-		Delta struct {
-			Content          string          `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			Reasoning        string          `json:"reasoning"`
-			ToolCalls        json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-		Message struct {
-			Content          string          `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			ToolCalls        json.RawMessage `json:"tool_calls"`
-		} `json:"message"`
-		Text         string  `json:"text"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
+	Choices   []choice        `json:"choices"`
 	Usage     *usage          `json:"usage"`
 	Error     json.RawMessage `json:"error"`
 	Truncated bool            `json:"truncated"`
 	Timings   *serverTimings  `json:"timings"` // llama.cpp's per-request engine timings
+}
+
+// choice is one element of a chunk's choices.
+type choice struct {
+	Delta struct {
+		Content          string          `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		Reasoning        string          `json:"reasoning"`
+		ToolCalls        json.RawMessage `json:"tool_calls"`
+	} `json:"delta"`
+	Message struct {
+		Content          string          `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		ToolCalls        json.RawMessage `json:"tool_calls"`
+	} `json:"message"`
+	Text         string  `json:"text"`
+	FinishReason *string `json:"finish_reason"`
 }
 
 type usage struct {
@@ -586,7 +589,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			continue
 		}
 		var ch chunk
-		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+		if err := decodeChunk(ev.Data, &ch); err != nil {
 			return end(record.StatusStreamError, record.ErrServer, fmt.Sprintf("event %d is not JSON: %v", st.events, err))
 		}
 		if present(ch.Error) {
