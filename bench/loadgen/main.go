@@ -2,6 +2,8 @@
 // loopback (run.sh drives it; see BENCHMARKS.md):
 //
 //	loadgen-bench server -addr 127.0.0.1:18080 [-hold 15s]   the SSE server (own process)
+//	loadgen-bench tokens -addr 127.0.0.1:18090 -ttft 5ms -itl 1ms -tokens 8
+//	                                                          a timed token server (loadgentest)
 //	loadgen-bench rate -target URL -rate R -duration 5s       open loop at R req/s
 //	loadgen-bench streams -target URL -n 10000                memory per open stream
 //
@@ -28,6 +30,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/loadgen"
+	"github.com/pel-ladder/pel/loadgen/loadgentest"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/stats"
@@ -43,6 +46,8 @@ func main() {
 	switch os.Args[1] {
 	case "server":
 		err = server(os.Args[2:])
+	case "tokens":
+		err = tokens(os.Args[2:])
 	case "rate":
 		err = rate(os.Args[2:])
 	case "streams":
@@ -91,6 +96,29 @@ func server(args []string) error {
 	})
 	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintln(os.Stderr, "serving on", *addr)
+	return srv.ListenAndServe()
+}
+
+// tokens serves pel's own test token server (loadgentest.Handler) with one timing for
+// every request: the first token ttft after the headers, then one token every itl, each
+// token its own SSE event, then usage and [DONE]. It keeps no per-request history, so a
+// long benchmark does not grow it.
+func tokens(args []string) error {
+	fs := flag.NewFlagSet("tokens", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:18090", "listen address (loopback)")
+	ttft := fs.Duration("ttft", 5*time.Millisecond, "first token after the headers")
+	itl := fs.Duration("itl", time.Millisecond, "between tokens")
+	n := fs.Int("tokens", 8, "tokens per answer")
+	pt := fs.Int("prompt-tokens", 8, "prompt tokens reported in usage")
+	fs.Parse(args)
+	if !strings.HasPrefix(*addr, "127.0.0.1:") {
+		return fmt.Errorf("-addr %s: the bench server binds loopback only", *addr)
+	}
+	h := &loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior {
+		return loadgentest.Behavior{FirstTokenDelay: *ttft, InterTokenDelay: *itl, Tokens: *n, PromptTokens: *pt}
+	}, Forget: true}
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintln(os.Stderr, "serving tokens on", *addr)
 	return srv.ListenAndServe()
 }
 

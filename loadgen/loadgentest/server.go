@@ -56,6 +56,9 @@ type Handler struct {
 	Models []string
 	// RequireAuth, when set, answers 401 to requests without this exact Authorization.
 	RequireAuth string
+	// Forget keeps no history (Seen returns nothing, every attempt counts as the first):
+	// a benchmark server that answers millions of requests stays the same size.
+	Forget bool
 
 	mu       sync.Mutex
 	attempts map[string]int
@@ -130,14 +133,17 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	for _, m := range b.Messages {
 		req.Prompt += m.Content
 	}
-	h.mu.Lock()
-	if h.attempts == nil {
-		h.attempts = map[string]int{}
+	req.Attempt = 1
+	if !h.Forget {
+		h.mu.Lock()
+		if h.attempts == nil {
+			h.attempts = map[string]int{}
+		}
+		h.attempts[req.RequestID]++
+		req.Attempt = h.attempts[req.RequestID]
+		h.seen = append(h.seen, req)
+		h.mu.Unlock()
 	}
-	h.attempts[req.RequestID]++
-	req.Attempt = h.attempts[req.RequestID]
-	h.seen = append(h.seen, req)
-	h.mu.Unlock()
 	var bh Behavior
 	if h.Plan != nil {
 		bh = h.Plan(req)
