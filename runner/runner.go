@@ -87,6 +87,13 @@ type Config struct {
 	// requests.jsonl, so a caller that needs them (a sweep judging its point) does not read
 	// the file again. The record is reused after Observe returns.
 	Observe func(*record.Record)
+	// SampleBytes bounds the task records stage 1 holds per phase (rundir.Options; 0: the
+	// default). A load-only run that leaves the diagnosis for later sets it small: the
+	// figures are then those of a run too long to hold whole.
+	SampleBytes int64
+	// AfterLoad, when set, runs once the load is over, before the run directory is read
+	// back (a load-only run tightens its memory limit there).
+	AfterLoad func()
 }
 
 // Run drives the contract's workload against the target and writes the run directory.
@@ -240,6 +247,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	res := drv.Run(ctx, cr.schedule(sched))
 	prog.stop()
 	prof.end(ctx, res.Start)
+	if cfg.AfterLoad != nil {
+		cfg.AfterLoad()
+	}
 
 	notes, err := end(ctx, cfg.Collectors, cr, w, res.SinkErr)
 	if err != nil {
@@ -261,7 +271,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	// tasks failed, and a canary's candidate tasks, are gathered on the way.
 	var fails failures
 	var cand []record.Record
-	if _, err := rd.Stage1(ev, rundir.Options{Observe: func(r *record.Record) {
+	if _, err := rd.Stage1(ev, rundir.Options{SampleBytes: cfg.SampleBytes, Observe: func(r *record.Record) {
 		if cfg.Observe != nil {
 			cfg.Observe(r)
 		}

@@ -23,7 +23,8 @@ func newRunCmd(a *app) *cobra.Command {
 	var (
 		target, contractFile, out, keyEnv string
 		embTarget                         string
-		keepText, asJSON                  bool
+		keepText, asJSON, noAnalysis      bool
+		cpuProfile                        string
 		grace                             time.Duration
 		cf                                collectorFlags
 		kf                                canaryFlags
@@ -72,15 +73,23 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				announceFlagContract(a.stderr, c, out)
 			}
 			boundRunMemory(c) // memory.go
+			if cpuProfile != "" {
+				stopProfile, perr := startCPUProfile(cpuProfile) // profile.go
+				if perr != nil {
+					return usageError(perr)
+				}
+				defer stopProfile()
+			}
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
+				SampleBytes: loadOnlySample(noAnalysis), AfterLoad: loadOnlyAfter(noAnalysis),
 			})
 			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)
 			}
-			if ev != nil {
+			if ev != nil && !noAnalysis {
 				// Climb the rest of the ladder on what was written: exactly `pel analyze DIR`.
 				// A failure here keeps the stage-1 evidence already on disk and says why.
 				boundAnalysisMemory()
@@ -118,6 +127,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.StringVar(&embTarget, "embeddings-target", "", "base URL of the server for the contract's embeddings steps (default: --target)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
+	f.BoolVar(&noAnalysis, "no-analysis", false, "load only: write requests.jsonl and stage-1 evidence.json, skip the diagnosis (run pel analyze DIR later)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (for pprof)")
+	_ = f.MarkHidden("cpuprofile")
 	cf.register(f)
 	wf.register(f)
 	sf.register(f)
