@@ -55,3 +55,14 @@ func loadOnlyAfter(noAnalysis bool) func() {
 	}
 	return func() { debug.SetMemoryLimit(loadOnlyMemory) }
 }
+
+// traceGCPercent is pel trace's GOGC (unless GOGC sets one): a trace's operations are
+// pointer-free slices the collector does not scan, so collecting at half the default
+// growth costs little CPU and keeps the peak near what the analysis holds.
+const traceGCPercent = 50
+
+func boundTraceMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(traceGCPercent)
+	}
+}

@@ -36,6 +36,7 @@ replaced by pseudonyms; of an Nsight export only the tables pel reads).`,
 			if opts.KernelWaitUs <= 0 {
 				return usageErrorf("--kernel-wait-us must be > 0")
 			}
+			boundTraceMemory() // memory.go
 			r, err := trace.AnalyzeContext(cmd.Context(), args[0], opts)
 			if err != nil {
 				return usageError(err)
