@@ -240,6 +240,8 @@ func streams(args []string) error {
 	target := fs.String("target", "http://127.0.0.1:18080", "server started with -hold")
 	n := fs.Int("n", 10000, "concurrent streams")
 	r := fs.Float64("rate", 2000, "open them at this rate")
+	tokensFor := fs.Duration("tokens-for", 500*time.Millisecond, "measure after the streams have sent tokens this long (a tokens server with a long answer)")
+	memprof := fs.String("memprofile", "", "write a heap profile when measuring")
 	fs.Parse(args)
 	client := loadgen.NewClient(loadgen.ClientConfig{BaseURL: *target, Model: "bench", Timeout: 5 * time.Minute})
 	baseHeap, baseStack := memSplit()
@@ -255,10 +257,18 @@ func streams(args []string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond) // let the first chunks arrive
+	time.Sleep(*tokensFor)
 	open := drv.Progress().InFlight
+	rssAll := rssKiB() // before memSplit's GC: what a reader of /proc sees
 	heap, stack := memSplit()
 	live, rss := heap+stack, rssKiB()
+	if *memprof != "" {
+		if f, err := os.Create(*memprof); err == nil {
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	fmt.Printf("%d streams open after %v of tokens: RSS %.1f MiB = %.1f KiB per stream (RSS ÷ streams)\n", open, *tokensFor, float64(rssAll)/1024, float64(rssAll)/float64(open))
 	fmt.Printf("%d streams open: heap+stacks %.1f KiB/stream (heap %.1f, goroutine stacks %.1f; after GC), RSS growth %.1f KiB/stream, goroutines %d\n",
 		open, float64(live-base)/1024/float64(open), float64(heap-baseHeap)/1024/float64(open), float64(stack-baseStack)/1024/float64(open),
 		float64(rss-baseRSS)/float64(open), runtime.NumGoroutine())
