@@ -15,9 +15,13 @@ import (
 // goes to encoding/json, which decides and words the error. Validation stays
 // encoding/json's own (json.Valid is the check Unmarshal runs first), so what counts as
 // JSON, and the result, are the same either way (FuzzDecodeChunk holds the two equal).
-func decodeChunk(data []byte, ch *chunk) error {
+//
+// scratch, when not nil, lends the scanner its backing array for ch.Choices (zeroed
+// element by element as they are read), so a stream does not allocate one per event; the
+// caller is done with ch.Choices before the next call.
+func decodeChunk(data []byte, ch *chunk, scratch *[]choice) error {
 	if json.Valid(data) {
-		s := chunkScan{b: data}
+		s := chunkScan{b: data, scratch: scratch}
 		if s.chunk(ch) {
 			return nil
 		}
@@ -28,8 +32,9 @@ func decodeChunk(data []byte, ch *chunk) error {
 
 // chunkScan reads valid JSON; each method returns false where encoding/json must decide.
 type chunkScan struct {
-	b []byte
-	i int
+	b       []byte
+	i       int
+	scratch *[]choice
 }
 
 func (s *chunkScan) ws() {
@@ -275,7 +280,16 @@ func (s *chunkScan) choices(ch *chunk) bool {
 		return false
 	}
 	s.i++
-	ch.Choices = make([]choice, 0, 1) // as encoding/json: [] is empty, not nil
+	if s.scratch != nil && *s.scratch != nil {
+		ch.Choices = (*s.scratch)[:0]
+	} else {
+		ch.Choices = make([]choice, 0, 1) // as encoding/json: [] is empty, not nil
+	}
+	defer func() {
+		if s.scratch != nil {
+			*s.scratch = ch.Choices
+		}
+	}()
 	if s.peek() == ']' {
 		s.i++
 		return true

@@ -67,7 +67,13 @@ func decodeBoth(t *testing.T, data []byte) {
 	t.Helper()
 	var want, got chunk
 	werr := json.Unmarshal(data, &want)
-	gerr := decodeChunk(data, &got)
+	gerr := decodeChunk(data, &got, nil)
+	// With a scratch array that held other choices, the result is the same.
+	scratch := []choice{{Text: "left over"}, {Text: "from before"}}
+	var again chunk
+	if err := decodeChunk(data, &again, &scratch); (err == nil) != (gerr == nil) || (err == nil && !reflect.DeepEqual(got, again)) {
+		t.Fatalf("%q: with a used scratch array %+v, without %+v", data, again, got)
+	}
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 		t.Fatalf("%q: error %v, encoding/json says %v", data, gerr, werr)
 	}
@@ -106,7 +112,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var ch chunk
-			decodeChunk(data, &ch)
+			decodeChunk(data, &ch, nil)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {

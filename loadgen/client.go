@@ -539,6 +539,7 @@ type streamState struct {
 func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Record, out *outputSink, fail failFunc) *usage {
 	sse := NewSSEReader(body, c.bufSize, 0)
 	st := streamState{continuous: true}
+	var choices []choice // each event's choices, one backing array for the stream
 	var afterDone int64 // capReader.left when [DONE] arrived
 	end := func(status, class, msg string) *usage {
 		fail(status, class, msg)
@@ -589,7 +590,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			continue
 		}
 		var ch chunk
-		if err := decodeChunk(ev.Data, &ch); err != nil {
+		if err := decodeChunk(ev.Data, &ch, &choices); err != nil {
 			return end(record.StatusStreamError, record.ErrServer, fmt.Sprintf("event %d is not JSON: %v", st.events, err))
 		}
 		if present(ch.Error) {
