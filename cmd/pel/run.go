@@ -80,12 +80,14 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				}
 				defer stopProfile()
 			}
+			loadBefore := loadAverage() // run_load.go
 			ev, err := runner.Run(a.ctx, runner.Config{
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
 				SampleBytes: loadOnlySample(noAnalysis), AfterLoad: loadOnlyAfter(noAnalysis),
 			})
+			loadAfter := loadAverage()
 			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)
 			}
@@ -107,9 +109,17 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 						return failError(jerr)
 					}
 				} else {
-					if rerr := report.Short(a.stdout, ev, out); rerr != nil {
+					dir := out
+					if noAnalysis {
+						dir = "" // no report.html to point at
+					}
+					if rerr := report.Short(a.stdout, ev, dir); rerr != nil {
 						return failError(rerr)
 					}
+					if noAnalysis {
+						fmt.Fprintf(a.stdout, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", out, out)
+					}
+					printClientLoad(a.stdout, ev, loadBefore, loadAfter)
 					report.ShardLine(a.stdout, ev)
 					if cc != nil {
 						printCanary(a.stdout, out)

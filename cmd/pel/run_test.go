@@ -259,3 +259,46 @@ func TestRunCommandMixedBehaviours(t *testing.T) {
 		t.Error("command output contains the API key")
 	}
 }
+
+// --no-analysis drives and writes stage 1 only: no diagnosis, no report.html, and the run
+// is diagnosed later by pel analyze as any other.
+func TestRunNoAnalysis(t *testing.T) {
+	srv := httptest.NewServer(&loadgentest.Handler{})
+	defer srv.Close()
+	tmp := t.TempDir()
+	cf := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cf, []byte(runContract), 0o600)
+	dir := filepath.Join(tmp, "run")
+	code, out, errs := runCLI(t, "run", "--target", srv.URL, "--contract", cf, "-o", dir, "--no-analysis")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"accepted  6 of 6 tasks (100.0%)", "Load only (--no-analysis)", "pel analyze " + dir, "Client: schedule lag p99 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"Full report: "} {
+		if strings.Contains(out, not) {
+			t.Errorf("a load-only run printed %q:\n%s", not, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); !os.IsNotExist(err) {
+		t.Errorf("report.html after --no-analysis: %v", err)
+	}
+	var ev struct {
+		Workload struct {
+			Requests int `json:"requests"`
+		} `json:"workload"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
+	if err != nil || json.Unmarshal(b, &ev) != nil || ev.Workload.Requests != 6 {
+		t.Fatalf("stage-1 evidence.json: %v %.200s", err, b)
+	}
+	if code, out, errs := runCLI(t, "analyze", dir); code != 0 || !strings.Contains(out, "VERDICT: ") {
+		t.Fatalf("pel analyze after --no-analysis: exit %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Errorf("no report.html after pel analyze: %v", err)
+	}
+}
