@@ -540,7 +540,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 	sse := NewSSEReader(body, c.bufSize, 0)
 	st := streamState{continuous: true}
 	var choices []choice // each event's choices, one backing array for the stream
-	var afterDone int64 // capReader.left when [DONE] arrived
+	var afterDone int64  // capReader.left when [DONE] arrived
 	end := func(status, class, msg string) *usage {
 		fail(status, class, msg)
 		finishTokens(rec, r, &st, false)
