@@ -20,7 +20,7 @@ import (
 // element by element as they are read), so a stream does not allocate one per event; the
 // caller is done with ch.Choices before the next call.
 func decodeChunk(data []byte, ch *chunk, scratch *[]choice) error {
-	if json.Valid(data) {
+	if quickValid(data) || json.Valid(data) {
 		s := chunkScan{b: data, scratch: scratch}
 		if s.chunk(ch) {
 			return nil
@@ -28,6 +28,168 @@ func decodeChunk(data []byte, ch *chunk, scratch *[]choice) error {
 		*ch = chunk{}
 	}
 	return json.Unmarshal(data, ch)
+}
+
+// quickValid reports that b is one valid JSON value (RFC 8259, as encoding/json's scanner
+// reads it: any byte from 0x20 up inside strings) nested at most len(stack) deep. False
+// means invalid or unsure (deeper): json.Valid then decides. It is one pass without the
+// scanner's per-byte state calls; FuzzDecodeChunk holds quickValid(b) ⇒ json.Valid(b).
+func quickValid(b []byte) bool {
+	var stack [32]byte // the open containers, '{' or '['
+	depth, i := 0, 0
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	str := func() bool { // at the opening quote
+		for i++; i < len(b); {
+			switch c := b[i]; {
+			case c == '"':
+				i++
+				return true
+			case c == '\\':
+				if i+1 >= len(b) {
+					return false
+				}
+				switch b[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					if i+6 > len(b) {
+						return false
+					}
+					for _, h := range b[i+2 : i+6] {
+						if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+							return false
+						}
+					}
+					i += 6
+				default:
+					return false
+				}
+			case c < 0x20:
+				return false
+			default:
+				i++
+			}
+		}
+		return false
+	}
+	digits := func() bool { // one or more
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	key := func() bool { // a member's key and colon, at the key
+		if i >= len(b) || b[i] != '"' || !str() {
+			return false
+		}
+		ws()
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i++
+		return true
+	}
+	for {
+		// A value.
+		ws()
+		if i >= len(b) {
+			return false
+		}
+		closed := false
+		switch c := b[i]; c {
+		case '{', '[':
+			if depth == len(stack) {
+				return false
+			}
+			stack[depth] = c
+			depth++
+			i++
+			ws()
+			if i < len(b) && (b[i] == '}' && c == '{' || b[i] == ']' && c == '[') {
+				i++
+				depth--
+				closed = true
+			} else if c == '{' && !key() {
+				return false
+			}
+		case '"':
+			if !str() {
+				return false
+			}
+			closed = true
+		case 't', 'f', 'n':
+			lit := "null"
+			if c == 't' {
+				lit = "true"
+			} else if c == 'f' {
+				lit = "false"
+			}
+			if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+				return false
+			}
+			i += len(lit)
+			closed = true
+		default:
+			if c == '-' {
+				i++
+			}
+			if i < len(b) && b[i] == '0' {
+				i++
+			} else if !digits() {
+				return false
+			}
+			if i < len(b) && b[i] == '.' {
+				i++
+				if !digits() {
+					return false
+				}
+			}
+			if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+				i++
+				if i < len(b) && (b[i] == '+' || b[i] == '-') {
+					i++
+				}
+				if !digits() {
+					return false
+				}
+			}
+			closed = true
+		}
+		// After a value: close containers, or go on to the next element.
+		for closed {
+			ws()
+			if depth == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			switch b[i] {
+			case ',':
+				i++
+				if stack[depth-1] == '{' {
+					ws()
+					if !key() {
+						return false
+					}
+				}
+				closed = false
+			case '}', ']':
+				if b[i] == '}' && stack[depth-1] != '{' || b[i] == ']' && stack[depth-1] != '[' {
+					return false
+				}
+				i++
+				depth--
+			default:
+				return false
+			}
+		}
+	}
 }
 
 // chunkScan reads valid JSON; each method returns false where encoding/json must decide.

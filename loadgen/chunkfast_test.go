@@ -3,6 +3,7 @@ package loadgen
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,6 +66,9 @@ var chunkCases = []string{
 
 func decodeBoth(t *testing.T, data []byte) {
 	t.Helper()
+	if quickValid(data) && !json.Valid(data) {
+		t.Fatalf("%q: quickValid says valid, encoding/json says not", data)
+	}
 	var want, got chunk
 	werr := json.Unmarshal(data, &want)
 	gerr := decodeChunk(data, &got, nil)
@@ -79,6 +83,18 @@ func decodeBoth(t *testing.T, data []byte) {
 	}
 	if werr == nil && !reflect.DeepEqual(want, got) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", data, got, want)
+	}
+}
+
+// quickValid against json.Valid on the shapes its branches tell apart.
+func TestQuickValid(t *testing.T) {
+	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
+	for _, c := range append(chunkCases, `[1,-0,0.5,1e9,-1.5E+3,true,false,null,"\u00e9\n",{}]`, `{"a":{"b":[[]]}}`,
+		`01`, `-`, `1.`, `1e`, `.5`, `+1`, `[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[}`, `{]`, `"\x"`, `"\u12"`, `"\u12G4"`,
+		`tru`, `nul`, `falsey`, `"a`+"\x01"+`"`, `[1 2]`, `{"a":1 "b":2}`, `  7  `, deep) {
+		if q, v := quickValid([]byte(c)), json.Valid([]byte(c)); q && !v || !q && v && c != deep {
+			t.Errorf("%q: quickValid %v, json.Valid %v", c, q, v)
+		}
 	}
 }
 
