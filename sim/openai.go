@@ -231,13 +231,32 @@ type chunkWriter struct {
 	created string
 	model   string
 	tool    *toolCall // the answer is this tool call (tools.go), not text
+	// The head of every chunk of one object type is the same: rendered once.
+	headObj string
+	headB   []byte
 }
 
 func appendJSONString(b []byte, s string) []byte {
-	return strconv.AppendQuote(b, s) // our strings are ASCII words and model names
+	// Printable ASCII without quotes or backslashes (every token of the vocabulary) is its
+	// own JSON string; anything else is quoted (our strings are ASCII words and model names).
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (c *chunkWriter) head(b []byte, object string) []byte {
+	if c.headB == nil || c.headObj != object {
+		c.headObj, c.headB = object, c.renderHead(nil, object)
+	}
+	return append(b, c.headB...)
+}
+
+func (c *chunkWriter) renderHead(b []byte, object string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, c.id)
 	b = append(b, `,"object":"`...)

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pel-ladder/pel/sim"
@@ -46,7 +47,8 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("%8s %12s %12s %14s %14s %10s\n", "streams", "tokens/s", "events/s", "lag p50 (ms)", "lag max (ms)", "errors")
+	fmt.Printf("%8s %12s %12s %14s %14s %10s %14s %10s %10s  %s\n", "streams", "tokens/s", "events/s", "lag p50 (ms)", "lag max (ms)", "errors",
+		"tokens/CPU-s", "user s", "sys s", "load average")
 	for _, f := range strings.Split(*streams, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
@@ -122,19 +124,19 @@ func level(name, modelName string, n, maxTokens int, dur time.Duration, hostCost
 	}
 	time.Sleep(2 * time.Second) // ramp-up: every stream connected and past its first prefill
 	counting.Store(true)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	var lags []float64
 	for time.Since(start) < dur {
 		time.Sleep(100 * time.Millisecond)
 		lags = append(lags, lagGauge(client, srv.URL()))
 	}
 	counting.Store(false)
-	el := time.Since(start).Seconds()
+	el, cpu := time.Since(start).Seconds(), cpuTime().Sub(cpu0)
 	cancel()
 	wg.Wait()
 	sort.Float64s(lags)
-	fmt.Printf("%8d %12.0f %12.0f %14.2f %14.2f %10d\n", n, float64(toks.Load())/el, float64(events.Load())/el,
-		lags[len(lags)/2]*1e3, lags[len(lags)-1]*1e3, errs.Load())
+	fmt.Printf("%8d %12.0f %12.0f %14.2f %14.2f %10d %14.0f %10.2f %10.2f  %s\n", n, float64(toks.Load())/el, float64(events.Load())/el,
+		lags[len(lags)/2]*1e3, lags[len(lags)-1]*1e3, errs.Load(), float64(toks.Load())/cpu.total(), cpu.user, cpu.sys, loadAverage())
 	return nil
 }
 
@@ -152,4 +154,27 @@ func lagGauge(c *http.Client, base string) float64 {
 		}
 	}
 	return -1
+}
+
+// rusage is the process's CPU time (server and client both: they share the process).
+type rusage struct{ user, sys float64 }
+
+func (r rusage) total() float64 { return r.user + r.sys }
+
+func (r rusage) Sub(o rusage) rusage { return rusage{r.user - o.user, r.sys - o.sys} }
+
+func cpuTime() rusage {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rusage{float64(ru.Utime.Nano()) / 1e9, float64(ru.Stime.Nano()) / 1e9}
+}
+
+// loadAverage is the machine's 1, 5 and 15-minute load averages: with other work on the
+// cores, tokens/s falls and tokens per CPU-second much less.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "-"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
