@@ -243,6 +243,9 @@ func streams(args []string) error {
 	tokensFor := fs.Duration("tokens-for", 500*time.Millisecond, "measure after the streams have sent tokens this long (a tokens server with a long answer)")
 	memprof := fs.String("memprofile", "", "write a heap profile when measuring")
 	fs.Parse(args)
+	if *memprof != "" {
+		runtime.MemProfileRate = 4096 // every stream's few allocations show
+	}
 	client := loadgen.NewClient(loadgen.ClientConfig{BaseURL: *target, Model: "bench", Timeout: 5 * time.Minute})
 	baseHeap, baseStack := memSplit()
 	base, baseRSS := baseHeap+baseStack, rssKiB()
