@@ -48,6 +48,9 @@ type Dir struct {
 	Orphans int
 	// FoldedTasks counts the distinct task names past MaxTaskNames, analysed as OtherTasks.
 	FoldedTasks int
+	// Workers decode requests.jsonl in Each (record.ReadParallel; 0: GOMAXPROCS). One
+	// reads a record at a time, the smallest footprint.
+	Workers int
 	// created: Create made the directory (Discard removes it).
 	created bool
 }
@@ -93,7 +96,7 @@ func (d *Dir) Each(f func(*record.Record) error) error {
 	steps := record.NewJoiner()
 	var stop error
 	names := d.taskNames()
-	torn, err := record.ReadParallel(file, 0, nil, func(r *record.Record) error {
+	torn, err := record.ReadParallel(file, d.Workers, nil, func(r *record.Record) error {
 		names.fold(r)
 		if r = steps.Add(r); r == nil {
 			return steps.Err() // named with the file below

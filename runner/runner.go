@@ -87,13 +87,10 @@ type Config struct {
 	// requests.jsonl, so a caller that needs them (a sweep judging its point) does not read
 	// the file again. The record is reused after Observe returns.
 	Observe func(*record.Record)
-	// SampleBytes bounds the task records stage 1 holds per phase (rundir.Options; 0: the
-	// default). A load-only run that leaves the diagnosis for later sets it small: the
-	// figures are then those of a run too long to hold whole.
-	SampleBytes int64
-	// AfterLoad, when set, runs once the load is over, before the run directory is read
-	// back (a load-only run tightens its memory limit there).
-	AfterLoad func()
+	// LoadOnly says the diagnosis is left for later (pel run --no-analysis): stage 1 reads
+	// the records back one at a time into a small sample, so the run's memory stays the
+	// driver's; its figures are then those of a run too long to hold whole.
+	LoadOnly bool
 }
 
 // Run drives the contract's workload against the target and writes the run directory.
@@ -247,9 +244,6 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	res := drv.Run(ctx, cr.schedule(sched))
 	prog.stop()
 	prof.end(ctx, res.Start)
-	if cfg.AfterLoad != nil {
-		cfg.AfterLoad()
-	}
 
 	notes, err := end(ctx, cfg.Collectors, cr, w, res.SinkErr)
 	if err != nil {
@@ -271,7 +265,11 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	// tasks failed, and a canary's candidate tasks, are gathered on the way.
 	var fails failures
 	var cand []record.Record
-	if _, err := rd.Stage1(ev, rundir.Options{SampleBytes: cfg.SampleBytes, Observe: func(r *record.Record) {
+	var sampleBytes int64 // the default
+	if cfg.LoadOnly {
+		sampleBytes, rd.Workers = loadOnlySampleBytes, 1
+	}
+	if _, err := rd.Stage1(ev, rundir.Options{SampleBytes: sampleBytes, Observe: func(r *record.Record) {
 		if cfg.Observe != nil {
 			cfg.Observe(r)
 		}
@@ -312,6 +310,10 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	}
 	return ev, nil
 }
+
+// loadOnlySampleBytes is stage 1's sample per phase in a LoadOnly run: pel analyze DIR
+// later reads the whole file with the default.
+const loadOnlySampleBytes = 1 << 20
 
 // begin writes the new run directory's contract, creates its requests.jsonl and starts the
 // collectors (the candidate's after the baseline's). When one step fails, what was started

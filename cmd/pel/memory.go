@@ -32,30 +32,6 @@ func boundRunMemory(c *contract.Contract) {
 	debug.SetMemoryLimit(runMemory + streams*streamMemory)
 }
 
-// loadOnlySampleBytes is the stage-1 sample of a --no-analysis run: that run's memory is
-// the driver's (a load generator's few MB), not a diagnosis-sized sample of its records;
-// pel analyze DIR reads the whole file later with the default sample.
-const loadOnlySampleBytes = 1 << 20
-
-func loadOnlySample(noAnalysis bool) int64 {
-	if noAnalysis {
-		return loadOnlySampleBytes
-	}
-	return 0
-}
-
-// loadOnlyMemory is the soft memory limit of a --no-analysis run's pass over its own
-// records after the load (stage 1 read back in parallel batches): the collector runs
-// more often there instead of letting that pass double the driver's footprint.
-const loadOnlyMemory = 24 << 20
-
-func loadOnlyAfter(noAnalysis bool) func() {
-	if !noAnalysis || os.Getenv("GOMEMLIMIT") != "" {
-		return nil
-	}
-	return func() { debug.SetMemoryLimit(loadOnlyMemory) }
-}
-
 // traceGCPercent is pel trace's GOGC (unless GOGC sets one): a trace's operations are
 // pointer-free slices the collector does not scan, so collecting at half the default
 // growth costs little CPU and keeps the peak near what the analysis holds.

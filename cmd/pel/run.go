@@ -85,7 +85,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
-				SampleBytes: loadOnlySample(noAnalysis), AfterLoad: loadOnlyAfter(noAnalysis),
+				LoadOnly: noAnalysis,
 			})
 			loadAfter := loadAverage()
 			if errors.Is(err, badinput.ErrBadInput) {
