@@ -75,10 +75,14 @@ runpel() {
 	python3 - "$out" <<'EOF'
 import json, sys
 out = sys.argv[1]
-u, s, m = open(out + ".time").read().split()[-3:]
-e = json.load(open(out + "/evidence.json"))
-lat = e["workload"]["latency"]
-print(float(u) + float(s), m, lat["schedule_lag_ms"]["n"], lat["schedule_lag_ms"]["p99"])
+try:
+    u, s, m = open(out + ".time").read().split()[-3:]
+    e = json.load(open(out + "/evidence.json"))
+    lat = e["workload"]["latency"]
+    print(float(u) + float(s), m, lat["schedule_lag_ms"]["n"], lat["schedule_lag_ms"]["p99"])
+except Exception as err:  # a failed run: said, and counted as nothing
+    print(f"vs-vegeta: pel run {out}: {err} (see {out}.log)", file=sys.stderr)
+    print("0 0 1 0")
 EOF
 }
 
@@ -88,14 +92,18 @@ runveg() {
 	echo "POST http://127.0.0.1:$PORT/v1/chat/completions" | timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$out.time" \
 		"$vegeta" attack -rate "$rate/s" -duration "$DURATION" -body "$work/body.json" -header 'Content-Type: application/json' \
 		-timeout 30s -output "$out.bin" 2>"$out.log" || true
-	"$vegeta" report -type json "$out.bin" >"$out.json"
+	"$vegeta" report -type json "$out.bin" >"$out.json" 2>>"$out.log" || true
 	rm -f "$out.bin"
 	python3 - "$out" <<'EOF'
 import json, sys
 out = sys.argv[1]
-u, s, m = open(out + ".time").read().split()[-3:]
-r = json.load(open(out + ".json"))
-print(float(u) + float(s), m, r["requests"], r["success"])
+try:
+    u, s, m = open(out + ".time").read().split()[-3:]
+    r = json.load(open(out + ".json"))
+    print(float(u) + float(s), m, r["requests"], r["success"])
+except Exception as err:
+    print(f"vs-vegeta: vegeta {out}: {err} (see {out}.log)", file=sys.stderr)
+    print("0 0 1 0")
 EOF
 }
 
@@ -109,7 +117,8 @@ for rate in "${rates[@]}"; do
 		line=$(python3 -c "
 pc,pn,vc,vn,dc,dn=$pc,$pn,$vc,$vn,$dc,$dn
 p=pc/pn*1e6; v=vc/vn*1e6; d=dc/dn*1e6
-print(f'{p:.0f} {d:.0f} {v:.0f} {d/v:.2f} {p/v:.2f}')")
+r=lambda a: a/v if v else float('nan')
+print(f'{p:.0f} {d:.0f} {v:.0f} {r(d):.2f} {r(p):.2f}')")
 		read -r pus dus vus ratio fullratio <<<"$line"
 		echo "rate $rate pair $i: pel ${pus} µs/req (driving only ${dus}), vegeta ${vus} (vegeta success $vok); ratio driving/vegeta $ratio (whole run $fullratio); peak RSS pel $((pm / 1024)) MB, --no-analysis $((dm / 1024)) MB, vegeta $((vm / 1024)) MB; lag p99 ${plag} ms (--no-analysis ${dlag} ms); load average $l"
 		rows+=("$rate $pus $dus $vus $ratio $fullratio $pm $dm $vm $plag $dlag $l")
