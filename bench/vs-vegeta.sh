@@ -159,8 +159,10 @@ contract "$streams_rate" 1s 400 >"$work/streams.yaml"
 	-o "$work/streams-pel" >"$work/streams-pel.log" 2>&1 &
 p=$!; pids+=($p)
 sleep $((1 + hold_s)); prss=$(rss_of $p); kill -INT $p 2>/dev/null || true
+wait $p 2>/dev/null || true # Ctrl-C: in-flight streams get pel's grace (5 s), then it writes and exits
 echo "POST http://127.0.0.1:$SPORT/v1/chat/completions" | "$vegeta" attack -rate "$streams_rate/s" -duration 1s \
 	-body "$work/body.json" -header 'Content-Type: application/json' -timeout 60s -output /dev/null 2>/dev/null &
 v=$!; pids+=($v)
 sleep $((1 + hold_s)); vrss=$(rss_of $v); kill $v 2>/dev/null || true
+wait $v 2>/dev/null || true
 echo "pel $((prss / 1024)) MB RSS = $(echo "scale=1; $prss / $STREAMS" | bc) KiB per stream; vegeta $((vrss / 1024)) MB = $(echo "scale=1; $vrss / $STREAMS" | bc) KiB per stream (load average $l → $(load1))"
