@@ -71,7 +71,7 @@ func AnalyzeContext(ctx context.Context, path string, opts Options) (*Result, er
 			return nil, readErr(path, "PyTorch profiler (Kineto) trace", err)
 		}
 	}
-	r := analyzeTimeline(tl, opts, true)
+	r := AnalyzeTimeline(tl, opts)
 	if err := checkNonNegative(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -107,20 +107,10 @@ func readErr(path, what string, err error) error {
 // AnalyzeTimeline computes every analysis on an already loaded timeline (Findings and Source
 // are left to the caller).
 func AnalyzeTimeline(tl *timeline.Timeline, opts Options) *Result {
-	return analyzeTimeline(tl, opts, false)
-}
-
-// analyzeTimeline is AnalyzeTimeline; with owned (the caller loaded tl and is done with it)
-// each rank's operations are filtered in place and let go once analysed, so a trace's
-// analysis holds one copy of them, not two.
-func analyzeTimeline(tl *timeline.Timeline, opts Options, owned bool) *Result {
 	opts = opts.withDefaults()
 	r := &Result{Format: tl.Format, Options: opts, Notes: tl.Notes, Ranks: []RankResult{}}
 	for _, rk := range tl.Ranks {
-		r.Ranks = append(r.Ranks, analyzeRank(tl.Names, rk, opts, owned))
-		if owned {
-			rk.GPU, rk.Calls, rk.DeviceSyncs = nil, nil, nil
-		}
+		r.Ranks = append(r.Ranks, analyzeRank(tl.Names, rk, opts))
 	}
 	sort.SliceStable(r.Ranks, func(i, j int) bool { return r.Ranks[i].Rank < r.Ranks[j].Rank })
 	return r
@@ -199,7 +189,7 @@ type interval struct{ s, e int64 }
 // after the running maximum end opens a new group. Input is sorted in place.
 func merge(iv []interval) []interval {
 	sort.Slice(iv, func(i, j int) bool { return iv[i].s < iv[j].s })
-	out := iv[:0] // in place: every caller is done with iv, and a trace's copies add up
+	out := iv[:0:0]
 	for _, x := range iv {
 		if n := len(out); n > 0 && x.s <= out[n-1].e {
 			if x.e > out[n-1].e {
@@ -249,11 +239,11 @@ func quantile(sorted []float64, q float64) float64 {
 	return pq.Linear(sorted, q)
 }
 
-func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options, owned bool) RankResult {
+func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options) RankResult {
 	res := RankResult{Rank: rk.Rank, Device: rk.Device, IdleByStream: []StreamIdle{}, KernelTypes: []KernelType{},
 		TopKernels: []KernelStat{}, QueueLength: []QueueStat{}}
 	res.HostEvents = HostEventStats{CPUOps: rk.CPUOps, Annotations: rk.Annotations, APICalls: len(rk.Calls)}
-	gpu, devSyncs, calls, steps, compile, dropped := filterLastStep(names, rk, opts, owned)
+	gpu, devSyncs, calls, steps, compile, dropped := filterLastStep(names, rk, opts)
 	res.DroppedLastStep = dropped != ""
 	res.GPUEvents = len(gpu)
 
@@ -298,7 +288,7 @@ func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options, owned b
 // more ProfilerStep names, host events from the last step's start on are dropped, and GPU
 // events survive only if the host call with their correlation id survives. With
 // KeepLastStep, host events up to the end of the last step are kept instead.
-func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options, inPlace bool) (gpu, devSyncs []timeline.Op, calls []timeline.Call, steps, compile []timeline.Span, dropped string) {
+func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options) (gpu, devSyncs []timeline.Op, calls []timeline.Call, steps, compile []timeline.Span, dropped string) {
 	gpu, devSyncs, calls, steps, compile = rk.GPU, rk.DeviceSyncs, rk.Calls, rk.Steps, rk.Compile
 	distinct := map[uint32]bool{}
 	for _, s := range rk.Steps {
@@ -321,20 +311,8 @@ func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options, inPl
 		}
 		return ts < last.Start
 	}
-	// In place when the rank is the caller's to consume; otherwise each kept set is
-	// counted, then copied once at its size (the rank's own slices stay as they are).
-	nc := 0
-	for _, c := range rk.Calls {
-		if keep(c.Start) {
-			nc++
-		}
-	}
-	corr := make(map[int64]bool, nc)
-	if inPlace {
-		calls = rk.Calls[:0]
-	} else {
-		calls = make([]timeline.Call, 0, nc)
-	}
+	corr := map[int64]bool{}
+	calls = nil
 	for _, c := range rk.Calls {
 		if keep(c.Start) {
 			calls = append(calls, c)
@@ -343,22 +321,11 @@ func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options, inPl
 			}
 		}
 	}
-	// GPU events without a correlation id: HTA merges them on −1 with every host event
-	// (duplicating them); pel keeps each once if it starts before the last step.
-	keepOp := func(op timeline.Op) bool { return (op.Corr >= 0 && corr[op.Corr]) || (op.Corr < 0 && keep(op.Start)) }
-	ng := 0
+	gpu = nil
 	for _, op := range rk.GPU {
-		if keepOp(op) {
-			ng++
-		}
-	}
-	if inPlace {
-		gpu = rk.GPU[:0]
-	} else {
-		gpu = make([]timeline.Op, 0, ng)
-	}
-	for _, op := range rk.GPU {
-		if keepOp(op) {
+		// GPU events without a correlation id: HTA merges them on −1 with every host event
+		// (duplicating them); pel keeps each once if it starts before the last step.
+		if (op.Corr >= 0 && corr[op.Corr]) || (op.Corr < 0 && keep(op.Start)) {
 			gpu = append(gpu, op)
 		}
 	}
@@ -394,30 +361,17 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 	if len(gpu) == 0 {
 		return
 	}
-	// Two passes, so each type's intervals are allocated once at their size (a trace's
-	// kernels number in the millions).
 	all := make([]interval, 0, len(gpu))
 	byType := map[int][]interval{}
 	typeCache := map[uint32]int{}
-	typeOf := func(name uint32) int {
-		t, ok := typeCache[name]
-		if !ok {
-			t = kernelType(names.Name(name))
-			typeCache[name] = t
-		}
-		return t
-	}
-	perType := map[int]int{}
-	for _, op := range gpu {
-		perType[typeOf(op.Name)]++
-	}
-	for t, n := range perType {
-		byType[t] = make([]interval, 0, n)
-	}
 	for _, op := range gpu {
 		iv := interval{op.Start, op.End}
 		all = append(all, iv)
-		t := typeOf(op.Name)
+		t, ok := typeCache[op.Name]
+		if !ok {
+			t = kernelType(names.Name(op.Name))
+			typeCache[op.Name] = t
+		}
 		byType[t] = append(byType[t], iv)
 	}
 	m := merge(all)
@@ -450,7 +404,7 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 		t int64
 		d int
 	}
-	edges := make([]edge, 0, 2*(len(comp)+len(comm)+len(mem)))
+	var edges []edge
 	for _, tn := range typeNames {
 		for _, iv := range map[int][]interval{typeComp: comp, typeComm: comm, typeMemory: mem}[tn.bit] {
 			edges = append(edges, edge{iv.s, tn.bit}, edge{iv.e, -tn.bit})
@@ -494,13 +448,6 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 // byStream groups GPU operations by stream, each sorted by start.
 func byStream(gpu []timeline.Op) (map[int32][]timeline.Op, []int32) {
 	m := map[int32][]timeline.Op{}
-	per := map[int32]int{}
-	for _, op := range gpu {
-		per[op.Stream]++
-	}
-	for st, n := range per {
-		m[st] = make([]timeline.Op, 0, n) // once, at its size
-	}
 	for _, op := range gpu {
 		m[op.Stream] = append(m[op.Stream], op)
 	}
@@ -646,9 +593,6 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 	var own, hta sample
 	ls := &res.Launch
 	add := func(s *sample, delay, cpu, g float64) (short, runtimeOut, delayOut bool) {
-		if s.delay == nil { // at most one value per GPU operation: allocated once
-			s.delay, s.cpu, s.gpu = make([]float64, 0, len(gpu)), make([]float64, 0, len(gpu)), make([]float64, 0, len(gpu))
-		}
 		s.delay, s.cpu, s.gpu = append(s.delay, delay), append(s.cpu, cpu), append(s.gpu, g)
 		return cpu <= opts.RuntimeCutoffUs && g < cpu, cpu > opts.RuntimeCutoffUs, delay > opts.LaunchDelayCutoffUs
 	}
