@@ -30,6 +30,25 @@ func scenarioFiles(t *testing.T) []string {
 	return fs
 }
 
+// shippedScenarioFiles are the demo's scenarios (sim/scenarios), each beside its contract.
+func shippedScenarioFiles(t *testing.T) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join("..", "..", "sim", "scenarios", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []string
+	for _, f := range all {
+		if !strings.HasSuffix(f, ".contract.yaml") {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		t.Fatal("no shipped scenarios")
+	}
+	return fs
+}
+
 // TestScenariosWellFormed: every scenario loads, states its cause, and has a control.
 func TestScenariosWellFormed(t *testing.T) {
 	files := scenarioFiles(t)
@@ -72,7 +91,9 @@ func TestScenariosWellFormed(t *testing.T) {
 // TestScenarioOwners runs every scenario with three seeds and checks the owner layer each
 // names. The runs are timed in real time (~16 s each), so they run only with
 // PEL_BUDGET_SCENARIOS=1 (PEL_BUDGET_ONLY=NAME,... narrows them; PEL_BUDGET_SEEDS=1,2
-// chooses seeds; PEL_BUDGET_KEEP=DIR keeps each run directory for pel analyze).
+// chooses seeds; PEL_BUDGET_KEEP=DIR keeps each run directory for pel analyze;
+// PEL_BUDGET_SHIPPED=1 runs the demo's shipped scenarios instead, which ./demo runs in one
+// seed with their prediction checks).
 func TestScenarioOwners(t *testing.T) {
 	if os.Getenv("PEL_BUDGET_SCENARIOS") == "" {
 		t.Skip("set PEL_BUDGET_SCENARIOS=1 to run the budget scenarios (timed, ~16 s each)")
@@ -111,7 +132,11 @@ func TestScenarioOwners(t *testing.T) {
 			t.Logf("%-36s %s", n, strings.Join(summary[n], " | "))
 		}
 	})
-	for _, f := range scenarioFiles(t) {
+	files := scenarioFiles(t)
+	if os.Getenv("PEL_BUDGET_SHIPPED") != "" {
+		files = shippedScenarioFiles(t)
+	}
+	for _, f := range files {
 		s, err := sim.LoadScenario(f)
 		if err != nil {
 			t.Fatal(err)
