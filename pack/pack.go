@@ -403,19 +403,10 @@ func isRunOrSweep(dir string) (bool, error) {
 // collect lists dir's files with their rewriters; a run directory inside a sweep is
 // descended into (one level).
 func collect(dir, rel string, depth int, jobs *[]job, res *Result, rd *redact.Redactor) error {
-	f, err := os.Open(dir)
+	ents, err := readDir(dir)
 	if err != nil {
-		return bad("%v", err)
+		return err
 	}
-	ents, err := f.ReadDir(MaxEntries + 1)
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return bad("%s: %v", dir, err)
-	}
-	if len(ents) > MaxEntries {
-		return bad("%s: more than %d entries: not a pel run directory", dir, MaxEntries)
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	leave := func(name, why string) {
 		res.Manifest.LeftOut = append(res.Manifest.LeftOut, LeftOut{Name: rd.Path(name), Reason: why})
 		res.LeftOutNames = append(res.LeftOutNames, name)
@@ -431,13 +422,13 @@ func collect(dir, rel string, depth int, jobs *[]job, res *Result, rd *redact.Re
 		case st.Mode()&fs.ModeSymlink != 0:
 			leave(name, "a symbolic link (never followed)")
 		case st.IsDir():
-			if ok, _ := safefile.Regular(filepath.Join(src, rundir.ContractFile)); ok && depth == 0 && validName(e.Name()) {
+			if isRun(src) && depth == 0 && validName(e.Name()) {
 				if err := collect(src, name, depth+1, jobs, res, rd); err != nil {
 					return err
 				}
 				continue
 			}
-			if ok, _ := safefile.Regular(filepath.Join(dir, rundir.ContractFile)); ok && depth <= 1 && !isSweepPoint(src) {
+			if isRun(dir) && depth <= 1 && !isRun(src) {
 				sub := e.Name()
 				if !traceDirs[sub] {
 					sub = rd.Path(sub)
@@ -468,11 +459,31 @@ func collect(dir, rel string, depth int, jobs *[]job, res *Result, rd *redact.Re
 	return nil
 }
 
+// readDir lists dir sorted by name, refusing more than MaxEntries entries (a pel run
+// directory holds a handful; a sweep one per point).
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	ents, err := f.ReadDir(MaxEntries + 1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, bad("%s: %v", dir, err)
+	}
+	if len(ents) > MaxEntries {
+		return nil, bad("%s: more than %d entries: not a pel run directory or its trace directory", dir, MaxEntries)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, nil
+}
+
 // traceDirs are the names of a run's trace directories kept as they are; any other
 // directory's name becomes a pseudonym (it may be a host's).
 var traceDirs = map[string]bool{"profile": true, "profiles": true, "trace": true, "traces": true}
 
-func isSweepPoint(dir string) bool {
+// isRun: dir holds a contract, as every run directory (and a sweep's point) does.
+func isRun(dir string) bool {
 	ok, _ := safefile.Regular(filepath.Join(dir, rundir.ContractFile))
 	return ok
 }
@@ -480,19 +491,10 @@ func isSweepPoint(dir string) bool {
 // collectTraces takes the profiler traces of a run's subdirectory (one level); anything
 // else in it is left out.
 func collectTraces(dir, rel, shown string, jobs *[]job, leave func(name, why string), rd *redact.Redactor) error {
-	f, err := os.Open(dir)
+	ents, err := readDir(dir)
 	if err != nil {
-		return bad("%v", err)
+		return err
 	}
-	ents, err := f.ReadDir(MaxEntries + 1)
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return bad("%s: %v", dir, err)
-	}
-	if len(ents) > MaxEntries {
-		return bad("%s: more than %d entries", dir, MaxEntries)
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
 		name := path.Join(shown, e.Name())
 		st, err := os.Lstat(filepath.Join(dir, e.Name()))
