@@ -71,7 +71,7 @@ func AnalyzeContext(ctx context.Context, path string, opts Options) (*Result, er
 			return nil, readErr(path, "PyTorch profiler (Kineto) trace", err)
 		}
 	}
-	r := AnalyzeTimeline(tl, opts)
+	r := analyzeTimeline(tl, opts, true)
 	if err := checkNonNegative(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -107,10 +107,20 @@ func readErr(path, what string, err error) error {
 // AnalyzeTimeline computes every analysis on an already loaded timeline (Findings and Source
 // are left to the caller).
 func AnalyzeTimeline(tl *timeline.Timeline, opts Options) *Result {
+	return analyzeTimeline(tl, opts, false)
+}
+
+// analyzeTimeline is AnalyzeTimeline; owned says the caller loaded tl and drops it after:
+// each rank's operations and calls are then filtered in place and released once analysed,
+// so the analysis holds one copy of them rather than two.
+func analyzeTimeline(tl *timeline.Timeline, opts Options, owned bool) *Result {
 	opts = opts.withDefaults()
 	r := &Result{Format: tl.Format, Options: opts, Notes: tl.Notes, Ranks: []RankResult{}}
 	for _, rk := range tl.Ranks {
-		r.Ranks = append(r.Ranks, analyzeRank(tl.Names, rk, opts))
+		r.Ranks = append(r.Ranks, analyzeRank(tl.Names, rk, opts, owned))
+		if owned {
+			rk.GPU, rk.Calls, rk.DeviceSyncs = nil, nil, nil
+		}
 	}
 	sort.SliceStable(r.Ranks, func(i, j int) bool { return r.Ranks[i].Rank < r.Ranks[j].Rank })
 	return r
@@ -186,10 +196,12 @@ func typeName(t int) string {
 type interval struct{ s, e int64 }
 
 // merge is hta/utils/utils.py merge_kernel_intervals: sort by start; an interval starting
-// after the running maximum end opens a new group. Input is sorted in place.
+// after the running maximum end opens a new group. Input is sorted and merged in place (the
+// result shares iv's array): every caller is done with iv, and a trace's kernels number in
+// the millions.
 func merge(iv []interval) []interval {
 	sort.Slice(iv, func(i, j int) bool { return iv[i].s < iv[j].s })
-	out := iv[:0:0]
+	out := iv[:0]
 	for _, x := range iv {
 		if n := len(out); n > 0 && x.s <= out[n-1].e {
 			if x.e > out[n-1].e {
@@ -239,22 +251,13 @@ func quantile(sorted []float64, q float64) float64 {
 	return pq.Linear(sorted, q)
 }
 
-func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options) RankResult {
+func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options, owned bool) RankResult {
 	res := RankResult{Rank: rk.Rank, Device: rk.Device, IdleByStream: []StreamIdle{}, KernelTypes: []KernelType{},
 		TopKernels: []KernelStat{}, QueueLength: []QueueStat{}}
 	res.HostEvents = HostEventStats{CPUOps: rk.CPUOps, Annotations: rk.Annotations, APICalls: len(rk.Calls)}
-	gpu, devSyncs, calls, steps, compile, dropped := filterLastStep(names, rk, opts)
+	gpu, devSyncs, calls, callByCorr, steps, compile, dropped := filterLastStep(names, rk, opts, owned)
 	res.DroppedLastStep = dropped != ""
 	res.GPUEvents = len(gpu)
-
-	// correlation id → host call (HTA's index_correlation join, hta/common/trace.py
-	// transform_correlation_to_index; the last call with an id wins, as in its merge)
-	callByCorr := make(map[int64]int32, len(calls))
-	for i, c := range calls {
-		if c.Corr >= 0 {
-			callByCorr[c.Corr] = int32(i)
-		}
-	}
 
 	temporalAndTypes(names, gpu, &res)
 	idleByStream(gpu, calls, callByCorr, opts, &res)
@@ -287,14 +290,17 @@ func analyzeRank(names *timeline.Names, rk *timeline.Rank, opts Options) RankRes
 // filterLastStep is HTA's _filter_irrelevant_gpu_kernels (hta/common/trace.py): with two or
 // more ProfilerStep names, host events from the last step's start on are dropped, and GPU
 // events survive only if the host call with their correlation id survives. With
-// KeepLastStep, host events up to the end of the last step are kept instead.
-func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options) (gpu, devSyncs []timeline.Op, calls []timeline.Call, steps, compile []timeline.Span, dropped string) {
+// KeepLastStep, host events up to the end of the last step are kept instead. It also returns
+// the kept calls' correlation index. With inPlace (the rank is the caller's to consume) the
+// kept calls and operations overwrite the rank's own slices.
+func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options, inPlace bool) (gpu, devSyncs []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, steps, compile []timeline.Span, dropped string) {
 	gpu, devSyncs, calls, steps, compile = rk.GPU, rk.DeviceSyncs, rk.Calls, rk.Steps, rk.Compile
 	distinct := map[uint32]bool{}
 	for _, s := range rk.Steps {
 		distinct[s.Name] = true
 	}
 	if len(distinct) < 2 || !rk.HasCPU {
+		callByCorr = newCorrIndex(calls)
 		return
 	}
 	last := rk.Steps[0]
@@ -311,27 +317,50 @@ func filterLastStep(names *timeline.Names, rk *timeline.Rank, opts Options) (gpu
 		}
 		return ts < last.Start
 	}
-	corr := map[int64]bool{}
-	calls = nil
+	// Each kept set is counted first, then filled once at its size: in place when the rank
+	// is the caller's to consume, else in a copy (the rank's own slices stay as they are).
+	nc := 0
+	for _, c := range rk.Calls {
+		if keep(c.Start) {
+			nc++
+		}
+	}
+	if inPlace {
+		calls = rk.Calls[:0]
+	} else {
+		calls = make([]timeline.Call, 0, nc)
+	}
 	for _, c := range rk.Calls {
 		if keep(c.Start) {
 			calls = append(calls, c)
-			if c.Corr >= 0 {
-				corr[c.Corr] = true
-			}
 		}
 	}
-	gpu = nil
+	// A GPU operation survives when a kept call has its correlation id.
+	callByCorr = newCorrIndex(calls)
+	// GPU events without a correlation id: HTA merges them on −1 with every host event
+	// (duplicating them); pel keeps each once if it starts before the last step.
+	keepOp := func(op timeline.Op) bool {
+		return (op.Corr >= 0 && callByCorr.has(op.Corr)) || (op.Corr < 0 && keep(op.Start))
+	}
+	ng := 0
 	for _, op := range rk.GPU {
-		// GPU events without a correlation id: HTA merges them on −1 with every host event
-		// (duplicating them); pel keeps each once if it starts before the last step.
-		if (op.Corr >= 0 && corr[op.Corr]) || (op.Corr < 0 && keep(op.Start)) {
+		if keepOp(op) {
+			ng++
+		}
+	}
+	if inPlace {
+		gpu = rk.GPU[:0]
+	} else {
+		gpu = make([]timeline.Op, 0, ng)
+	}
+	for _, op := range rk.GPU {
+		if keepOp(op) {
 			gpu = append(gpu, op)
 		}
 	}
 	devSyncs = nil
 	for _, op := range rk.DeviceSyncs {
-		if op.Corr >= 0 && corr[op.Corr] {
+		if op.Corr >= 0 && callByCorr.has(op.Corr) {
 			devSyncs = append(devSyncs, op)
 		}
 	}
@@ -361,17 +390,29 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 	if len(gpu) == 0 {
 		return
 	}
+	// Two passes, so that each type's intervals are allocated once at their size.
 	all := make([]interval, 0, len(gpu))
 	byType := map[int][]interval{}
 	typeCache := map[uint32]int{}
+	typeOf := func(name uint32) int {
+		t, ok := typeCache[name]
+		if !ok {
+			t = kernelType(names.Name(name))
+			typeCache[name] = t
+		}
+		return t
+	}
+	perType := map[int]int{}
+	for _, op := range gpu {
+		perType[typeOf(op.Name)]++
+	}
+	for t, n := range perType {
+		byType[t] = make([]interval, 0, n)
+	}
 	for _, op := range gpu {
 		iv := interval{op.Start, op.End}
 		all = append(all, iv)
-		t, ok := typeCache[op.Name]
-		if !ok {
-			t = kernelType(names.Name(op.Name))
-			typeCache[op.Name] = t
-		}
+		t := typeOf(op.Name)
 		byType[t] = append(byType[t], iv)
 	}
 	m := merge(all)
@@ -404,7 +445,7 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 		t int64
 		d int
 	}
-	var edges []edge
+	edges := make([]edge, 0, 2*(len(comp)+len(comm)+len(mem)))
 	for _, tn := range typeNames {
 		for _, iv := range map[int][]interval{typeComp: comp, typeComm: comm, typeMemory: mem}[tn.bit] {
 			edges = append(edges, edge{iv.s, tn.bit}, edge{iv.e, -tn.bit})
@@ -445,16 +486,29 @@ func temporalAndTypes(names *timeline.Names, gpu []timeline.Op, res *RankResult)
 	})
 }
 
-// byStream groups GPU operations by stream, each sorted by start.
-func byStream(gpu []timeline.Op) (map[int32][]timeline.Op, []int32) {
-	m := map[int32][]timeline.Op{}
+// byStream groups the GPU operations that pass use by stream, as indices into gpu (an index
+// is a tenth of an operation's size), each stream's in file order and then sorted stably by
+// start; the streams come sorted.
+func byStream(gpu []timeline.Op, use func(timeline.Op) bool) (map[int32][]int32, []int32) {
+	per := map[int32]int{}
 	for _, op := range gpu {
-		m[op.Stream] = append(m[op.Stream], op)
+		if use(op) {
+			per[op.Stream]++
+		}
 	}
-	keys := make([]int32, 0, len(m))
-	for k, ops := range m {
+	m := make(map[int32][]int32, len(per))
+	keys := make([]int32, 0, len(per))
+	for k, n := range per {
+		m[k] = make([]int32, 0, n)
 		keys = append(keys, k)
-		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Start < ops[j].Start })
+	}
+	for i, op := range gpu {
+		if use(op) {
+			m[op.Stream] = append(m[op.Stream], int32(i))
+		}
+	}
+	for _, ix := range m {
+		sort.SliceStable(ix, func(i, j int) bool { return gpu[ix[i]].Start < gpu[ix[j]].Start })
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return m, keys
@@ -466,21 +520,16 @@ func byStream(gpu []timeline.Op) (map[int32][]timeline.Op, []int32) {
 // (4294967295, CUPTI's "no stream") is not listed. Each gap between consecutive operations
 // on a stream is host_wait when the launching call started after the previous operation
 // ended, else kernel_wait when shorter than the threshold, else other.
-func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
-	work := make([]timeline.Op, 0, len(gpu))
-	for _, op := range gpu {
-		if op.Kind != timeline.OpSync {
-			work = append(work, op)
-		}
-	}
-	streams, keys := byStream(work)
+func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, opts Options, res *RankResult) {
+	streams, keys := byStream(gpu, func(op timeline.Op) bool { return op.Kind != timeline.OpSync })
 	thr := opts.KernelWaitUs * 1000
 	overlapped := 0
 	for _, k := range keys {
-		ops := streams[k]
+		ix := streams[k]
 		var host, kern, other int64
-		prevEnd := ops[0].End
-		for _, op := range ops[1:] {
+		prevEnd := gpu[ix[0]].End
+		for _, i := range ix[1:] {
+			op := gpu[i]
 			// HTA takes the previous operation's end; an operation that overlaps it
 			// (programmatic dependent launch, or a clock problem) would make that gap
 			// negative. The latest end so far never does: no idle time then.
@@ -489,7 +538,7 @@ func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64
 				overlapped++
 				gap = 0
 			}
-			ci, ok := callByCorr[op.Corr]
+			ci, ok := callByCorr.get(op.Corr)
 			switch {
 			case op.Corr >= 0 && ok && calls[ci].Start > prevEnd:
 				host += gap
@@ -514,7 +563,13 @@ func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res
 		sum, min, max int64
 	}
 	by := map[uint32]*agg{}
-	var durs []float64
+	nk := 0
+	for _, op := range gpu {
+		if op.Kind == timeline.OpKernel {
+			nk++
+		}
+	}
+	durs := make([]float64, 0, nk)
 	var kernelTotal, attn, draft int64
 	for _, op := range gpu {
 		if op.Kind == timeline.OpSync {
@@ -588,12 +643,14 @@ func isAttention(name string) bool {
 // (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync); the main
 // figures also count every other kernel-launch API (cuLaunchKernel for Triton, hip* for
 // ROCm) and async copies/sets.
-func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, opts Options, res *RankResult) {
-	type sample struct{ delay, cpu, gpu []float64 }
-	var own, hta sample
+func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, opts Options, res *RankResult) {
+	// A sample is the (operation, call) pairs it holds; its figures are computed again, one
+	// at a time into one buffer, when it is summarised.
+	type pair struct{ op, call int32 }
+	var own, hta []pair
 	ls := &res.Launch
-	add := func(s *sample, delay, cpu, g float64) (short, runtimeOut, delayOut bool) {
-		s.delay, s.cpu, s.gpu = append(s.delay, delay), append(s.cpu, cpu), append(s.gpu, g)
+	add := func(s *[]pair, i int, ci int32, delay, cpu, g float64) (short, runtimeOut, delayOut bool) {
+		*s = append(*s, pair{int32(i), ci})
 		return cpu <= opts.RuntimeCutoffUs && g < cpu, cpu > opts.RuntimeCutoffUs, delay > opts.LaunchDelayCutoffUs
 	}
 	count := func(n *int, b bool) {
@@ -601,22 +658,20 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 			*n++
 		}
 	}
-	for _, op := range gpu {
+	for i, op := range gpu {
 		if op.Corr < 0 {
 			continue
 		}
-		ci, ok := callByCorr[op.Corr]
+		ci, ok := callByCorr.get(op.Corr)
 		if !ok {
 			continue
 		}
 		c := calls[ci]
-		cpu := float64(c.End-c.Start) / 1000
-		g := float64(op.End-op.Start) / 1000
-		delay := max(0, float64(op.Start-c.End)/1000)
+		delay, cpu, g := launchFigures(op, c)
 		if c.Flags&timeline.CallHTALaunchStat != 0 {
 			h := &ls.HTA
 			h.Count++
-			s, r, d := add(&hta, delay, cpu, g)
+			s, r, d := add(&hta, i, ci, delay, cpu, g)
 			count(&h.ShortKernels, s)
 			count(&h.RuntimeOutliers, r)
 			count(&h.LaunchDelayOutliers, d)
@@ -626,26 +681,53 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 			continue
 		}
 		ls.Count++
-		s, r, d := add(&own, delay, cpu, g)
+		s, r, d := add(&own, i, ci, delay, cpu, g)
 		count(&ls.ShortKernels, s)
 		count(&ls.RuntimeOutliers, r)
 		count(&ls.LaunchDelayOutliers, d)
 	}
-	summary := func(s *sample) (meanDelay, p50Delay, p50CPU, p50GPU float64) {
-		meanDelay = round(figure.Mean(s.delay), 3)
-		sort.Float64s(s.delay)
-		sort.Float64s(s.cpu)
-		sort.Float64s(s.gpu)
-		return meanDelay, round(quantile(s.delay, 0.5), 3), round(quantile(s.cpu, 0.5), 3), round(quantile(s.gpu, 0.5), 3)
+	var buf []float64
+	// figure fills buf with the k-th launch figure (0 delay, 1 CPU, 2 GPU duration) of s,
+	// in sample order.
+	figureOf := func(s []pair, k int) []float64 {
+		buf = buf[:0]
+		for _, p := range s {
+			f := [3]float64{}
+			f[0], f[1], f[2] = launchFigures(gpu[p.op], calls[p.call])
+			buf = append(buf, f[k])
+		}
+		return buf
+	}
+	p50 := func(v []float64) float64 {
+		sort.Float64s(v)
+		return round(quantile(v, 0.5), 3)
+	}
+	summary := func(s []pair) (meanDelay, p50Delay, p50CPU, p50GPU float64) {
+		d := figureOf(s, 0)
+		meanDelay = round(figure.Mean(d), 3)
+		p50Delay = p50(d)
+		p50CPU = p50(figureOf(s, 1))
+		p50GPU = p50(figureOf(s, 2))
+		return meanDelay, p50Delay, p50CPU, p50GPU
 	}
 	if h := &ls.HTA; h.Count > 0 {
-		h.LaunchDelayMeanUs, h.LaunchDelayP50Us, h.CPUDurationP50Us, h.GPUDurationP50Us = summary(&hta)
+		h.LaunchDelayMeanUs, h.LaunchDelayP50Us, h.CPUDurationP50Us, h.GPUDurationP50Us = summary(hta)
 	}
 	if ls.Count == 0 {
 		return
 	}
 	ls.ShortKernelShare = round(float64(ls.ShortKernels)/float64(ls.Count), 4)
-	ls.LaunchDelayMeanUs, ls.LaunchDelayP50Us, ls.CPUDurationP50Us, ls.GPUDurationP50Us = summary(&own)
+	ls.LaunchDelayMeanUs, ls.LaunchDelayP50Us, ls.CPUDurationP50Us, ls.GPUDurationP50Us = summary(own)
+}
+
+// launchFigures are HTA's launch figures of a GPU operation and its launching call, in µs:
+// launch delay (GPU start − call end, clipped at 0), the call's CPU duration and the
+// operation's GPU duration.
+func launchFigures(op timeline.Op, c timeline.Call) (delay, cpu, g float64) {
+	cpu = float64(c.End-c.Start) / 1000
+	g = float64(op.End-op.Start) / 1000
+	delay = max(0, float64(op.Start-c.End)/1000)
+	return delay, cpu, g
 }
 
 // queueLength is trace_counters.py _get_queue_length_time_series_for_rank summarised as in
@@ -656,21 +738,33 @@ func launchStats(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]
 // the same µs never make a queue longer than existed). HTA orders such ties by numpy's
 // unstable quicksort over its frame's row order, so its mean can differ by up to
 // 2·(tied launch/start pairs)/points and its max by the largest tie: tieSlack records both.
-func queueLength(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, res *RankResult) {
+func queueLength(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, res *RankResult) {
 	type pt struct {
 		t int64
 		d int
 	}
-	per := map[int32][]pt{}
-	for _, op := range gpu {
+	launched := func(op timeline.Op) (int32, bool) {
 		if op.Corr < 0 {
-			continue
+			return 0, false
 		}
-		ci, ok := callByCorr[op.Corr]
-		if !ok || calls[ci].Flags&timeline.CallHTALaunch == 0 {
-			continue
+		ci, ok := callByCorr.get(op.Corr)
+		return ci, ok && calls[ci].Flags&timeline.CallHTALaunch != 0
+	}
+	// Counted first, so that each stream's points are allocated once at their size.
+	n := map[int32]int{}
+	for _, op := range gpu {
+		if _, ok := launched(op); ok {
+			n[op.Stream] += 2
 		}
-		per[op.Stream] = append(per[op.Stream], pt{calls[ci].Start, 1}, pt{op.Start, -1})
+	}
+	per := make(map[int32][]pt, len(n))
+	for k, c := range n {
+		per[k] = make([]pt, 0, c)
+	}
+	for _, op := range gpu {
+		if ci, ok := launched(op); ok {
+			per[op.Stream] = append(per[op.Stream], pt{calls[ci].Start, 1}, pt{op.Start, -1})
+		}
 	}
 	keys := make([]int32, 0, len(per))
 	for k := range per {
@@ -766,14 +860,14 @@ func syncStats(names *timeline.Names, gpu, devSyncs []timeline.Op, calls []timel
 // memoryOps applies nsys analyze's memory rules: cuda_memcpy_async (an async copy API on
 // pageable memory, which the driver performs synchronously), cuda_memcpy_sync and
 // cuda_memset_sync (synchronous API calls).
-func memoryOps(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, res *RankResult) {
+func memoryOps(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, res *RankResult) {
 	m := &res.MemoryOps
 	for _, op := range gpu {
 		if op.Kind != timeline.OpMemcpy || op.Flags&timeline.OpPageable == 0 {
 			continue
 		}
 		m.PageableCopies++
-		if ci, ok := callByCorr[op.Corr]; ok && op.Corr >= 0 && calls[ci].Flags&timeline.CallAsync != 0 {
+		if ci, ok := callByCorr.get(op.Corr); ok && op.Corr >= 0 && calls[ci].Flags&timeline.CallAsync != 0 {
 			m.PageableAsyncCopies++
 		}
 	}
@@ -792,7 +886,7 @@ func memoryOps(gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]in
 
 // stepStats gives per-ProfilerStep host durations and the GPU work launched inside each step
 // (HTA assigns GPU events to the iteration of their launching call: trace.py add_iteration).
-func stepStats(names *timeline.Names, gpu []timeline.Op, calls []timeline.Call, callByCorr map[int64]int32, steps []timeline.Span, dropped string) *StepStats {
+func stepStats(names *timeline.Names, gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, steps []timeline.Span, dropped string) *StepStats {
 	if len(steps) == 0 {
 		return nil
 	}
@@ -802,7 +896,7 @@ func stepStats(names *timeline.Names, gpu []timeline.Op, calls []timeline.Call, 
 	ivs := make([][]interval, len(sorted))
 	counts := make([]int, len(sorted))
 	for _, op := range gpu {
-		ci, ok := callByCorr[op.Corr]
+		ci, ok := callByCorr.get(op.Corr)
 		if op.Corr < 0 || !ok {
 			continue
 		}
