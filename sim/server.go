@@ -620,17 +620,18 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, st *stre
 			sent += pending
 			pending = 0
 		}
-		if len(buf) > 0 {
-			out.write(buf)
-		}
 		if done {
+			// The last tokens, the usage chunk and [DONE] leave in one write: the same
+			// events, one syscall instead of three.
 			if p.includeUsage {
-				buf = cw.sseUsage(buf[:0], st.seq.PromptTokens, sent)
-				out.write(buf)
+				buf = cw.sseUsage(buf, st.seq.PromptTokens, sent)
 			}
-			out.write([]byte("data: [DONE]\n\n"))
+			out.write(append(buf, "data: [DONE]\n\n"...))
 			out.close()
 			return
+		}
+		if len(buf) > 0 {
+			out.write(buf)
 		}
 		if !s.wait(r.Context(), st) {
 			return
