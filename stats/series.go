@@ -46,7 +46,7 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 	comp := make([]float64, n)
 	good := make([]float64, n)
 	ttfts := make([][]float64, n)
-	itls := make([][]float64, n)
+	itls := make([][]quantile.Weighted, n)
 	idx := func(t time.Time) int {
 		i := int(t.Sub(start)/time.Second) / w
 		return min(max(i, 0), n-1)
@@ -62,7 +62,9 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 			if v, ok := r.TTFT(); ok {
 				ttfts[k] = append(ttfts[k], float64(v.Microseconds())/1000)
 			}
-			r.ITLs(func(d time.Duration) { itls[k] = append(itls[k], float64(d.Microseconds())/1000) })
+			r.ITLRuns(func(d time.Duration, c int) {
+				itls[k] = append(itls[k], quantile.Weighted{V: float64(d.Microseconds()) / 1000, N: int64(c)})
+			})
 		}
 		if r.Accepted {
 			good[k]++
@@ -145,9 +147,9 @@ func (b *busyAcc) windows(width, n int) []float64 {
 }
 
 // perSecondSeries turns per-window tallies (completions, accepted, seconds in flight, and
-// the TTFT and ITL values of the tasks done in each window of width seconds) into the
+// the TTFT values and ITL runs of the tasks done in each window of width seconds) into the
 // stage-1 series: Series over records and the stream's seriesAcc share it.
-func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts, itls [][]float64) []evidence.Series {
+func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts [][]float64, itls [][]quantile.Weighted) []evidence.Series {
 	n := len(comp)
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
@@ -167,8 +169,8 @@ func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64
 		if len(ttfts[k]) > 0 {
 			st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
 		}
-		if len(itls[k]) > 0 {
-			si.T, si.V = append(si.T, t), append(si.V, median(itls[k]))
+		if quantile.Weights(itls[k]) > 0 {
+			si.T, si.V = append(si.T, t), append(si.V, round6(quantile.OfWeighted(itls[k], 0.5)))
 		}
 	}
 	return []evidence.Series{sc, sg, st, si, sf}
@@ -205,7 +207,7 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 	}
 	width, n := BucketLayout(end)
 	ttft := make([][]float64, n)
-	itl := make([][]float64, n)
+	itl := make([][]quantile.Weighted, n)
 	done := make([]float64, n)
 	good := make([]float64, n)
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 }
@@ -225,7 +227,7 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 		if d, ok := r.TTFT(); ok {
 			ttft[b] = append(ttft[b], ms(d))
 		}
-		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
+		r.ITLRuns(func(d time.Duration, c int) { itl[b] = append(itl[b], quantile.Weighted{V: ms(d), N: int64(c)}) })
 	}
 	return BucketSeries(end, width, done, good, ttft, itl)
 }
@@ -233,8 +235,9 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 // BucketSeries builds the diagnosis's bucketed stage-1 series from per-bucket tallies of
 // non-cancelled tasks: TTFT p50/p99, ITL p50, throughput and goodput, a bucket's value at
 // its end as a scrape's would be. diagnose (over records) and the stream (over its
-// per-second state) share it. It sorts the value slices in place.
-func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float64) []evidence.Series {
+// per-second state) share it. ITL values come as runs of equal values (record.ITLRuns). It
+// sorts the value slices in place.
+func BucketSeries(end, width float64, done, good []float64, ttft [][]float64, itl [][]quantile.Weighted) []evidence.Series {
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
 	}
@@ -252,8 +255,8 @@ func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float6
 			p50.T, p50.V = append(p50.T, t), append(p50.V, q(ttft[b], 0.5))
 			p99.T, p99.V = append(p99.T, t), append(p99.V, q(ttft[b], 0.99))
 		}
-		if len(itl[b]) > 0 {
-			i50.T, i50.V = append(i50.T, t), append(i50.V, q(itl[b], 0.5))
+		if quantile.Weights(itl[b]) > 0 {
+			i50.T, i50.V = append(i50.T, t), append(i50.V, quantile.OfWeighted(itl[b], 0.5))
 		}
 	}
 	return []evidence.Series{p50, p99, i50, thr, gp}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -642,12 +643,12 @@ func (a *seriesAcc) add(r *record.Record) {
 		}
 		prio := Priority(r)
 		if v, ok := r.TTFT(); ok {
-			a.ttft.add(k, v, r.OK(), valuePrio(prio, 0))
+			a.ttft.add(k, v, r.OK(), valuePrio(prio, 0), 1)
 		}
 		j := 0
-		r.ITLs(func(d time.Duration) {
+		r.ITLRuns(func(d time.Duration, c int) {
 			j++
-			a.itl.add(k, d, r.OK(), valuePrio(prio, j))
+			a.itl.add(k, d, r.OK(), valuePrio(prio, j), c)
 		})
 	}
 	a.busy.add(r)
@@ -661,7 +662,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 		comp := make([]float64, n)
 		good := make([]float64, n)
 		ttfts := make([][]float64, n)
-		itls := make([][]float64, n)
+		itls := make([][]quantile.Weighted, n)
 		clamp := func(k int) int { return min(max(k, 0)/w, n-1) }
 		for _, k := range sortedInts(a.secs) {
 			x := a.secs[k]
@@ -669,14 +670,14 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 			comp[c] += x.comp
 			good[c] += x.good
 		}
-		a.ttft.each(func(k int, v time.Duration, ok bool) {
+		a.ttft.each(func(k int, v time.Duration, ok bool, _ int) {
 			if ok {
 				ttfts[clamp(k)] = append(ttfts[clamp(k)], float64(v.Microseconds())/1000)
 			}
 		})
-		a.itl.each(func(k int, v time.Duration, ok bool) {
+		a.itl.each(func(k int, v time.Duration, ok bool, c int) {
 			if ok {
-				itls[clamp(k)] = append(itls[clamp(k)], float64(v.Microseconds())/1000)
+				itls[clamp(k)] = append(itls[clamp(k)], quantile.Weighted{V: float64(v.Microseconds()) / 1000, N: int64(c)})
 			}
 		})
 		ser = perSecondSeries(start, end, w, comp, good, a.busy.windows(w, n), ttfts, itls)
@@ -697,7 +698,7 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	width, n := BucketLayout(e)
 	wi := int(width)
 	ttft := make([][]float64, n)
-	itl := make([][]float64, n)
+	itl := make([][]quantile.Weighted, n)
 	done := make([]float64, n)
 	good := make([]float64, n)
 	bucket := func(k int) (int, bool) {
@@ -710,32 +711,40 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 			good[b] += x.acc
 		}
 	}
-	a.ttft.each(func(k int, v time.Duration, _ bool) {
+	a.ttft.each(func(k int, v time.Duration, _ bool, _ int) {
 		if b, ok := bucket(k); ok {
 			ttft[b] = append(ttft[b], v.Seconds()*1000)
 		}
 	})
-	a.itl.each(func(k int, v time.Duration, _ bool) {
+	a.itl.each(func(k int, v time.Duration, _ bool, c int) {
 		if b, ok := bucket(k); ok {
-			itl[b] = append(itl[b], v.Seconds()*1000)
+			itl[b] = append(itl[b], quantile.Weighted{V: v.Seconds() * 1000, N: int64(c)})
 		}
 	})
 	return BucketSeries(e, width, done, good, ttft, itl)
 }
 
-// valueBudget bounds each value store: 1 M values, 8 MiB (an hour at 1,000 tasks/s of 16
-// tokens is 58 M ITLs; each second keeps a uniform sample of its own).
+// valueBudget bounds each value store: 1 M runs, 16 MiB (an hour at 1,000 tasks/s of 16
+// one-token events is 58 M ITLs; each second keeps a uniform sample of its own).
 const valueBudget = 1 << 20
 
 // valueStore keeps per-second latency values in bounded memory by the same threshold rule
-// as Sample: a value is kept when its priority (from its task's and its position) is at
-// most the threshold, which halves when the store is full, so what is kept depends on the
-// values alone, not their order.
+// as Sample: a run of equal values (one content event's tokens) is kept when its priority
+// (from its task's and its position) is at most the threshold, which halves when the store
+// is full, so what is kept depends on the values alone, not their order. Each run is kept
+// or dropped whole, with its count: every token has the same chance to be kept, so the
+// kept counts weigh a uniform sample of the tokens, at a cost per event.
 type valueStore struct {
 	budget int
 	tau    uint64
 	n      int
-	bySec  map[int][]uint64
+	bySec  map[int][]storedValue
+}
+
+// storedValue is one kept run: the packed value (below) and how many tokens share it.
+type storedValue struct {
+	e uint64
+	n uint32
 }
 
 // A stored value packs the latency (ns, offset by valueOffset, 42 bits: ±36 min), the
@@ -747,15 +756,16 @@ const (
 )
 
 func newValueStore(budget int) *valueStore {
-	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int][]uint64{}}
+	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int][]storedValue{}}
 }
 
 func valuePrio(taskPrio uint64, j int) uint64 {
 	return mix64(taskPrio+uint64(j)*0x9e3779b97f4a7c15) >> (64 - prioBits)
 }
 
-func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
-	if prio > s.tau {
+// add offers a run of n values v (n is at most record.MaxTokens, so it fits 32 bits).
+func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64, n int) {
+	if prio > s.tau || n <= 0 {
 		return
 	}
 	x := min(max(int64(v)+valueOffset, 0), 1<<valueBits-1)
@@ -763,7 +773,7 @@ func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
 	if ok {
 		e |= 1 << prioBits
 	}
-	s.bySec[k] = append(s.bySec[k], e)
+	s.bySec[k] = append(s.bySec[k], storedValue{e, uint32(min(n, record.MaxTokens))})
 	s.n++
 	for s.n > s.budget && s.tau > 0 {
 		s.tau >>= 1
@@ -771,7 +781,7 @@ func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
 		for k, es := range s.bySec {
 			kept := es[:0]
 			for _, e := range es {
-				if e&(1<<prioBits-1) <= s.tau {
+				if e.e&(1<<prioBits-1) <= s.tau {
 					kept = append(kept, e)
 				}
 			}
@@ -781,10 +791,10 @@ func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
 	}
 }
 
-func (s *valueStore) each(f func(k int, v time.Duration, ok bool)) {
+func (s *valueStore) each(f func(k int, v time.Duration, ok bool, n int)) {
 	for _, k := range sortedInts(s.bySec) {
 		for _, e := range s.bySec[k] {
-			f(k, time.Duration(int64(e>>(64-valueBits))-valueOffset), e&(1<<prioBits) != 0)
+			f(k, time.Duration(int64(e.e>>(64-valueBits))-valueOffset), e.e&(1<<prioBits) != 0, int(e.n))
 		}
 	}
 }
