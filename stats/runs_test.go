@@ -49,3 +49,60 @@ func TestITLsOfAnEventCarryingManyTokens(t *testing.T) {
 		near(t, "buckets itl p50", p50(RecordBuckets(rs, t0), evidence.SigITLP50), want)
 	}
 }
+
+// TestValueStoreKeepsRunsWhole: past its budget the store halves its threshold until the
+// runs whose priority is at most it fit, and keeps each kept run's count, whether the first
+// run of more than one value comes before or after the thinning.
+func TestValueStoreKeepsRunsWhole(t *testing.T) {
+	type run struct {
+		prio uint64
+		n    int
+	}
+	top := uint64(1<<prioBits - 1)
+	for _, c := range []struct {
+		name string
+		runs []run
+	}{
+		{"one-value runs", []run{{top, 1}, {top / 8, 1}, {3, 1}, {top / 3, 1}, {9, 1}}},
+		{"a long run first", []run{{5, 1 << 20}, {top, 1}, {top / 3, 1}, {top / 8, 7}, {9, 1}}},
+		{"a long run after thinning", []run{{top, 1}, {top / 3, 1}, {9, 1}, {top / 8, 1}, {5, record.MaxTokens}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newValueStore(3)
+			for i, r := range c.runs {
+				s.add(i%2, time.Duration(i+1)*time.Millisecond, true, r.prio, r.n)
+			}
+			// Five runs over a budget of three: the threshold halves until at most three
+			// runs are at or below it.
+			tau := top
+			for {
+				k := 0
+				for _, r := range c.runs {
+					if r.prio <= tau {
+						k++
+					}
+				}
+				if k <= 3 {
+					break
+				}
+				tau >>= 1
+			}
+			want := map[time.Duration]int{}
+			for i, r := range c.runs {
+				if r.prio <= tau {
+					want[time.Duration(i+1)*time.Millisecond] = r.n
+				}
+			}
+			got := map[time.Duration]int{}
+			s.each(func(k int, v time.Duration, ok bool, n int) { got[v] = n })
+			if len(got) != len(want) {
+				t.Fatalf("kept %v, want %v", got, want)
+			}
+			for v, n := range want {
+				if got[v] != n {
+					t.Errorf("kept %v, want %v", got, want)
+				}
+			}
+		})
+	}
+}

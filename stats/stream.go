@@ -724,8 +724,9 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	return BucketSeries(e, width, done, good, ttft, itl)
 }
 
-// valueBudget bounds each value store: 1 M runs, 16 MiB (an hour at 1,000 tasks/s of 16
-// one-token events is 58 M ITLs; each second keeps a uniform sample of its own).
+// valueBudget bounds each value store: 1 M runs, 8 MiB while every run is one value (an
+// hour at 1,000 tasks/s of 16 one-token events is 58 M ITLs; each second keeps a uniform
+// sample of its own), 12 MiB when runs carry counts.
 const valueBudget = 1 << 20
 
 // valueStore keeps per-second latency values in bounded memory by the same threshold rule
@@ -738,13 +739,15 @@ type valueStore struct {
 	budget int
 	tau    uint64
 	n      int
-	bySec  map[int][]storedValue
+	bySec  map[int]*secValues
 }
 
-// storedValue is one kept run: the packed value (below) and how many tokens share it.
-type storedValue struct {
-	e uint64
-	n uint32
+// secValues are one second's kept runs: packed values (below) and, once a run of more than
+// one value is kept, each run's count (nil while every count is 1, as with one token per
+// event, so the common case costs 8 bytes a run).
+type secValues struct {
+	e []uint64
+	n []uint32
 }
 
 // A stored value packs the latency (ns, offset by valueOffset, 42 bits: ±36 min), the
@@ -756,7 +759,7 @@ const (
 )
 
 func newValueStore(budget int) *valueStore {
-	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int][]storedValue{}}
+	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int]*secValues{}}
 }
 
 func valuePrio(taskPrio uint64, j int) uint64 {
@@ -773,28 +776,54 @@ func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64, n int) {
 	if ok {
 		e |= 1 << prioBits
 	}
-	s.bySec[k] = append(s.bySec[k], storedValue{e, uint32(min(n, record.MaxTokens))})
+	sv := s.bySec[k]
+	if sv == nil {
+		sv = &secValues{}
+		s.bySec[k] = sv
+	}
+	if n != 1 && sv.n == nil {
+		sv.n = make([]uint32, len(sv.e), cap(sv.e))
+		for i := range sv.n {
+			sv.n[i] = 1
+		}
+	}
+	sv.e = append(sv.e, e)
+	if sv.n != nil {
+		sv.n = append(sv.n, uint32(min(n, record.MaxTokens)))
+	}
 	s.n++
 	for s.n > s.budget && s.tau > 0 {
 		s.tau >>= 1
 		s.n = 0
-		for k, es := range s.bySec {
-			kept := es[:0]
-			for _, e := range es {
-				if e.e&(1<<prioBits-1) <= s.tau {
-					kept = append(kept, e)
+		for _, sv := range s.bySec {
+			j := 0
+			for i, e := range sv.e {
+				if e&(1<<prioBits-1) <= s.tau {
+					sv.e[j] = e
+					if sv.n != nil {
+						sv.n[j] = sv.n[i]
+					}
+					j++
 				}
 			}
-			s.bySec[k] = kept
-			s.n += len(kept)
+			sv.e = sv.e[:j]
+			if sv.n != nil {
+				sv.n = sv.n[:j]
+			}
+			s.n += j
 		}
 	}
 }
 
 func (s *valueStore) each(f func(k int, v time.Duration, ok bool, n int)) {
 	for _, k := range sortedInts(s.bySec) {
-		for _, e := range s.bySec[k] {
-			f(k, time.Duration(int64(e.e>>(64-valueBits))-valueOffset), e.e&(1<<prioBits) != 0, int(e.n))
+		sv := s.bySec[k]
+		for i, e := range sv.e {
+			n := 1
+			if sv.n != nil {
+				n = int(sv.n[i])
+			}
+			f(k, time.Duration(int64(e>>(64-valueBits))-valueOffset), e&(1<<prioBits) != 0, n)
 		}
 	}
 }
