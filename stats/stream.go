@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -662,7 +661,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 		comp := make([]float64, n)
 		good := make([]float64, n)
 		ttfts := make([][]float64, n)
-		itls := make([][]quantile.Weighted, n)
+		itls := make([]itlValues, n)
 		clamp := func(k int) int { return min(max(k, 0)/w, n-1) }
 		for _, k := range sortedInts(a.secs) {
 			x := a.secs[k]
@@ -677,7 +676,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 		})
 		a.itl.each(func(k int, v time.Duration, ok bool, c int) {
 			if ok {
-				itls[clamp(k)] = append(itls[clamp(k)], quantile.Weighted{V: float64(v.Microseconds()) / 1000, N: int64(c)})
+				itls[clamp(k)].add(float64(v.Microseconds())/1000, c)
 			}
 		})
 		ser = perSecondSeries(start, end, w, comp, good, a.busy.windows(w, n), ttfts, itls)
@@ -698,7 +697,7 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	width, n := BucketLayout(e)
 	wi := int(width)
 	ttft := make([][]float64, n)
-	itl := make([][]quantile.Weighted, n)
+	itl := make([]itlValues, n)
 	done := make([]float64, n)
 	good := make([]float64, n)
 	bucket := func(k int) (int, bool) {
@@ -718,7 +717,7 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	})
 	a.itl.each(func(k int, v time.Duration, _ bool, c int) {
 		if b, ok := bucket(k); ok {
-			itl[b] = append(itl[b], quantile.Weighted{V: v.Seconds() * 1000, N: int64(c)})
+			itl[b].add(v.Seconds()*1000, c)
 		}
 	})
 	return BucketSeries(e, width, done, good, ttft, itl)
