@@ -84,7 +84,7 @@ func sloReasons(s SLO, rec *record.Record) []string {
 	if s.ITL.Max > 0 {
 		var worst time.Duration
 		seen := false
-		rec.ITLs(func(d time.Duration) {
+		rec.ITLRuns(func(d time.Duration, _ int) {
 			seen = true
 			worst = max(worst, d)
 		})

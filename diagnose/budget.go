@@ -105,7 +105,10 @@ type taskTime struct {
 	decode float64
 	tokens float64 // tokens after the first event
 	medGap float64 // the task's median per-token gap
-	gaps   []float64
+	// gaps[i] is the per-token gap of the i-th content event after the first, shared by its
+	// gapN[i] tokens (held per event, so a task costs its events, not its tokens).
+	gaps []float64
+	gapN []int
 	// steadyGap[i] is gaps[i] less any stall of its event; stallMs and steadyMs add up the
 	// decode's stalls and steps.
 	steadyGap         []float64
@@ -125,8 +128,9 @@ func (t *taskTime) eventGaps(r *record.Record) {
 		return
 	}
 	med := quantile.Of(ev, 0.5)
-	j := 0
-	for i := 1; i < n && len(t.gaps) < record.MaxTokens; i++ {
+	j, tokens := 0, 0
+	var steadyRuns []quantile.Weighted
+	for i := 1; i < n && tokens < record.MaxTokens; i++ {
 		k := r.ChunkTokens[i]
 		if k <= 0 {
 			continue
@@ -139,13 +143,15 @@ func (t *taskTime) eventGaps(r *record.Record) {
 			steady = med
 		}
 		t.steadyMs += steady
-		for range k {
-			t.gaps = append(t.gaps, g/float64(k))
-			t.steadyGap = append(t.steadyGap, steady/float64(k))
-		}
+		kept := min(k, record.MaxTokens-tokens)
+		tokens += kept
+		t.gaps = append(t.gaps, g/float64(k))
+		t.gapN = append(t.gapN, kept)
+		t.steadyGap = append(t.steadyGap, steady/float64(k))
+		steadyRuns = append(steadyRuns, quantile.Weighted{V: steady / float64(k), N: int64(kept)})
 	}
-	t.tokens = float64(len(t.gaps))
-	t.medGap = quantile.Of(t.steadyGap, 0.5)
+	t.tokens = float64(tokens)
+	t.medGap = quantile.OfWeighted(steadyRuns, 0.5)
 }
 
 // budgetCtx holds the run-level figures every task's budget uses and what each comes from.
@@ -680,8 +686,9 @@ func excessOf(t *taskTime, o *Options, missed map[string]bool) over {
 		e, steady := 0.0, 0.0
 		for i, g := range t.gaps {
 			if g > itlB {
-				e += g - itlB
-				steady += math.Max(0, math.Min(g, t.steadyGap[i])-itlB)
+				k := float64(t.gapN[i])
+				e += k * (g - itlB)
+				steady += k * math.Max(0, math.Min(g, t.steadyGap[i])-itlB)
 			}
 		}
 		if median {

@@ -79,8 +79,9 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 				bound := ms(d)
 				for i, g := range t.gaps {
 					if g > bound {
-						x.itl += g - bound
-						x.itlSteady += math.Max(0, math.Min(g, t.steadyGap[i])-bound)
+						k := float64(t.gapN[i])
+						x.itl += k * (g - bound)
+						x.itlSteady += k * math.Max(0, math.Min(g, t.steadyGap[i])-bound)
 					}
 				}
 			}

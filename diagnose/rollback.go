@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/resample"
 	"github.com/pel-ladder/pel/stats"
@@ -124,7 +125,7 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 		return Estimate{}, false
 	}
 	est := Estimate{Signal: sig, Tasks: len(warm), Values: len(warm), Resamples: o.Resamples, Seed: o.Seed, Unit: "ms"}
-	per := make([][]float64, len(warm))
+	per := make([][]quantile.Weighted, len(warm))
 	q := 0.0
 	switch sig {
 	// Latencies are over completed tasks, as recorded: the estimate on the sample is the
@@ -132,19 +133,19 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	case evidence.SigTTFTP50, evidence.SigTTFTP99:
 		for i, r := range warm {
 			if d, ok := r.TTFT(); ok && r.OK() {
-				per[i] = []float64{rec(d)}
+				per[i] = []quantile.Weighted{{V: rec(d), N: 1}}
 			}
 		}
 	case evidence.SigITLP50, evidence.SigITLP99:
 		for i, r := range warm {
 			if r.OK() {
-				r.ITLs(func(d time.Duration) { per[i] = append(per[i], rec(d)) })
+				r.ITLRuns(func(d time.Duration, n int) { per[i] = append(per[i], quantile.Weighted{V: rec(d), N: int64(n)}) })
 			}
 		}
 	case evidence.SigE2EP50, evidence.SigE2EP99:
 		for i, r := range warm {
 			if d, ok := r.E2E(); ok && r.OK() {
-				per[i] = []float64{rec(d)}
+				per[i] = []quantile.Weighted{{V: rec(d), N: 1}}
 			}
 		}
 	default:
@@ -155,7 +156,7 @@ func EstimateSignal(recs []record.Record, sig string, opts Options) (Estimate, b
 	} else {
 		q = 0.99
 	}
-	c := resample.NewClustered(per)
+	c := resample.NewClusteredRuns(per)
 	if c.Len() < minTriggerTasks {
 		return Estimate{}, false
 	}

@@ -112,7 +112,8 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 		return out
 	}
 	task := ""
-	count := func(sig string, d time.Duration) {
+	// count counts n values d (a content event's tokens share one latency).
+	count := func(sig string, d time.Duration, n int) {
 		a := accs[sig]
 		if a == nil {
 			return
@@ -121,9 +122,9 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 		if !ok {
 			return
 		}
-		a.n++
+		a.n += n
 		if rec(d) > b { // as recorded, as the quantile it bounds is
-			a.over++
+			a.over += n
 		}
 	}
 	for i := range recs {
@@ -133,20 +134,20 @@ func boundTests(recs []record.Record, o *Options) map[string]boundTest {
 		}
 		task = r.Task
 		if d, ok := r.TTFT(); ok {
-			count(evidence.SigTTFTP50, d)
-			count(evidence.SigTTFTP95, d)
-			count(evidence.SigTTFTP99, d)
+			count(evidence.SigTTFTP50, d, 1)
+			count(evidence.SigTTFTP95, d, 1)
+			count(evidence.SigTTFTP99, d, 1)
 		}
-		r.ITLs(func(d time.Duration) {
-			count(evidence.SigITLP50, d)
-			count(evidence.SigITLP99, d)
+		r.ITLRuns(func(d time.Duration, n int) {
+			count(evidence.SigITLP50, d, n)
+			count(evidence.SigITLP99, d, n)
 		})
 		if d, ok := r.TPOT(); ok {
-			count(evidence.SigTPOTP50, d)
+			count(evidence.SigTPOTP50, d, 1)
 		}
 		if d, ok := r.E2E(); ok {
-			count(evidence.SigE2EP50, d)
-			count(evidence.SigE2EP99, d)
+			count(evidence.SigE2EP50, d, 1)
+			count(evidence.SigE2EP99, d, 1)
 		}
 	}
 	for sig, a := range accs {

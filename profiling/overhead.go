@@ -42,8 +42,8 @@ type Overhead struct {
 }
 
 type side struct {
-	seen  int            // tasks offered
-	tasks [][4][]float64 // per kept task: ttft, itl, e2e values (ms, as recorded)
+	seen  int                      // tasks offered
+	tasks [][4][]quantile.Weighted // per kept task: ttft, itl, e2e, tpot values (ms, as recorded; ITLs by content event)
 	rng   *rand.Rand
 }
 
@@ -62,24 +62,35 @@ func (o *Overhead) Add(r *record.Record) {
 	if !r.OK() || r.Step != nil {
 		return
 	}
-	var v [4][]float64
+	var v [4][]quantile.Weighted
+	one := func(d time.Duration) []quantile.Weighted {
+		return []quantile.Weighted{{V: quantile.RecordedMs(d), N: 1}}
+	}
+	// itl keeps a task's first maxTaskValues ITLs, a content event's tokens as one run.
+	kept := int64(0)
+	itl := func(d time.Duration, n int) {
+		if k := min(int64(n), maxTaskValues-kept); k > 0 {
+			v[1] = append(v[1], quantile.Weighted{V: quantile.RecordedMs(d), N: k})
+			kept += k
+		}
+	}
 	in := func(t time.Time) bool { return !t.Before(o.start) && !t.After(o.end) }
 	switch {
 	case r.Profiled:
 		if in(r.ScheduledAt) {
 			if d, ok := r.TTFT(); ok && in(r.FirstTokenAt) {
-				v[0] = []float64{quantile.RecordedMs(d)}
+				v[0] = one(d)
 			}
 			if d, ok := r.E2E(); ok && in(r.DoneAt) {
-				v[2] = []float64{quantile.RecordedMs(d)}
+				v[2] = one(d)
 			}
 		}
 		if d, ok := r.TPOT(); ok && in(r.FirstTokenAt) && in(r.LastTokenAt) {
-			v[3] = []float64{quantile.RecordedMs(d)}
+			v[3] = one(d)
 		}
-		r.ITLsAt(func(from, to time.Time, d time.Duration) {
-			if len(v[1]) < maxTaskValues && in(from) && in(to) {
-				v[1] = append(v[1], quantile.RecordedMs(d))
+		r.ITLRunsAt(func(from, to time.Time, d time.Duration, n int) {
+			if in(from) && in(to) {
+				itl(d, n)
 			}
 		})
 		if v[0] == nil && v[1] == nil && v[2] == nil && v[3] == nil {
@@ -88,24 +99,20 @@ func (o *Overhead) Add(r *record.Record) {
 		o.in.add(v)
 	case r.Phase == record.PhaseWarm:
 		if d, ok := r.TTFT(); ok {
-			v[0] = []float64{quantile.RecordedMs(d)}
+			v[0] = one(d)
 		}
 		if d, ok := r.E2E(); ok {
-			v[2] = []float64{quantile.RecordedMs(d)}
+			v[2] = one(d)
 		}
 		if d, ok := r.TPOT(); ok {
-			v[3] = []float64{quantile.RecordedMs(d)}
+			v[3] = one(d)
 		}
-		r.ITLs(func(d time.Duration) {
-			if len(v[1]) < maxTaskValues {
-				v[1] = append(v[1], quantile.RecordedMs(d))
-			}
-		})
+		r.ITLRuns(itl)
 		o.out.add(v)
 	}
 }
 
-func (s *side) add(v [4][]float64) {
+func (s *side) add(v [4][]quantile.Weighted) {
 	s.seen++
 	if len(s.tasks) < maxSideTasks {
 		s.tasks = append(s.tasks, v)
@@ -164,16 +171,16 @@ func (o *Overhead) Rows() []evidence.ProfileOverhead {
 }
 
 func (s *side) clustered(mi int) resample.Clustered {
-	per := make([][]float64, 0, len(s.tasks))
+	per := make([][]quantile.Weighted, 0, len(s.tasks))
 	for _, t := range s.tasks {
 		if len(t[mi]) > 0 {
 			per = append(per, t[mi])
 		}
 	}
-	return resample.NewClustered(per)
+	return resample.NewClusteredRuns(per)
 }
 
-func tasksWith(ts [][4][]float64, mi int) int {
+func tasksWith(ts [][4][]quantile.Weighted, mi int) int {
 	n := 0
 	for _, t := range ts {
 		if len(t[mi]) > 0 {

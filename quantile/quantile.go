@@ -1,6 +1,7 @@
 package quantile
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -33,6 +34,42 @@ func Sorted(xs []float64, q float64) float64 {
 
 // Of is the q-quantile of xs, which it leaves as they are (NaN for none).
 func Of(xs []float64, q float64) float64 { return Sorted(SortedCopy(xs), q) }
+
+// Weighted is N occurrences of the value V: a run of equal values (the tokens of one
+// content event share one inter-token latency) held once, so a distribution costs memory
+// and time by runs, not by values.
+type Weighted struct {
+	V float64
+	N int64
+}
+
+// Weights is the total weight of ws (runs of no or negative weight count 0).
+func Weights(ws []Weighted) int64 {
+	var n int64
+	for _, w := range ws {
+		n += max(w.N, 0)
+	}
+	return n
+}
+
+// OfWeighted is the q-quantile of the values ws holds, each counted N times: Sorted's rank
+// ⌈q·total⌉ over the weights' total, so it is Sorted of the expanded values. It sorts ws
+// in place (NaN for no weight).
+func OfWeighted(ws []Weighted, q float64) float64 {
+	total := Weights(ws)
+	if total == 0 {
+		return math.NaN()
+	}
+	slices.SortFunc(ws, func(a, b Weighted) int { return cmp.Compare(a.V, b.V) })
+	k := int64(Rank(int(total), q))
+	var cum int64
+	for _, w := range ws {
+		if cum += max(w.N, 0); cum >= k {
+			return w.V
+		}
+	}
+	return ws[len(ws)-1].V
+}
 
 // SortedCopy is an ascending copy of xs.
 func SortedCopy(xs []float64) []float64 {
@@ -104,6 +141,15 @@ func NewHist() *Hist { return &Hist{h: hdr.New(1, MaxUS, digits)} }
 func (h *Hist) AddUS(us int64) {
 	_ = h.h.RecordValue(min(max(us, 0), MaxUS))
 	h.n++
+}
+
+// AddUSN records n occurrences of one value in µs (clamped to [0, MaxUS]) at the cost of one.
+func (h *Hist) AddUSN(us, n int64) {
+	if n <= 0 {
+		return
+	}
+	_ = h.h.RecordValues(min(max(us, 0), MaxUS), n)
+	h.n += n
 }
 
 // N is the number of values recorded.

@@ -139,3 +139,38 @@ func TestHistMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsAgreeWithExpandedValues: a run of n equal values, given once with its count (to a
+// histogram or a weighted quantile), gives the quantiles of the n values given one by one.
+func TestRunsAgreeWithExpandedValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, runs := range []int{1, 2, 7, 60, 500} {
+		h, hx := NewHist(), NewHist()
+		var ws []Weighted
+		var xs []float64
+		for range runs {
+			d := time.Duration(rng.ExpFloat64() * float64(20*time.Millisecond))
+			n := int64(rng.IntN(40))
+			h.AddUSN(ClampUS(d), n)
+			ws = append(ws, Weighted{RecordedMs(d), n})
+			for range n {
+				hx.AddUS(ClampUS(d))
+				xs = append(xs, RecordedMs(d))
+			}
+		}
+		if h.N() != hx.N() || Weights(ws) != int64(len(xs)) {
+			t.Fatalf("%d runs: counts %d and %d, want %d", runs, h.N(), Weights(ws), len(xs))
+		}
+		slices.Sort(xs)
+		for _, q := range []float64{0, 0.5, 0.95, 0.99, 1} {
+			got, gok := h.QuantileUS(q)
+			want, wok := hx.QuantileUS(q)
+			if got != want || gok != wok {
+				t.Errorf("%d runs q%g: histogram of runs %d µs (%v), of values %d µs (%v)", runs, q, got, gok, want, wok)
+			}
+			if g, w := OfWeighted(ws, q), Sorted(xs, q); g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Errorf("%d runs q%g: weighted %v ms, sorted values %v ms", runs, q, g, w)
+			}
+		}
+	}
+}

@@ -16,6 +16,13 @@ func (r *Record) checkBounds() error {
 			return fmt.Errorf("%s %d is outside 0..%d (record.MaxTokens): not a record pel writes", c.name, c.v, MaxTokens)
 		}
 	}
+	// One event's count is clamped by the writer as usage is: an event of more tokens than
+	// any context holds is no server's.
+	for i, k := range r.ChunkTokens {
+		if k < 0 || k > MaxTokens {
+			return fmt.Errorf("chunk_tokens[%d] %d is outside 0..%d (record.MaxTokens): not a record pel writes", i, k, MaxTokens)
+		}
+	}
 	if len(r.ChunkUS) > MaxChunkTimings || len(r.ChunkTokens) > MaxChunkTimings {
 		return fmt.Errorf("%d chunk timings, over %d (record.MaxChunkTimings): not a record pel writes", max(len(r.ChunkUS), len(r.ChunkTokens)), MaxChunkTimings)
 	}

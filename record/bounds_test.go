@@ -10,6 +10,10 @@ func TestReadRefusesCountsPelNeverWrites(t *testing.T) {
 	for _, c := range []struct{ name, line, errHas string }{
 		{"plausible", ok, ""},
 		{"2^62 output tokens", strings.Replace(ok, `"output_tokens":8`, `"output_tokens":4611686018427387904`, 1), "line 2: output_tokens 4611686018427387904 is outside 0..16777216"},
+		{"a chunk of record.MaxTokens", strings.Replace(ok, `"output_tokens":8`, `"output_tokens":8,"chunk_us":[5,9],"chunk_tokens":[1,16777216]`, 1), ""},
+		{"a chunk of 2^62 tokens", strings.Replace(ok, `"output_tokens":8`, `"output_tokens":8,"chunk_us":[5,9],"chunk_tokens":[1,4611686018427387904]`, 1), "line 2: chunk_tokens[1] 4611686018427387904 is outside 0..16777216"},
+		{"a chunk of one token past the bound", strings.Replace(ok, `"output_tokens":8`, `"output_tokens":8,"chunk_us":[5,9],"chunk_tokens":[1,16777217]`, 1), "line 2: chunk_tokens[1] 16777217 is outside"},
+		{"a negative chunk", strings.Replace(ok, `"output_tokens":8`, `"output_tokens":8,"chunk_us":[5,9],"chunk_tokens":[-3,1]`, 1), "line 2: chunk_tokens[0] -3 is outside"},
 		{"negative prompt", strings.Replace(ok, `"prompt_tokens":30`, `"prompt_tokens":-1`, 1), "line 2: prompt_tokens -1 is outside"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -286,9 +286,10 @@ func (r *Record) TPOT() (time.Duration, bool) {
 
 // ITLs calls f once per generated token after the first with that token's inter-token
 // latency: the gap before each content event is spread evenly over the tokens it carried.
-// The first event's tokens have no gap (their latency is TTFT). At most MaxTokens calls per
-// record, whatever the record says (a requests.jsonl is outside input too). A multi-step
-// task's are its attached steps' (a gap between two calls is not a token's latency).
+// The first event's tokens have no gap (their latency is TTFT). A multi-step task's are its
+// attached steps' (a gap between two calls is not a token's latency). Its cost grows with
+// the tokens (up to MaxTokens calls per record): analyses read ITLRuns, whose cost grows
+// with the events.
 func (r *Record) ITLs(f func(time.Duration)) {
 	r.ITLRuns(func(d time.Duration, n int) {
 		for range n {
@@ -297,28 +298,19 @@ func (r *Record) ITLs(f func(time.Duration)) {
 	})
 }
 
-// ITLsAt is ITLs with the content event each latency ends at, and the one before it: from
-// and to are their arrivals (SentAt plus the event's offset).
-func (r *Record) ITLsAt(f func(from, to time.Time, d time.Duration)) {
-	r.itlEvents(func(from, to time.Time, d time.Duration, n int) {
-		for range n {
-			f(from, to, d)
-		}
-	})
-}
-
 // ITLRuns is ITLs one content event at a time: f(d, n) for the n tokens an event carried,
-// each of latency d, so a consumer that counts values pays per event, not per token.
+// each of latency d, so a consumer that counts values pays per event, not per token. The
+// counts sum to at most MaxTokens per record, whatever the record says (a requests.jsonl is
+// outside input too).
 func (r *Record) ITLRuns(f func(d time.Duration, n int)) {
-	r.itlEvents(func(_, _ time.Time, d time.Duration, n int) { f(d, n) })
+	r.ITLRunsAt(func(_, _ time.Time, d time.Duration, n int) { f(d, n) })
 }
 
-// itlEvents walks the content events after the first: the event's n tokens (at most
-// MaxTokens in all, whatever the record says), each of latency d, between the arrivals from
-// and to.
-func (r *Record) itlEvents(f func(from, to time.Time, d time.Duration, n int)) {
+// ITLRunsAt is ITLRuns with the content event each run of latencies ends at, and the one
+// before it: from and to are their arrivals (SentAt plus the event's offset).
+func (r *Record) ITLRunsAt(f func(from, to time.Time, d time.Duration, n int)) {
 	for i := range r.steps {
-		r.steps[i].itlEvents(f)
+		r.steps[i].ITLRunsAt(f)
 	}
 	budget := MaxTokens
 	for i := 1; i < len(r.ChunkUS) && i < len(r.ChunkTokens) && budget > 0; i++ {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -69,7 +68,7 @@ func Percentiles(each func(func(*record.Record) error) error, ps []float64) (*Pe
 			if v, ok := r.TTFTFromSent(); ok {
 				s.d[1].Add(v)
 			}
-			r.ITLs(func(v time.Duration) { s.d[2].Add(v) })
+			r.ITLRuns(s.d[2].AddN)
 			if v, ok := r.TPOT(); ok {
 				s.d[3].Add(v)
 			}

@@ -33,6 +33,22 @@ func NewClustered(per [][]float64) Clustered {
 	return build(all, counts)
 }
 
+// NewClusteredRuns pools per[i], the values of task i as runs of equal values (a content
+// event's tokens share one latency, record.ITLRuns), at a cost per run, not per value.
+func NewClusteredRuns(per [][]quantile.Weighted) Clustered {
+	var all []entry
+	counts := make([]int64, len(per))
+	for i, ws := range per {
+		for _, w := range ws {
+			if w.N > 0 {
+				counts[i] += w.N
+				all = append(all, entry{w.V, int32(i), w.N})
+			}
+		}
+	}
+	return build(all, counts)
+}
+
 // entry is count occurrences of value v in cluster c.
 type entry struct {
 	v     float64

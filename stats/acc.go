@@ -65,7 +65,7 @@ func (a *setAcc) add(r *record.Record, slo func(string) RequestSLO) {
 	if v, ok := r.TTFTFromSent(); ok {
 		a.fromSent.Add(v)
 	}
-	r.ITLs(a.itl.Add)
+	r.ITLRuns(a.itl.AddN)
 	if v, ok := r.TPOT(); ok {
 		a.tpot.Add(v)
 	}

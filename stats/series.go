@@ -46,7 +46,7 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 	comp := make([]float64, n)
 	good := make([]float64, n)
 	ttfts := make([][]float64, n)
-	itls := make([][]float64, n)
+	itls := make([]itlValues, n)
 	idx := func(t time.Time) int {
 		i := int(t.Sub(start)/time.Second) / w
 		return min(max(i, 0), n-1)
@@ -62,7 +62,9 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 			if v, ok := r.TTFT(); ok {
 				ttfts[k] = append(ttfts[k], float64(v.Microseconds())/1000)
 			}
-			r.ITLs(func(d time.Duration) { itls[k] = append(itls[k], float64(d.Microseconds())/1000) })
+			r.ITLRuns(func(d time.Duration, c int) {
+				itls[k].add(float64(d.Microseconds())/1000, c)
+			})
 		}
 		if r.Accepted {
 			good[k]++
@@ -145,9 +147,9 @@ func (b *busyAcc) windows(width, n int) []float64 {
 }
 
 // perSecondSeries turns per-window tallies (completions, accepted, seconds in flight, and
-// the TTFT and ITL values of the tasks done in each window of width seconds) into the
+// the TTFT values and ITL runs of the tasks done in each window of width seconds) into the
 // stage-1 series: Series over records and the stream's seriesAcc share it.
-func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts, itls [][]float64) []evidence.Series {
+func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts [][]float64, itls []itlValues) []evidence.Series {
 	n := len(comp)
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
@@ -167,11 +169,50 @@ func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64
 		if len(ttfts[k]) > 0 {
 			st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
 		}
-		if len(itls[k]) > 0 {
-			si.T, si.V = append(si.T, t), append(si.V, median(itls[k]))
+		if len(itls[k].v) > 0 {
+			si.T, si.V = append(si.T, t), append(si.V, round6(itls[k].quantile(0.5)))
 		}
 	}
 	return []evidence.Series{sc, sg, st, si, sf}
+}
+
+// itlValues are one window's inter-token latencies: v[i] occurring n[i] times (a content
+// event's tokens share one latency), n nil while every count is 1, so a run of one-token
+// events costs what its values would.
+type itlValues struct {
+	v []float64
+	n []int64
+}
+
+// add adds c occurrences of x (none when c is not positive).
+func (s *itlValues) add(x float64, c int) {
+	if c <= 0 {
+		return
+	}
+	if c != 1 && s.n == nil {
+		s.n = make([]int64, len(s.v), cap(s.v))
+		for i := range s.n {
+			s.n[i] = 1
+		}
+	}
+	s.v = append(s.v, x)
+	if s.n != nil {
+		s.n = append(s.n, int64(c))
+	}
+}
+
+// quantile is package quantile's q-quantile of the values, each counted as often as it
+// occurs; it sorts v in place when every count is 1.
+func (s *itlValues) quantile(q float64) float64 {
+	if s.n == nil {
+		sort.Float64s(s.v)
+		return quantile.Sorted(s.v, q)
+	}
+	ws := make([]quantile.Weighted, len(s.v))
+	for i := range s.v {
+		ws[i] = quantile.Weighted{V: s.v[i], N: s.n[i]}
+	}
+	return quantile.OfWeighted(ws, q)
 }
 
 // median is the median (package quantile's, the lower one of an even count), exact.
@@ -205,7 +246,7 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 	}
 	width, n := BucketLayout(end)
 	ttft := make([][]float64, n)
-	itl := make([][]float64, n)
+	itl := make([]itlValues, n)
 	done := make([]float64, n)
 	good := make([]float64, n)
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 }
@@ -225,7 +266,7 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 		if d, ok := r.TTFT(); ok {
 			ttft[b] = append(ttft[b], ms(d))
 		}
-		r.ITLs(func(d time.Duration) { itl[b] = append(itl[b], ms(d)) })
+		r.ITLRuns(func(d time.Duration, c int) { itl[b].add(ms(d), c) })
 	}
 	return BucketSeries(end, width, done, good, ttft, itl)
 }
@@ -233,8 +274,9 @@ func RecordBuckets(recs []record.Record, start time.Time) []evidence.Series {
 // BucketSeries builds the diagnosis's bucketed stage-1 series from per-bucket tallies of
 // non-cancelled tasks: TTFT p50/p99, ITL p50, throughput and goodput, a bucket's value at
 // its end as a scrape's would be. diagnose (over records) and the stream (over its
-// per-second state) share it. It sorts the value slices in place.
-func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float64) []evidence.Series {
+// per-second state) share it. ITL values come as runs of equal values (record.ITLRuns). It
+// sorts the value slices in place.
+func BucketSeries(end, width float64, done, good []float64, ttft [][]float64, itl []itlValues) []evidence.Series {
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
 	}
@@ -252,8 +294,8 @@ func BucketSeries(end, width float64, done, good []float64, ttft, itl [][]float6
 			p50.T, p50.V = append(p50.T, t), append(p50.V, q(ttft[b], 0.5))
 			p99.T, p99.V = append(p99.T, t), append(p99.V, q(ttft[b], 0.99))
 		}
-		if len(itl[b]) > 0 {
-			i50.T, i50.V = append(i50.T, t), append(i50.V, q(itl[b], 0.5))
+		if len(itl[b].v) > 0 {
+			i50.T, i50.V = append(i50.T, t), append(i50.V, itl[b].quantile(0.5))
 		}
 	}
 	return []evidence.Series{p50, p99, i50, thr, gp}

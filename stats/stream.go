@@ -642,12 +642,12 @@ func (a *seriesAcc) add(r *record.Record) {
 		}
 		prio := Priority(r)
 		if v, ok := r.TTFT(); ok {
-			a.ttft.add(k, v, r.OK(), valuePrio(prio, 0))
+			a.ttft.add(k, v, r.OK(), valuePrio(prio, 0), 1)
 		}
 		j := 0
-		r.ITLs(func(d time.Duration) {
+		r.ITLRuns(func(d time.Duration, c int) {
 			j++
-			a.itl.add(k, d, r.OK(), valuePrio(prio, j))
+			a.itl.add(k, d, r.OK(), valuePrio(prio, j), c)
 		})
 	}
 	a.busy.add(r)
@@ -661,7 +661,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 		comp := make([]float64, n)
 		good := make([]float64, n)
 		ttfts := make([][]float64, n)
-		itls := make([][]float64, n)
+		itls := make([]itlValues, n)
 		clamp := func(k int) int { return min(max(k, 0)/w, n-1) }
 		for _, k := range sortedInts(a.secs) {
 			x := a.secs[k]
@@ -669,14 +669,14 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 			comp[c] += x.comp
 			good[c] += x.good
 		}
-		a.ttft.each(func(k int, v time.Duration, ok bool) {
+		a.ttft.each(func(k int, v time.Duration, ok bool, _ int) {
 			if ok {
 				ttfts[clamp(k)] = append(ttfts[clamp(k)], float64(v.Microseconds())/1000)
 			}
 		})
-		a.itl.each(func(k int, v time.Duration, ok bool) {
+		a.itl.each(func(k int, v time.Duration, ok bool, c int) {
 			if ok {
-				itls[clamp(k)] = append(itls[clamp(k)], float64(v.Microseconds())/1000)
+				itls[clamp(k)].add(float64(v.Microseconds())/1000, c)
 			}
 		})
 		ser = perSecondSeries(start, end, w, comp, good, a.busy.windows(w, n), ttfts, itls)
@@ -697,7 +697,7 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 	width, n := BucketLayout(e)
 	wi := int(width)
 	ttft := make([][]float64, n)
-	itl := make([][]float64, n)
+	itl := make([]itlValues, n)
 	done := make([]float64, n)
 	good := make([]float64, n)
 	bucket := func(k int) (int, bool) {
@@ -710,32 +710,43 @@ func (a *seriesAcc) buckets(start, end time.Time) []evidence.Series {
 			good[b] += x.acc
 		}
 	}
-	a.ttft.each(func(k int, v time.Duration, _ bool) {
+	a.ttft.each(func(k int, v time.Duration, _ bool, _ int) {
 		if b, ok := bucket(k); ok {
 			ttft[b] = append(ttft[b], v.Seconds()*1000)
 		}
 	})
-	a.itl.each(func(k int, v time.Duration, _ bool) {
+	a.itl.each(func(k int, v time.Duration, _ bool, c int) {
 		if b, ok := bucket(k); ok {
-			itl[b] = append(itl[b], v.Seconds()*1000)
+			itl[b].add(v.Seconds()*1000, c)
 		}
 	})
 	return BucketSeries(e, width, done, good, ttft, itl)
 }
 
-// valueBudget bounds each value store: 1 M values, 8 MiB (an hour at 1,000 tasks/s of 16
-// tokens is 58 M ITLs; each second keeps a uniform sample of its own).
+// valueBudget bounds each value store: 1 M runs, 8 MiB while every run is one value (an
+// hour at 1,000 tasks/s of 16 one-token events is 58 M ITLs; each second keeps a uniform
+// sample of its own), 12 MiB when runs carry counts.
 const valueBudget = 1 << 20
 
 // valueStore keeps per-second latency values in bounded memory by the same threshold rule
-// as Sample: a value is kept when its priority (from its task's and its position) is at
-// most the threshold, which halves when the store is full, so what is kept depends on the
-// values alone, not their order.
+// as Sample: a run of equal values (one content event's tokens) is kept when its priority
+// (from its task's and its position) is at most the threshold, which halves when the store
+// is full, so what is kept depends on the values alone, not their order. Each run is kept
+// or dropped whole, with its count: every token has the same chance to be kept, so the
+// kept counts weigh a uniform sample of the tokens, at a cost per event.
 type valueStore struct {
 	budget int
 	tau    uint64
 	n      int
-	bySec  map[int][]uint64
+	bySec  map[int]*secValues
+}
+
+// secValues are one second's kept runs: packed values (below) and, once a run of more than
+// one value is kept, each run's count (nil while every count is 1, as with one token per
+// event, so the common case costs 8 bytes a run).
+type secValues struct {
+	e []uint64
+	n []uint32
 }
 
 // A stored value packs the latency (ns, offset by valueOffset, 42 bits: ±36 min), the
@@ -747,15 +758,16 @@ const (
 )
 
 func newValueStore(budget int) *valueStore {
-	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int][]uint64{}}
+	return &valueStore{budget: budget, tau: 1<<prioBits - 1, bySec: map[int]*secValues{}}
 }
 
 func valuePrio(taskPrio uint64, j int) uint64 {
 	return mix64(taskPrio+uint64(j)*0x9e3779b97f4a7c15) >> (64 - prioBits)
 }
 
-func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
-	if prio > s.tau {
+// add offers a run of n values v (n is at most record.MaxTokens, so it fits 32 bits).
+func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64, n int) {
+	if prio > s.tau || n <= 0 {
 		return
 	}
 	x := min(max(int64(v)+valueOffset, 0), 1<<valueBits-1)
@@ -763,28 +775,54 @@ func (s *valueStore) add(k int, v time.Duration, ok bool, prio uint64) {
 	if ok {
 		e |= 1 << prioBits
 	}
-	s.bySec[k] = append(s.bySec[k], e)
+	sv := s.bySec[k]
+	if sv == nil {
+		sv = &secValues{}
+		s.bySec[k] = sv
+	}
+	if n != 1 && sv.n == nil {
+		sv.n = make([]uint32, len(sv.e), cap(sv.e))
+		for i := range sv.n {
+			sv.n[i] = 1
+		}
+	}
+	sv.e = append(sv.e, e)
+	if sv.n != nil {
+		sv.n = append(sv.n, uint32(min(n, record.MaxTokens)))
+	}
 	s.n++
 	for s.n > s.budget && s.tau > 0 {
 		s.tau >>= 1
 		s.n = 0
-		for k, es := range s.bySec {
-			kept := es[:0]
-			for _, e := range es {
+		for _, sv := range s.bySec {
+			j := 0
+			for i, e := range sv.e {
 				if e&(1<<prioBits-1) <= s.tau {
-					kept = append(kept, e)
+					sv.e[j] = e
+					if sv.n != nil {
+						sv.n[j] = sv.n[i]
+					}
+					j++
 				}
 			}
-			s.bySec[k] = kept
-			s.n += len(kept)
+			sv.e = sv.e[:j]
+			if sv.n != nil {
+				sv.n = sv.n[:j]
+			}
+			s.n += j
 		}
 	}
 }
 
-func (s *valueStore) each(f func(k int, v time.Duration, ok bool)) {
+func (s *valueStore) each(f func(k int, v time.Duration, ok bool, n int)) {
 	for _, k := range sortedInts(s.bySec) {
-		for _, e := range s.bySec[k] {
-			f(k, time.Duration(int64(e>>(64-valueBits))-valueOffset), e&(1<<prioBits) != 0)
+		sv := s.bySec[k]
+		for i, e := range sv.e {
+			n := 1
+			if sv.n != nil {
+				n = int(sv.n[i])
+			}
+			f(k, time.Duration(int64(e>>(64-valueBits))-valueOffset), e&(1<<prioBits) != 0, n)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func MissedSLO(r *record.Record, s RequestSLO) []string {
 	}
 	if s.ITL > 0 {
 		var worst time.Duration
-		r.ITLs(func(d time.Duration) { worst = max(worst, d) })
+		r.ITLRuns(func(d time.Duration, _ int) { worst = max(worst, d) })
 		if worst > s.ITL {
 			out = append(out, "itl")
 		}
