@@ -210,6 +210,11 @@ func TestPackLeavesNoIdentifier(t *testing.T) {
 			t.Logf("  stage %d %s: %d signals from %v", st.Stage, st.Status, len(st.Signals), st.Sources)
 		}
 		t.Logf("  notes %v", orig.Run.Notes)
+	case raceBuild:
+		// Under the race detector the simulator falls behind its virtual clock and sends
+		// late tokens together, so the stream really arrives in bursts and the injected
+		// cause is not what the client saw; the package must still say what the run said.
+		t.Logf("race build: the run names %s (%s)", *orig.OwnerLayer, orig.Verdict)
 	case *orig.OwnerLayer != evidence.LayerMemory:
 		t.Errorf("the run names the %s layer, not the memory layer kv-thrash injects (%s)", *orig.OwnerLayer, orig.Verdict)
 	}
