@@ -3,12 +3,14 @@ package importer
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +376,125 @@ func TestImportStopsWhenCancelled(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("a stopped import left %d files", len(ents))
+	}
+}
+
+// genaiperfSummary is what genai-perf printed of a run, read from the CSV it writes next to
+// the profile export: per metric, its statistics by column name ("p99", "avg", ...).
+func genaiperfSummary(t *testing.T, file string) map[string]map[string]float64 {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]float64{}
+	var header []string
+	for _, row := range rows {
+		if row[0] == "Metric" {
+			header = row
+			continue
+		}
+		m := map[string]float64{}
+		for i := 1; i < len(row) && i < len(header); i++ {
+			v, err := strconv.ParseFloat(strings.ReplaceAll(row[i], ",", ""), 64)
+			if err != nil {
+				t.Fatalf("%s: %s %s: %v", file, row[0], header[i], err)
+			}
+			m[header[i]] = v
+		}
+		out[row[0]] = m
+	}
+	return out
+}
+
+// TestGenAIPerfRealRuns: three genai-perf runs (non-streamed chat completions through
+// OpenRouter, concurrency 1) import to the requests genai-perf counted, and pel's TTFT and
+// E2E percentiles are genai-perf's printed request latency within the two estimators'
+// difference. Each request has one response (the whole answer), so its first response is
+// its last: genai-perf's TTFT is its request latency, and no inter-token latency exists.
+func TestGenAIPerfRealRuns(t *testing.T) {
+	for _, dir := range []string{"testdata/genaiperf-gpt-4o-mini", "testdata/genaiperf-claude-3-haiku", "testdata/genaiperf-llama-3.1-8b"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			file := filepath.Join(dir, "profile_export.json")
+			res, ev, recs := importRun(t, "genai-perf", file)
+			sum := genaiperfSummary(t, filepath.Join(dir, "profile_export_genai_perf.csv"))
+			count := int(sum["Request Count (count)"]["Value"])
+			if res.Requests != count || res.OK != count {
+				t.Errorf("requests %d ok %d, genai-perf counted %d", res.Requests, res.OK, count)
+			}
+			// genai-perf's per-request latencies, read here without the importer.
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var export struct {
+				Experiments []struct {
+					Requests []struct {
+						Timestamp          int64   `json:"timestamp"`
+						ResponseTimestamps []int64 `json:"response_timestamps"`
+					} `json:"requests"`
+				} `json:"experiments"`
+			}
+			if err := json.Unmarshal(raw, &export); err != nil {
+				t.Fatal(err)
+			}
+			var lat []float64
+			for _, q := range export.Experiments[0].Requests {
+				if len(q.ResponseTimestamps) != 1 {
+					t.Fatalf("a request with %d responses: this run is not the non-streamed one the test reads", len(q.ResponseTimestamps))
+				}
+				lat = append(lat, float64(q.ResponseTimestamps[0]-q.Timestamp)/1e6)
+			}
+			tool := sum["Request Latency (ms)"]
+			l := ev.Workload.Latency
+			for _, m := range []struct {
+				pel   evidence.Quantiles
+				pelIs string
+			}{{l.TTFTms, "TTFT"}, {l.E2Ems, "E2E"}} {
+				if m.pel.N != count {
+					t.Errorf("%s: pel counts %d, genai-perf %d", m.pelIs, m.pel.N, count)
+					continue
+				}
+				for _, p := range []struct {
+					q         float64
+					pel, tool float64
+				}{{50, m.pel.P50, tool["p50"]}, {95, m.pel.P95, tool["p95"]}, {99, m.pel.P99, tool["p99"]}} {
+					lo, hi := bracket(lat, p.q)
+					t.Logf("%s p%g: pel %.3f, genai-perf %.2f, bracket [%.3f, %.3f]", m.pelIs, p.q, p.pel, p.tool, lo, hi)
+					// genai-perf prints two decimals: its figure may sit 0.005 ms outside.
+					if p.tool < lo-0.005 || p.tool > hi+0.005 {
+						t.Errorf("p%g: genai-perf's %.2f outside [%.3f, %.3f]: the bracket misreads its estimator", p.q, p.tool, lo, hi)
+					}
+					if p.pel < lo || p.pel > hi {
+						t.Errorf("p%g: pel's %s %.3f outside [%.3f, %.3f] (genai-perf %.2f)", p.q, m.pelIs, p.pel, lo, hi, p.tool)
+					}
+				}
+			}
+			if l.ITLms.N != 0 || l.TPOTms.N != 0 {
+				t.Errorf("ITL n=%d, TPOT n=%d: whole answers have no time between tokens", l.ITLms.N, l.TPOTms.N)
+			}
+			for _, r := range recs {
+				if r.TokenSource != record.TokensUsage || r.OutputTokens < 1 || r.PromptTokens < 1 {
+					t.Fatalf("record %d: tokens %d/%d from %q, want the usage block's", r.Seq, r.PromptTokens, r.OutputTokens, r.TokenSource)
+				}
+			}
+			if !hasNote(ev, "answered whole, not streamed") {
+				t.Errorf("whole answers not named: %q", ev.Run.Notes)
+			}
+			c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Arrival.Process != contract.Closed || c.Arrival.Concurrency != 1 {
+				t.Errorf("inferred arrival %+v, want genai-perf's concurrency 1", c.Arrival)
+			}
+		})
 	}
 }
