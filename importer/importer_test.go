@@ -498,3 +498,106 @@ func TestGenAIPerfRealRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestVLLMRealRuns: two runs of vllm's benchmarks/benchmark_serving.py (its nightly serving
+// suite, Llama-3.3-70B on 8 A100s, 200 ShareGPT prompts; Poisson at 1 req/s and all at
+// once) import to the requests it completed, and pel's TTFT, ITL and TPOT p50/p99 are the
+// tool's own median and p99 (the figures its console table prints) within the two
+// estimators' difference. The tool printed no E2E figure at that version (its default
+// percentile metrics were ttft,tpot,itl): pel's E2E is checked against the bracket of each
+// request's TTFT plus its ITLs, the latency the tool measured.
+func TestVLLMRealRuns(t *testing.T) {
+	for _, tc := range []struct {
+		file        string
+		rate        float64 // the run's --request-rate; 0: inf
+		concurrency int     // the inferred contract's: a burst is a closed loop as wide as the run
+	}{
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", 1, 0},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", 0, 200},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			res, ev, _ := importRun(t, "vllm-bench", tc.file)
+			raw, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The tool's per-request arrays and its summary, read here without the importer.
+			var v struct {
+				Completed  int         `json:"completed"`
+				OutputLens []int       `json:"output_lens"`
+				TTFTs      []float64   `json:"ttfts"`
+				ITLs       [][]float64 `json:"itls"`
+				MedianTTFT float64     `json:"median_ttft_ms"`
+				P99TTFT    float64     `json:"p99_ttft_ms"`
+				MedianTPOT float64     `json:"median_tpot_ms"`
+				P99TPOT    float64     `json:"p99_tpot_ms"`
+				MedianITL  float64     `json:"median_itl_ms"`
+				P99ITL     float64     `json:"p99_itl_ms"`
+			}
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != len(v.TTFTs) || res.OK != v.Completed {
+				t.Errorf("requests %d ok %d; the file has %d, completed %d", res.Requests, res.OK, len(v.TTFTs), v.Completed)
+			}
+			var ttft, itl, tpot, e2e []float64
+			for i, f := range v.TTFTs {
+				sum := 0.0
+				for _, g := range v.ITLs[i] {
+					itl = append(itl, g*1000)
+					sum += g
+				}
+				ttft = append(ttft, f*1000)
+				e2e = append(e2e, (f+sum)*1000)
+				if v.OutputLens[i] > 1 {
+					tpot = append(tpot, sum*1000/float64(v.OutputLens[i]-1))
+				}
+			}
+			l := ev.Workload.Latency
+			for _, m := range []struct {
+				name        string
+				pel         evidence.Quantiles
+				xs          []float64
+				median, p99 float64
+				printed     bool
+			}{
+				{"TTFT", l.TTFTms, ttft, v.MedianTTFT, v.P99TTFT, true},
+				{"ITL", l.ITLms, itl, v.MedianITL, v.P99ITL, true},
+				{"TPOT", l.TPOTms, tpot, v.MedianTPOT, v.P99TPOT, true},
+				{"E2E", l.E2Ems, e2e, 0, 0, false},
+			} {
+				if m.pel.N != len(m.xs) {
+					t.Errorf("%s: pel counts %d, the file %d", m.name, m.pel.N, len(m.xs))
+					continue
+				}
+				for _, p := range []struct {
+					q         float64
+					pel, tool float64
+				}{{50, m.pel.P50, m.median}, {99, m.pel.P99, m.p99}} {
+					lo, hi := bracket(m.xs, p.q)
+					if m.printed {
+						t.Logf("%s p%g: pel %.3f, vllm %.3f, bracket [%.3f, %.3f]", m.name, p.q, p.pel, p.tool, lo, hi)
+					} else {
+						t.Logf("%s p%g: pel %.3f (vllm printed none), bracket [%.3f, %.3f]", m.name, p.q, p.pel, lo, hi)
+					}
+					if m.printed && (p.tool < lo || p.tool > hi) {
+						t.Errorf("%s p%g: the tool's %.3f outside [%.3f, %.3f]: the bracket misreads its estimator", m.name, p.q, p.tool, lo, hi)
+					}
+					if p.pel < lo || p.pel > hi {
+						t.Errorf("%s p%g: pel's %.3f outside [%.3f, %.3f] (vllm %.3f)", m.name, p.q, p.pel, lo, hi, p.tool)
+					}
+				}
+			}
+			c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != "meta-llama/Llama-3.3-70B-Instruct" {
+				t.Errorf("inferred contract: %+v, model %q; want rate %v, concurrency %d", c.Arrival, c.Model, tc.rate, tc.concurrency)
+			}
+			if !hasNote(ev, "when each request was sent") {
+				t.Errorf("missing send times not named: %q", ev.Run.Notes)
+			}
+		})
+	}
+}
