@@ -499,9 +499,9 @@ func TestGenAIPerfRealRuns(t *testing.T) {
 	}
 }
 
-// TestVLLMRealRuns: two runs of vllm's benchmarks/benchmark_serving.py (its nightly serving
-// suite, Llama-3.3-70B on 8 A100s, 200 ShareGPT prompts; Poisson at 1 req/s and all at
-// once) import to the requests it completed, and pel's TTFT, ITL and TPOT p50/p99 are the
+// TestVLLMRealRuns: three runs of vllm's benchmarks/benchmark_serving.py (its nightly
+// serving suite, 200 ShareGPT prompts: Llama-3.3-70B on 8 A100s, Poisson at 1 req/s and all
+// at once; DeepSeek-V2.5 on two such nodes, overloaded at 16 req/s) import to the requests it completed, and pel's TTFT, ITL and TPOT p50/p99 are the
 // tool's own median and p99 (the figures its console table prints) within the two
 // estimators' difference. The tool printed no E2E figure at that version (its default
 // percentile metrics were ttft,tpot,itl): pel's E2E is checked against the bracket of each
@@ -509,11 +509,14 @@ func TestGenAIPerfRealRuns(t *testing.T) {
 func TestVLLMRealRuns(t *testing.T) {
 	for _, tc := range []struct {
 		file        string
+		model       string
 		rate        float64 // the run's --request-rate; 0: inf
 		concurrency int     // the inferred contract's: a burst is a closed loop as wide as the run
 	}{
-		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", 1, 0},
-		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", 0, 200},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", "meta-llama/Llama-3.3-70B-Instruct", 1, 0},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", "meta-llama/Llama-3.3-70B-Instruct", 0, 200},
+		// Overloaded: 16 req/s offered, 1.47 served, on two nodes without InfiniBand.
+		{"testdata/vllm-deepseek-v2.5-tp8-pp2/serving_deepseek-ai-DeepSeek-V2.5_tp8_pp2_sharegpt_qps_16.json", "deepseek-ai/DeepSeek-V2.5", 16, 0},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			res, ev, _ := importRun(t, "vllm-bench", tc.file)
@@ -592,7 +595,7 @@ func TestVLLMRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != "meta-llama/Llama-3.3-70B-Instruct" {
+			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != tc.model {
 				t.Errorf("inferred contract: %+v, model %q; want rate %v, concurrency %d", c.Arrival, c.Model, tc.rate, tc.concurrency)
 			}
 			if !hasNote(ev, "when each request was sent") {
