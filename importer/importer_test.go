@@ -604,3 +604,60 @@ func TestVLLMRealRuns(t *testing.T) {
 		})
 	}
 }
+
+// guidellm05 is GuideLLM's 0.4-on layout (guidellm 0.5.0.dev0 wrote a real file of this shape;
+// none under a license was found to include): config.strategy, config.backend,
+// metrics.request_totals and each request's info.timings. The values are chosen here.
+const guidellm05 = `{"metadata": {"version": 1, "guidellm_version": "0.5.0.dev0"}, "args": {}, "benchmarks": [{
+ "type_": "generative_benchmark",
+ "config": {"strategy": {"type_": "concurrent", "worker_count": 2, "max_concurrency": 2, "streams": 2},
+   "backend": {"target": "http://0.0.0.0:8000", "model": "m/five"}},
+ "metrics": {"request_totals": {"successful": 3, "errored": 1, "incomplete": 0, "total": 4}},
+ "start_time": 999.9, "end_time": 1003, "duration": 3.1,
+ "requests": {"successful": [{"type_": "generative_request_stats", "request_id": "a",
+   "info": {"status": "completed", "error": null, "timings": {"targeted_start": 999.99, "request_start": 1000.0,
+     "first_token_iteration": 1000.2, "last_token_iteration": 1001.2, "request_end": 1001.25}},
+   "prompt_tokens": 7, "output_tokens": 11, "request_start_time": 1000.0, "request_end_time": 1001.25}],
+  "errored": [{"type_": "generative_request_stats", "request_id": "b",
+   "info": {"status": "errored", "error": "ReadTimeout: timed out", "timings": {"targeted_start": 1000.5, "request_start": 1000.5, "request_end": 1002.5}},
+   "prompt_tokens": 7, "output_tokens": 0}],
+  "incomplete": []}}]}`
+
+func TestGuideLLM05Layout(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "benchmarks.json")
+	os.WriteFile(file, []byte(guidellm05), 0o600)
+	res, ev, recs := importRun(t, "guidellm", file)
+	if len(recs) != 2 || recs[0].Status != record.StatusOK || recs[1].Status != record.StatusTimeout {
+		t.Fatalf("records: %+v", recs)
+	}
+	r := recs[0]
+	ttft, _ := r.TTFTFromSent()
+	tpot, _ := r.TPOT()
+	lag, _ := r.ScheduleLag()
+	for _, c := range []struct {
+		name      string
+		got, want float64 // ms
+	}{
+		{"TTFT (first_token_iteration - request_start)", ms1(ttft), 200},
+		{"TPOT (last - first token) / (output_tokens - 1)", ms1(tpot), 100},
+		{"E2E from the send (request_end - request_start)", ms1(r.DoneAt.Sub(r.SentAt)), 1250},
+		{"schedule lag (request_start - targeted_start)", ms1(lag), 10},
+	} {
+		if math.Abs(c.got-c.want) > 0.01 {
+			t.Errorf("%s: %.3f ms, want %.3f", c.name, c.got, c.want)
+		}
+	}
+	if r.PromptTokens != 7 || r.OutputTokens != 11 || recs[1].Error != "ReadTimeout: timed out" {
+		t.Errorf("tokens %d/%d, error %q", r.PromptTokens, r.OutputTokens, recs[1].Error)
+	}
+	if !hasNote(ev, "keeps 1 of the benchmark's 3 successful requests") {
+		t.Errorf("sampling not named: %q", ev.Run.Notes)
+	}
+	c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Arrival.Concurrency != 2 || c.Model != "m/five" {
+		t.Errorf("inferred contract %+v, model %q; want config.strategy's 2 streams and config.backend's model", c.Arrival, c.Model)
+	}
+}
