@@ -60,10 +60,13 @@ func FuzzAIPerf(f *testing.F) {
 func FuzzGuideLLM(f *testing.F) {
 	seed(f, "testdata/guidellm/benchmarks-2025-07.json")
 	f.Add([]byte(`{"benchmarks": [{"requests": {"successful": [{"scheduler_info": {"request_start": 5}, "first_token_time": 6, "last_token_time": 7, "output_tokens": 3, "end_time": 8}]}}]}`))
+	f.Add([]byte(guidellm05))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "guidellm", b) })
 }
 
 func FuzzGenAIPerf(f *testing.F) {
 	f.Add([]byte(genaiperfExport))
+	f.Add([]byte(`{"experiments": [{"experiment": {"mode": "concurrency", "value": 1}, "requests": [{"timestamp": 5,
+ "response_timestamps": [9], "response_outputs": [{"response": "\n  \n{\"choices\":[{\"message\":{\"content\":\"a b\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}"}]}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "genai-perf", b) })
 }

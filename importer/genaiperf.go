@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -59,8 +60,8 @@ func readGenAIPerf(r io.Reader, name string, s *sink) error {
 			f.rate = e.Experiment.Value
 		}
 	}
-	f.notes = append(f.notes, "token counts are the responses that carried content (genai-perf counts with a tokenizer pel does not have); prompt lengths are not in the file")
 	var lo, hi time.Time
+	whole, usage := 0, 0
 	for j, q := range e.Requests {
 		at := fmt.Sprintf("%s: experiments[%d].requests[%d]", name, i, j)
 		if q.Timestamp <= 0 {
@@ -74,14 +75,22 @@ func readGenAIPerf(r io.Reader, name string, s *sink) error {
 		}
 		var gaps []time.Duration
 		var ttft time.Duration
-		content := 0
+		content, isWhole := 0, false
+		var used *openAIUsage
 		prev := q.Timestamp
 		for k, ts := range q.ResponseTimestamps {
 			if ts < prev {
 				return badf("%s.response_timestamps[%d]: %d is before the one it follows", at, k, ts)
 			}
-			if k < len(q.ResponseOutputs) && !carriesContent(q.ResponseOutputs[k].Response) {
-				continue
+			if k < len(q.ResponseOutputs) {
+				r := readResponse(q.ResponseOutputs[k].Response)
+				if r.usage != nil {
+					used = r.usage
+				}
+				if !r.content {
+					continue
+				}
+				isWhole = isWhole || r.whole
 			}
 			if content == 0 {
 				ttft = time.Duration(ts - q.Timestamp)
@@ -110,9 +119,30 @@ func readGenAIPerf(r io.Reader, name string, s *sink) error {
 		rec.Status = record.StatusOK
 		rec.OutputTokens = content
 		chunks(rec, ttft, gaps)
+		if used != nil {
+			usage++
+			rec.PromptTokens = used.prompt
+			if content == 1 && used.completion > 0 {
+				// One answer carried every token: the server's count is the request's, and
+				// no time between those tokens was observed.
+				rec.OutputTokens, rec.ChunkTokens[0] = used.completion, used.completion
+				rec.TokenSource = record.TokensUsage
+			}
+		}
+		if isWhole {
+			whole++
+		}
 		if err := s.emit(rec); err != nil {
 			return err
 		}
+	}
+	if whole > 0 {
+		f.notes = append(f.notes, fmt.Sprintf("%d of the %d requests were answered whole, not streamed: their TTFT is the answer's arrival (as genai-perf counts it, equal to its request latency) and no inter-token latency was observed", whole, len(e.Requests)))
+	}
+	if usage > 0 {
+		f.notes = append(f.notes, fmt.Sprintf("%d requests carry the server's usage block: their prompt tokens, and the output tokens of those answered whole, are its counts; other output counts are the responses that carried content (genai-perf counts with a tokenizer pel does not have)", usage))
+	} else {
+		f.notes = append(f.notes, "token counts are the responses that carried content (genai-perf counts with a tokenizer pel does not have); prompt lengths are not in the file")
 	}
 	if !lo.IsZero() && hi.After(lo) {
 		f.durationS = hi.Sub(lo).Seconds()
@@ -120,12 +150,22 @@ func readGenAIPerf(r io.Reader, name string, s *sink) error {
 	return nil
 }
 
-// carriesContent reports whether one streamed response holds generated text: not the
-// [DONE] marker, not an empty SSE event.
-func carriesContent(resp string) bool {
+// openAIUsage is the token counts of an OpenAI-style usage block.
+type openAIUsage struct{ prompt, completion int }
+
+// response is what pel reads of one recorded response.
+type response struct {
+	content bool         // holds generated text: not the [DONE] marker, not an empty SSE event
+	whole   bool         // a whole answer (choices[].message), not a streamed delta
+	usage   *openAIUsage // the usage block it carries, if any
+}
+
+// readResponse reads one recorded response. A body that is not OpenAI's shape counts as
+// content: the tool recorded it as a response.
+func readResponse(resp string) response {
 	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(resp), "data:"))
 	if t == "" || t == "[DONE]" {
-		return false
+		return response{}
 	}
 	var chunk struct {
 		Choices []struct {
@@ -137,14 +177,37 @@ func carriesContent(resp string) bool {
 				Content *string `json:"content"`
 			} `json:"message"`
 		} `json:"choices"`
+		Usage *struct {
+			PromptTokens     *float64 `json:"prompt_tokens"`
+			CompletionTokens *float64 `json:"completion_tokens"`
+		} `json:"usage"`
 	}
-	if json.Unmarshal([]byte(t), &chunk) != nil || len(chunk.Choices) == 0 {
-		return true // not OpenAI's shape: count the response
+	if json.Unmarshal([]byte(t), &chunk) != nil {
+		return response{content: true}
+	}
+	var r response
+	if u := chunk.Usage; u != nil {
+		r.usage = &openAIUsage{prompt: usageCount(u.PromptTokens), completion: usageCount(u.CompletionTokens)}
+	}
+	if len(chunk.Choices) == 0 {
+		r.content = r.usage == nil // a usage-only chunk carries no text
+		return r
 	}
 	for _, c := range chunk.Choices {
-		if c.Delta.Content != nil && *c.Delta.Content != "" || c.Text != nil && *c.Text != "" || c.Message != nil && c.Message.Content != nil && *c.Message.Content != "" {
-			return true
+		if c.Message != nil && c.Message.Content != nil && *c.Message.Content != "" {
+			r.content, r.whole = true, true
+		}
+		if c.Delta.Content != nil && *c.Delta.Content != "" || c.Text != nil && *c.Text != "" {
+			r.content = true
 		}
 	}
-	return false
+	return r
+}
+
+// usageCount is a usage block's token count, 0 where it is missing or no count at all.
+func usageCount(v *float64) int {
+	if v == nil || *v < 0 || *v > record.MaxTokens || *v != math.Trunc(*v) {
+		return 0
+	}
+	return int(*v)
 }

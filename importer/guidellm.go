@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,31 +11,45 @@ import (
 )
 
 // guidellmFile is the part of a GuideLLM benchmarks JSON (guidellm benchmark --output-path
-// benchmarks.json, the 0.2 to 0.3 schema) pel reads.
+// benchmarks.json) pel reads: the 0.2 to 0.3 schema (args, worker, scheduler_info and
+// per-request times) and the 0.4 on (config, metrics.request_totals and info.timings).
 type guidellmFile struct {
 	Benchmarks []guidellmBenchmark `json:"benchmarks"`
 }
 
+type guidellmStrategy struct {
+	Type    string   `json:"type_"`
+	Rate    *float64 `json:"rate"`
+	Streams *int     `json:"streams"`
+}
+
+type guidellmTotals struct {
+	Successful int `json:"successful"`
+	Errored    int `json:"errored"`
+	Incomplete int `json:"incomplete"`
+}
+
 type guidellmBenchmark struct {
 	Args struct {
-		Strategy struct {
-			Type    string   `json:"type_"`
-			Rate    *float64 `json:"rate"`
-			Streams *int     `json:"streams"`
-		} `json:"strategy"`
+		Strategy guidellmStrategy `json:"strategy"`
 	} `json:"args"`
 	Worker struct {
 		BackendModel string `json:"backend_model"`
 	} `json:"worker"`
-	StartTime     float64 `json:"start_time"`
-	EndTime       float64 `json:"end_time"`
-	Duration      float64 `json:"duration"`
-	RequestTotals struct {
-		Successful int `json:"successful"`
-		Errored    int `json:"errored"`
-		Incomplete int `json:"incomplete"`
-	} `json:"request_totals"`
-	Requests struct {
+	Config struct {
+		Strategy *guidellmStrategy `json:"strategy"`
+		Backend  struct {
+			Model string `json:"model"`
+		} `json:"backend"`
+	} `json:"config"`
+	Metrics struct {
+		RequestTotals *guidellmTotals `json:"request_totals"`
+	} `json:"metrics"`
+	StartTime     float64        `json:"start_time"`
+	EndTime       float64        `json:"end_time"`
+	Duration      float64        `json:"duration"`
+	RequestTotals guidellmTotals `json:"request_totals"`
+	Requests      struct {
 		Successful []guidellmRequest `json:"successful"`
 		Errored    []guidellmRequest `json:"errored"`
 		Incomplete []guidellmRequest `json:"incomplete"`
@@ -55,6 +70,51 @@ type guidellmRequest struct {
 	FirstTokenTime *float64 `json:"first_token_time"`
 	LastTokenTime  *float64 `json:"last_token_time"`
 	Error          string   `json:"error"`
+	// GuideLLM 0.4 on keeps a request's times in info.timings and its error in info.
+	Info struct {
+		Timings struct {
+			TargetedStart       float64  `json:"targeted_start"`
+			RequestStart        float64  `json:"request_start"`
+			FirstTokenIteration *float64 `json:"first_token_iteration"`
+			LastTokenIteration  *float64 `json:"last_token_iteration"`
+			RequestEnd          float64  `json:"request_end"`
+		} `json:"timings"`
+		Error json.RawMessage `json:"error"`
+	} `json:"info"`
+	RequestStartTime float64 `json:"request_start_time"`
+	RequestEndTime   float64 `json:"request_end_time"`
+}
+
+// normalize moves a 0.4-on request's times and error into the fields the 0.2-0.3 schema
+// names, where those are empty.
+func (q *guidellmRequest) normalize() {
+	t := q.Info.Timings
+	first := func(vs ...float64) float64 {
+		for _, v := range vs {
+			if v != 0 {
+				return v
+			}
+		}
+		return 0
+	}
+	q.SchedulerInfo.RequestStart = first(q.SchedulerInfo.RequestStart, q.StartTime, t.RequestStart, q.RequestStartTime)
+	q.SchedulerInfo.TargetedStartTime = first(q.SchedulerInfo.TargetedStartTime, t.TargetedStart)
+	q.EndTime = first(q.EndTime, q.SchedulerInfo.RequestEnd, t.RequestEnd, q.RequestEndTime)
+	if q.FirstTokenTime == nil {
+		q.FirstTokenTime = t.FirstTokenIteration
+	}
+	if q.LastTokenTime == nil {
+		q.LastTokenTime = t.LastTokenIteration
+	}
+	if q.Error == "" && len(q.Info.Error) > 0 {
+		var msg string
+		if json.Unmarshal(q.Info.Error, &msg) != nil {
+			msg = string(q.Info.Error) // not a string: its JSON, bounded by firstLine
+		}
+		if msg != "null" {
+			q.Error = msg
+		}
+	}
 }
 
 // readGuideLLM imports the file's one benchmark; a sweep's file holds several, and
@@ -81,11 +141,22 @@ func readGuideLLM(r io.Reader, name string, s *sink) error {
 	b := v.Benchmarks[i]
 	f := &s.facts
 	f.model = b.Worker.BackendModel
+	if f.model == "" {
+		f.model = b.Config.Backend.Model
+	}
+	strategy := b.Args.Strategy
+	if b.Config.Strategy != nil && strategy.Type == "" {
+		strategy = *b.Config.Strategy
+	}
+	totals := b.RequestTotals
+	if b.Metrics.RequestTotals != nil && totals == (guidellmTotals{}) {
+		totals = *b.Metrics.RequestTotals
+	}
 	f.sendTimes, f.schedule = true, true
 	if b.Duration > 0 && b.Duration < 1e9 {
 		f.durationS = b.Duration
 	}
-	switch st := b.Args.Strategy; st.Type {
+	switch st := strategy; st.Type {
 	case "synchronous":
 		f.concurrency = 1
 	case "concurrent":
@@ -98,7 +169,7 @@ func readGuideLLM(r io.Reader, name string, s *sink) error {
 		}
 	}
 	kept := len(b.Requests.Successful)
-	if t := b.RequestTotals.Successful; t > kept {
+	if t := totals.Successful; t > kept {
 		f.notes = append(f.notes, fmt.Sprintf("the file keeps %d of the benchmark's %d successful requests (GuideLLM samples them): pel's figures are of the %d kept, GuideLLM's metrics of all %d", kept, t, kept, t))
 	}
 	at := func(list string, j int, field string) string {
@@ -122,6 +193,7 @@ func readGuideLLM(r io.Reader, name string, s *sink) error {
 }
 
 func guidellmRecord(q guidellmRequest, list string, at func(string) string) (*record.Record, error) {
+	q.normalize()
 	rec := &record.Record{ID: q.RequestID, TokenSource: record.TokensUsage}
 	if len(rec.ID) > 128 {
 		rec.ID = rec.ID[:128]
@@ -132,7 +204,7 @@ func guidellmRecord(q guidellmRequest, list string, at func(string) string) (*re
 	}
 	var ok bool
 	if rec.SentAt, ok = unixSecs(sent); !ok {
-		return nil, badf("%s: %v is not a time", at("scheduler_info.request_start"), sent)
+		return nil, badf("%s (info.timings.request_start from GuideLLM 0.4 on): %v is not a time", at("scheduler_info.request_start"), sent)
 	}
 	rec.ScheduledAt = rec.SentAt
 	if t, ok := unixSecs(q.SchedulerInfo.TargetedStartTime); ok && !t.After(rec.SentAt) {

@@ -3,12 +3,14 @@ package importer
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +376,288 @@ func TestImportStopsWhenCancelled(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("a stopped import left %d files", len(ents))
+	}
+}
+
+// genaiperfSummary is what genai-perf printed of a run, read from the CSV it writes next to
+// the profile export: per metric, its statistics by column name ("p99", "avg", ...).
+func genaiperfSummary(t *testing.T, file string) map[string]map[string]float64 {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]float64{}
+	var header []string
+	for _, row := range rows {
+		if row[0] == "Metric" {
+			header = row
+			continue
+		}
+		m := map[string]float64{}
+		for i := 1; i < len(row) && i < len(header); i++ {
+			v, err := strconv.ParseFloat(strings.ReplaceAll(row[i], ",", ""), 64)
+			if err != nil {
+				t.Fatalf("%s: %s %s: %v", file, row[0], header[i], err)
+			}
+			m[header[i]] = v
+		}
+		out[row[0]] = m
+	}
+	return out
+}
+
+// TestGenAIPerfRealRuns: three genai-perf runs (non-streamed chat completions through
+// OpenRouter, concurrency 1) import to the requests genai-perf counted, and pel's TTFT and
+// E2E percentiles are genai-perf's printed request latency within the two estimators'
+// difference. Each request has one response (the whole answer), so its first response is
+// its last: genai-perf's TTFT is its request latency, and no inter-token latency exists.
+func TestGenAIPerfRealRuns(t *testing.T) {
+	for _, dir := range []string{"testdata/genaiperf-gpt-4o-mini", "testdata/genaiperf-claude-3-haiku", "testdata/genaiperf-llama-3.1-8b"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			file := filepath.Join(dir, "profile_export.json")
+			res, ev, recs := importRun(t, "genai-perf", file)
+			sum := genaiperfSummary(t, filepath.Join(dir, "profile_export_genai_perf.csv"))
+			count := int(sum["Request Count (count)"]["Value"])
+			if res.Requests != count || res.OK != count {
+				t.Errorf("requests %d ok %d, genai-perf counted %d", res.Requests, res.OK, count)
+			}
+			// genai-perf's per-request latencies, read here without the importer.
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var export struct {
+				Experiments []struct {
+					Requests []struct {
+						Timestamp          int64   `json:"timestamp"`
+						ResponseTimestamps []int64 `json:"response_timestamps"`
+					} `json:"requests"`
+				} `json:"experiments"`
+			}
+			if err := json.Unmarshal(raw, &export); err != nil {
+				t.Fatal(err)
+			}
+			var lat []float64
+			for _, q := range export.Experiments[0].Requests {
+				if len(q.ResponseTimestamps) != 1 {
+					t.Fatalf("a request with %d responses: this run is not the non-streamed one the test reads", len(q.ResponseTimestamps))
+				}
+				lat = append(lat, float64(q.ResponseTimestamps[0]-q.Timestamp)/1e6)
+			}
+			tool := sum["Request Latency (ms)"]
+			l := ev.Workload.Latency
+			for _, m := range []struct {
+				pel   evidence.Quantiles
+				pelIs string
+			}{{l.TTFTms, "TTFT"}, {l.E2Ems, "E2E"}} {
+				if m.pel.N != count {
+					t.Errorf("%s: pel counts %d, genai-perf %d", m.pelIs, m.pel.N, count)
+					continue
+				}
+				for _, p := range []struct {
+					q         float64
+					pel, tool float64
+				}{{50, m.pel.P50, tool["p50"]}, {95, m.pel.P95, tool["p95"]}, {99, m.pel.P99, tool["p99"]}} {
+					lo, hi := bracket(lat, p.q)
+					t.Logf("%s p%g: pel %.3f, genai-perf %.2f, bracket [%.3f, %.3f]", m.pelIs, p.q, p.pel, p.tool, lo, hi)
+					// genai-perf prints two decimals: its figure may sit 0.005 ms outside.
+					if p.tool < lo-0.005 || p.tool > hi+0.005 {
+						t.Errorf("p%g: genai-perf's %.2f outside [%.3f, %.3f]: the bracket misreads its estimator", p.q, p.tool, lo, hi)
+					}
+					if p.pel < lo || p.pel > hi {
+						t.Errorf("p%g: pel's %s %.3f outside [%.3f, %.3f] (genai-perf %.2f)", p.q, m.pelIs, p.pel, lo, hi, p.tool)
+					}
+				}
+			}
+			if l.ITLms.N != 0 || l.TPOTms.N != 0 {
+				t.Errorf("ITL n=%d, TPOT n=%d: whole answers have no time between tokens", l.ITLms.N, l.TPOTms.N)
+			}
+			for _, r := range recs {
+				if r.TokenSource != record.TokensUsage || r.OutputTokens < 1 || r.PromptTokens < 1 {
+					t.Fatalf("record %d: tokens %d/%d from %q, want the usage block's", r.Seq, r.PromptTokens, r.OutputTokens, r.TokenSource)
+				}
+			}
+			if !hasNote(ev, "answered whole, not streamed") {
+				t.Errorf("whole answers not named: %q", ev.Run.Notes)
+			}
+			c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Arrival.Process != contract.Closed || c.Arrival.Concurrency != 1 {
+				t.Errorf("inferred arrival %+v, want genai-perf's concurrency 1", c.Arrival)
+			}
+		})
+	}
+}
+
+// TestVLLMRealRuns: three runs of vllm's benchmarks/benchmark_serving.py (its nightly
+// serving suite, 200 ShareGPT prompts: Llama-3.3-70B on 8 A100s, Poisson at 1 req/s and all
+// at once; DeepSeek-V2.5 on two such nodes, overloaded at 16 req/s) import to the requests it completed, and pel's TTFT, ITL and TPOT p50/p99 are the
+// tool's own median and p99 (the figures its console table prints) within the two
+// estimators' difference. The tool printed no E2E figure at that version (its default
+// percentile metrics were ttft,tpot,itl): pel's E2E is checked against the bracket of each
+// request's TTFT plus its ITLs, the latency the tool measured.
+func TestVLLMRealRuns(t *testing.T) {
+	for _, tc := range []struct {
+		file        string
+		model       string
+		rate        float64 // the run's --request-rate; 0: inf
+		concurrency int     // the inferred contract's: a burst is a closed loop as wide as the run
+	}{
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", "meta-llama/Llama-3.3-70B-Instruct", 1, 0},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", "meta-llama/Llama-3.3-70B-Instruct", 0, 200},
+		// Overloaded: 16 req/s offered, 1.47 served, on two nodes without InfiniBand.
+		{"testdata/vllm-deepseek-v2.5-tp8-pp2/serving_deepseek-ai-DeepSeek-V2.5_tp8_pp2_sharegpt_qps_16.json", "deepseek-ai/DeepSeek-V2.5", 16, 0},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			res, ev, _ := importRun(t, "vllm-bench", tc.file)
+			raw, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The tool's per-request arrays and its summary, read here without the importer.
+			var v struct {
+				Completed  int         `json:"completed"`
+				OutputLens []int       `json:"output_lens"`
+				TTFTs      []float64   `json:"ttfts"`
+				ITLs       [][]float64 `json:"itls"`
+				MedianTTFT float64     `json:"median_ttft_ms"`
+				P99TTFT    float64     `json:"p99_ttft_ms"`
+				MedianTPOT float64     `json:"median_tpot_ms"`
+				P99TPOT    float64     `json:"p99_tpot_ms"`
+				MedianITL  float64     `json:"median_itl_ms"`
+				P99ITL     float64     `json:"p99_itl_ms"`
+			}
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != len(v.TTFTs) || res.OK != v.Completed {
+				t.Errorf("requests %d ok %d; the file has %d, completed %d", res.Requests, res.OK, len(v.TTFTs), v.Completed)
+			}
+			var ttft, itl, tpot, e2e []float64
+			for i, f := range v.TTFTs {
+				sum := 0.0
+				for _, g := range v.ITLs[i] {
+					itl = append(itl, g*1000)
+					sum += g
+				}
+				ttft = append(ttft, f*1000)
+				e2e = append(e2e, (f+sum)*1000)
+				if v.OutputLens[i] > 1 {
+					tpot = append(tpot, sum*1000/float64(v.OutputLens[i]-1))
+				}
+			}
+			l := ev.Workload.Latency
+			for _, m := range []struct {
+				name        string
+				pel         evidence.Quantiles
+				xs          []float64
+				median, p99 float64
+				printed     bool
+			}{
+				{"TTFT", l.TTFTms, ttft, v.MedianTTFT, v.P99TTFT, true},
+				{"ITL", l.ITLms, itl, v.MedianITL, v.P99ITL, true},
+				{"TPOT", l.TPOTms, tpot, v.MedianTPOT, v.P99TPOT, true},
+				{"E2E", l.E2Ems, e2e, 0, 0, false},
+			} {
+				if m.pel.N != len(m.xs) {
+					t.Errorf("%s: pel counts %d, the file %d", m.name, m.pel.N, len(m.xs))
+					continue
+				}
+				for _, p := range []struct {
+					q         float64
+					pel, tool float64
+				}{{50, m.pel.P50, m.median}, {99, m.pel.P99, m.p99}} {
+					lo, hi := bracket(m.xs, p.q)
+					if m.printed {
+						t.Logf("%s p%g: pel %.3f, vllm %.3f, bracket [%.3f, %.3f]", m.name, p.q, p.pel, p.tool, lo, hi)
+					} else {
+						t.Logf("%s p%g: pel %.3f (vllm printed none), bracket [%.3f, %.3f]", m.name, p.q, p.pel, lo, hi)
+					}
+					if m.printed && (p.tool < lo || p.tool > hi) {
+						t.Errorf("%s p%g: the tool's %.3f outside [%.3f, %.3f]: the bracket misreads its estimator", m.name, p.q, p.tool, lo, hi)
+					}
+					if p.pel < lo || p.pel > hi {
+						t.Errorf("%s p%g: pel's %.3f outside [%.3f, %.3f] (vllm %.3f)", m.name, p.q, p.pel, lo, hi, p.tool)
+					}
+				}
+			}
+			c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != tc.model {
+				t.Errorf("inferred contract: %+v, model %q; want rate %v, concurrency %d", c.Arrival, c.Model, tc.rate, tc.concurrency)
+			}
+			if !hasNote(ev, "when each request was sent") {
+				t.Errorf("missing send times not named: %q", ev.Run.Notes)
+			}
+		})
+	}
+}
+
+// guidellm05 is GuideLLM's 0.4-on layout (guidellm 0.5.0.dev0 wrote a real file of this shape;
+// none under a license was found to include): config.strategy, config.backend,
+// metrics.request_totals and each request's info.timings. The values are chosen here.
+const guidellm05 = `{"metadata": {"version": 1, "guidellm_version": "0.5.0.dev0"}, "args": {}, "benchmarks": [{
+ "type_": "generative_benchmark",
+ "config": {"strategy": {"type_": "concurrent", "worker_count": 2, "max_concurrency": 2, "streams": 2},
+   "backend": {"target": "http://0.0.0.0:8000", "model": "m/five"}},
+ "metrics": {"request_totals": {"successful": 3, "errored": 1, "incomplete": 0, "total": 4}},
+ "start_time": 999.9, "end_time": 1003, "duration": 3.1,
+ "requests": {"successful": [{"type_": "generative_request_stats", "request_id": "a",
+   "info": {"status": "completed", "error": null, "timings": {"targeted_start": 999.99, "request_start": 1000.0,
+     "first_token_iteration": 1000.2, "last_token_iteration": 1001.2, "request_end": 1001.25}},
+   "prompt_tokens": 7, "output_tokens": 11, "request_start_time": 1000.0, "request_end_time": 1001.25}],
+  "errored": [{"type_": "generative_request_stats", "request_id": "b",
+   "info": {"status": "errored", "error": "ReadTimeout: timed out", "timings": {"targeted_start": 1000.5, "request_start": 1000.5, "request_end": 1002.5}},
+   "prompt_tokens": 7, "output_tokens": 0}],
+  "incomplete": []}}]}`
+
+func TestGuideLLM05Layout(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "benchmarks.json")
+	os.WriteFile(file, []byte(guidellm05), 0o600)
+	res, ev, recs := importRun(t, "guidellm", file)
+	if len(recs) != 2 || recs[0].Status != record.StatusOK || recs[1].Status != record.StatusTimeout {
+		t.Fatalf("records: %+v", recs)
+	}
+	r := recs[0]
+	ttft, _ := r.TTFTFromSent()
+	tpot, _ := r.TPOT()
+	lag, _ := r.ScheduleLag()
+	for _, c := range []struct {
+		name      string
+		got, want float64 // ms
+	}{
+		{"TTFT (first_token_iteration - request_start)", ms1(ttft), 200},
+		{"TPOT (last - first token) / (output_tokens - 1)", ms1(tpot), 100},
+		{"E2E from the send (request_end - request_start)", ms1(r.DoneAt.Sub(r.SentAt)), 1250},
+		{"schedule lag (request_start - targeted_start)", ms1(lag), 10},
+	} {
+		if math.Abs(c.got-c.want) > 0.01 {
+			t.Errorf("%s: %.3f ms, want %.3f", c.name, c.got, c.want)
+		}
+	}
+	if r.PromptTokens != 7 || r.OutputTokens != 11 || recs[1].Error != "ReadTimeout: timed out" {
+		t.Errorf("tokens %d/%d, error %q", r.PromptTokens, r.OutputTokens, recs[1].Error)
+	}
+	if !hasNote(ev, "keeps 1 of the benchmark's 3 successful requests") {
+		t.Errorf("sampling not named: %q", ev.Run.Notes)
+	}
+	c, err := contract.Load(filepath.Join(res.Dir, rundir.ContractFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Arrival.Concurrency != 2 || c.Model != "m/five" {
+		t.Errorf("inferred contract %+v, model %q; want config.strategy's 2 streams and config.backend's model", c.Arrival, c.Model)
 	}
 }
