@@ -4,29 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
-
-	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 
 	"github.com/pel-ladder/pel/trace/timeline"
 )
 
-// Load reads the export at path (opened read-only).
+// Load reads the export at path (opened read-only, see Open).
 func Load(path string) (*timeline.Timeline, error) { return LoadContext(context.Background(), path) }
 
 // LoadContext is Load whose queries end when ctx does: SQLite is interrupted mid-query (an
 // export's table may be a view over a query that never ends), and Load returns ctx's error.
 func LoadContext(ctx context.Context, path string) (*timeline.Timeline, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	// file:///abs/path?mode=ro: never writes (no journal, no WAL) to the user's export
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
