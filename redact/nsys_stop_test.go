@@ -1,0 +1,114 @@
+package redact_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/pel-ladder/pel/redact"
+)
+
+// stopExport writes an Nsight-shaped export whose kernel table has n rows, each with a
+// text value holding a file-system path: the redactor replaces one path per row copied, so
+// its count of paths replaced is the number of rows it has visited.
+func stopExport(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "export.sqlite")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`,
+		`INSERT INTO StringIds VALUES (1, 'gemm_kernel')`,
+		`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+			correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER, source TEXT)`,
+		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL
+		   WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < ?)
+		   SELECT 1000 * i, 1000 * i + 500, 0, 7, i, 0, 1, 1, '/home/alice/src/kernels.cu' FROM r`,
+	} {
+		if _, err := db.Exec(q, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func pathsReplaced(r *redact.Redactor) int {
+	for _, c := range r.Counts() {
+		if c.Kind == redact.Path {
+			return c.Occurrences
+		}
+	}
+	return 0
+}
+
+// A stop (Ctrl-C) while an export's rows are being copied ends the copy there, inside the
+// query: Nsys returns the context's error as an interruption, has not visited the rows
+// after the stop, and leaves no output that could pass for a redacted export. The stop is
+// made from outside, as a signal makes it, once the redactor has replaced cancelAt paths.
+func TestNsysStopped(t *testing.T) {
+	const rows = 50_000
+	src := stopExport(t, rows)
+	for _, c := range []struct {
+		name     string
+		cancelAt int // -1: never
+	}{
+		{"never stopped", -1},
+		{"stopped before the first row", 0},
+		{"stopped mid-table", 2_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := redact.New()
+			r.SetContext(ctx)
+			if c.cancelAt == 0 {
+				cancel()
+			}
+			done := make(chan struct{})
+			watched := make(chan struct{})
+			go func() {
+				defer close(watched)
+				for c.cancelAt > 0 {
+					if pathsReplaced(r) >= c.cancelAt {
+						cancel()
+						return
+					}
+					select {
+					case <-done:
+						return
+					default:
+						runtime.Gosched()
+					}
+				}
+			}()
+			dst := filepath.Join(t.TempDir(), "redacted.sqlite")
+			_, err := r.Nsys(src, dst)
+			close(done)
+			<-watched
+			visited := pathsReplaced(r)
+			_, statErr := os.Stat(dst)
+			if c.cancelAt < 0 {
+				if err != nil || visited != rows || statErr != nil {
+					t.Fatalf("not stopped: error %v, %d of %d rows, output %v", err, visited, rows, statErr)
+				}
+				return
+			}
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, redact.ErrInterrupted) {
+				t.Errorf("error %v, want an interruption wrapping context.Canceled", err)
+			}
+			if visited < c.cancelAt || visited >= rows {
+				t.Errorf("visited %d of %d rows with the stop at %d: the copy did not stop there", visited, rows, c.cancelAt)
+			}
+			if !errors.Is(statErr, os.ErrNotExist) {
+				t.Errorf("the interrupted output is left behind (%v)", statErr)
+			}
+		})
+	}
+}
