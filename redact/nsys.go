@@ -169,11 +169,13 @@ func (r *Redactor) nsys(src, dst string) (*NsysResult, error) {
 	defer tx.Rollback()
 	refs := map[int64]bool{}
 	for _, n := range res.Kept {
-		if err := r.copyTable(ctx, in, tx, n, schema[n], !strings.HasPrefix(n, "ENUM_"), refs); err != nil {
+		if err := r.copyTable(ctx, in, tx, n, !strings.HasPrefix(n, "ENUM_"), refs); err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, schema["StringIds"]); err != nil {
+	// StringIds as nsys declares it (the id is the row id, so pel's lookups by id stay
+	// cheap), whatever the export says.
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`); err != nil {
 		return nil, fmt.Errorf("StringIds: %w", err)
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO StringIds (id, value) VALUES (?, ?)`)
@@ -218,23 +220,23 @@ func (r *Redactor) nsys(src, dst string) (*NsysResult, error) {
 	return res, nil
 }
 
-// copyTable creates table n in tx as src declares it and copies its rows, rewriting each
-// text value when rewrite; the ids of StringIds rows that its name columns use go to refs.
-func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n, create string, rewrite bool, refs map[int64]bool) error {
+// copyTable creates table n in tx with src's stored columns, by name only, and copies
+// their rows, rewriting each text value when rewrite; the ids of StringIds rows that its
+// name columns use go to refs. The export's own CREATE statement is never run: its CHECK
+// constraints and defaults would be evaluated on every insert, and a generated column on
+// every read, each an expression of the export's choosing (one that allocates 300 MB per
+// row, say). Without declared types every value keeps the storage class it had (no
+// affinity converts it), which is what pel's reader reads.
+func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n string, rewrite bool, refs map[int64]bool) error {
 	if !validIdent(n) {
 		return fmt.Errorf("odd table name")
 	}
-	if _, err := tx.ExecContext(ctx, create); err != nil {
-		return err
-	}
-	rows, err := in.QueryContext(ctx, `SELECT * FROM "`+n+`"`)
+	cols, err := storedColumns(ctx, in, n)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
+	if len(cols) == 0 {
+		return fmt.Errorf("no stored columns")
 	}
 	quoted := make([]string, len(cols))
 	marks := make([]string, len(cols))
@@ -246,6 +248,15 @@ func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n, cre
 			ref[i] = ref[i] || c == s
 		}
 	}
+	list := strings.Join(quoted, ",")
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE "`+n+`" (`+list+`)`); err != nil {
+		return err
+	}
+	rows, err := in.QueryContext(ctx, `SELECT `+list+` FROM "`+n+`"`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO "`+n+`" (`+strings.Join(quoted, ",")+`) VALUES (`+strings.Join(marks, ",")+`)`)
 	if err != nil {
 		return err
@@ -294,6 +305,32 @@ func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n, cre
 		}
 	}
 	return rows.Err()
+}
+
+// maxColumns bounds the columns read of one table: SQLite's own default limit
+// (SQLITE_MAX_COLUMN, 2000); an Nsight table has a few dozen.
+const maxColumns = 2000
+
+// storedColumns are table n's columns that hold values (pragma table_xinfo's hidden 0):
+// generated columns (hidden 2 and 3) are computed from an expression, not stored.
+func storedColumns(ctx context.Context, in *sql.DB, n string) ([]string, error) {
+	rows, err := in.QueryContext(ctx, `SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 LIMIT ?`, n, maxColumns+1)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	if len(cols) > maxColumns {
+		return nil, fmt.Errorf("more than %d columns", maxColumns)
+	}
+	return cols, rows.Err()
 }
 
 func validIdent(n string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -108,6 +109,70 @@ func TestNsysStopped(t *testing.T) {
 			}
 			if !errors.Is(statErr, os.ErrNotExist) {
 				t.Errorf("the interrupted output is left behind (%v)", statErr)
+			}
+		})
+	}
+}
+
+// An export's table declarations are never run: a CHECK constraint no row meets (planted
+// with the checks off, as a hostile writer can) and a generated column (an expression
+// evaluated on each read) leave the copy as plain stored columns with every row, where
+// running the export's CREATE statement evaluated them on every insert or read.
+func TestNsysDeclarationsNotRun(t *testing.T) {
+	for _, c := range []struct {
+		name, columns string
+		want          []string // the copy's kernel columns
+	}{
+		{"a CHECK no row meets", `start INTEGER, end INTEGER, demangledName INTEGER, CHECK (0)`, []string{"start", "end", "demangledName"}},
+		{"a generated column", `start INTEGER, end INTEGER, demangledName INTEGER, g TEXT GENERATED ALWAYS AS (start || '/home/alice')`, []string{"start", "end", "demangledName"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "export.sqlite")
+			db, err := sql.Open("sqlite", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(1)
+			for _, q := range []string{
+				`PRAGMA ignore_check_constraints = 1`,
+				`CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`,
+				`INSERT INTO StringIds VALUES (1, 'gemm_kernel')`,
+				`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (` + c.columns + `)`,
+				`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, demangledName) VALUES (1000, 2000, 1), (3000, 4000, 1)`,
+			} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			dst := filepath.Join(t.TempDir(), "redacted.sqlite")
+			if _, err := redact.New().Nsys(src, dst); err != nil {
+				t.Fatal(err)
+			}
+			out, err := sql.Open("sqlite", dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			rows, err := out.Query(`SELECT name FROM pragma_table_xinfo('CUPTI_ACTIVITY_KIND_KERNEL')`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for rows.Next() {
+				var n string
+				rows.Scan(&n)
+				cols = append(cols, n)
+			}
+			rows.Close()
+			var n int
+			if err := out.QueryRow(`SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			var decl string
+			out.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'`).Scan(&decl)
+			if fmt.Sprint(cols) != fmt.Sprint(c.want) || n != 2 {
+				t.Errorf("copy has columns %q and %d rows, want %q and 2 (declared %s)", cols, n, c.want, decl)
 			}
 		})
 	}
