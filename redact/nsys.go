@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pel-ladder/pel/internal/safefile"
@@ -19,6 +20,10 @@ import (
 // left out of the redacted export whole (the capture's environment, command line, process
 // list, OS runtime calls and call chains, analysis files).
 const TableDropped Kind = "Nsight table pel does not read"
+
+// ValueDropped counts the values of an Nsight export over nsys.MaxValueBytes: they are
+// copied as NULL, as pel's reader reads them, and never loaded.
+const ValueDropped Kind = "Nsight value over 1 MiB"
 
 // nsysTables are the tables pel's Nsight reader (package trace/nsys) reads, besides the
 // ENUM_* label tables (fixed by nsys, no identifiers) and StringIds (filtered).
@@ -183,7 +188,7 @@ func (r *Redactor) nsys(src, dst string) (*NsysResult, error) {
 		return nil, err
 	}
 	defer ins.Close()
-	srows, err := in.QueryContext(ctx, `SELECT id, value FROM StringIds`)
+	srows, err := in.QueryContext(ctx, `SELECT id, `+nsys.Bounded("[value]")+`, octet_length([value]) > ? FROM StringIds`, nsys.MaxValueBytes)
 	if err != nil {
 		return nil, fmt.Errorf("StringIds: %w", err)
 	}
@@ -196,15 +201,23 @@ func (r *Redactor) nsys(src, dst string) (*NsysResult, error) {
 		}
 		var id int64
 		var v sql.NullString
-		if err := srows.Scan(&id, &v); err != nil {
+		var over sql.NullBool
+		if err := srows.Scan(&id, &v, &over); err != nil {
 			return nil, fmt.Errorf("StringIds: %w", err)
+		}
+		if over.Bool {
+			r.Removed(ValueDropped)
 		}
 		if !refs[id] {
 			res.StringsDropped++
 			continue
 		}
 		res.StringsKept++
-		if _, err := ins.ExecContext(ctx, id, r.Text(v.String)); err != nil {
+		var value any // NULL stays NULL (a value over the bound reads as one)
+		if v.Valid {
+			value = r.Text(v.String)
+		}
+		if _, err := ins.ExecContext(ctx, id, value); err != nil {
 			return nil, err
 		}
 	}
@@ -252,7 +265,14 @@ func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n stri
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE "`+n+`" (`+list+`)`); err != nil {
 		return err
 	}
-	rows, err := in.QueryContext(ctx, `SELECT `+list+` FROM "`+n+`"`)
+	bounded := make([]string, len(quoted))
+	over := make([]string, len(quoted))
+	for i, q := range quoted {
+		bounded[i] = nsys.Bounded(q)
+		over[i] = `coalesce(octet_length(` + q + `) > ` + strconv.Itoa(nsys.MaxValueBytes) + `, 0)`
+	}
+	// The last column counts the row's values left out.
+	rows, err := in.QueryContext(ctx, `SELECT `+strings.Join(bounded, ",")+`, `+strings.Join(over, "+")+` FROM "`+n+`"`)
 	if err != nil {
 		return err
 	}
@@ -263,10 +283,12 @@ func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n stri
 	}
 	defer ins.Close()
 	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
+	ptrs := make([]any, len(cols)+1)
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var dropped int64
+	ptrs[len(cols)] = &dropped
 	count := 0
 	for rows.Next() {
 		if count++; count > MaxNsysRows {
@@ -279,6 +301,9 @@ func (r *Redactor) copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, n stri
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
+		}
+		if dropped > 0 {
+			r.Removed(ValueDropped)
 		}
 		for i, v := range vals {
 			switch x := v.(type) {

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/pel-ladder/pel/redact"
+	"github.com/pel-ladder/pel/trace/nsys"
 )
 
 // stopExport writes an Nsight-shaped export whose kernel table has n rows, each with a
@@ -173,6 +175,69 @@ func TestNsysDeclarationsNotRun(t *testing.T) {
 			out.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'`).Scan(&decl)
 			if fmt.Sprint(cols) != fmt.Sprint(c.want) || n != 2 {
 				t.Errorf("copy has columns %q and %d rows, want %q and 2 (declared %s)", cols, n, c.want, decl)
+			}
+		})
+	}
+}
+
+// A value over nsys.MaxValueBytes is copied as NULL (as pel's reader reads it), counted as
+// removed, and never loaded; one at the bound is copied whole.
+func TestNsysBoundedValues(t *testing.T) {
+	long := strings.Repeat("k", nsys.MaxValueBytes)
+	for _, c := range []struct {
+		name, value string
+		copied      bool
+	}{
+		{"at the bound", long, true},
+		{"one byte over", long + "k", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "export.sqlite")
+			db, err := sql.Open("sqlite", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{`CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`, nil},
+				{`INSERT INTO StringIds VALUES (1, ?)`, []any{c.value}},
+				{`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, demangledName INTEGER, note TEXT)`, nil},
+				{`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 1, ?)`, []any{c.value}},
+			} {
+				if _, err := db.Exec(q.sql, q.args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			dst := filepath.Join(t.TempDir(), "redacted.sqlite")
+			r := redact.New()
+			if _, err := r.Nsys(src, dst); err != nil {
+				t.Fatal(err)
+			}
+			out, err := sql.Open("sqlite", dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			dropped := 0
+			for _, k := range r.Counts() {
+				if k.Kind == redact.ValueDropped {
+					dropped = k.Occurrences
+				}
+			}
+			for _, q := range []string{`SELECT value FROM StringIds WHERE id = 1`, `SELECT note FROM CUPTI_ACTIVITY_KIND_KERNEL`} {
+				var v sql.NullString
+				if err := out.QueryRow(q).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				if v.Valid != c.copied || (c.copied && v.String != c.value) {
+					t.Errorf("%s: %d bytes (valid %v), want copied: %v", q, len(v.String), v.Valid, c.copied)
+				}
+			}
+			if (dropped > 0) == c.copied {
+				t.Errorf("%d values counted as removed, want some: %v", dropped, !c.copied)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"net/url"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
@@ -34,4 +36,27 @@ func Open(path string) (*sql.DB, error) {
 	// file:///abs/path?…, escaped: a '?' or '#' in the name stays part of the path.
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1&_query_only=1"}
 	return sql.Open("sqlite", u.String())
+}
+
+// MaxValueBytes bounds a value read from an export: a longer text or blob reads as NULL (a
+// name left out, a number not there), and SQLite never loads it, since octet_length reads
+// only the value's header. Without it one 300 MB string cost 300 MB of memory to read a
+// name cut to timeline's MaxNameBytes (16 KiB); the bound is 64 times that, so every name
+// pel keeps is read as before, and what one value can cost is bounded.
+const MaxValueBytes = 1 << 20
+
+// Bounded is the column col (quoted as SQL wants it) read under MaxValueBytes, for a
+// SELECT list.
+func Bounded(col string) string {
+	return `CASE WHEN octet_length(` + col + `) > ` + strconv.Itoa(MaxValueBytes) + ` THEN NULL ELSE ` + col + ` END`
+}
+
+// BoundedList is Bounded of each named column (a plain name, bracketed: end is an SQL
+// keyword, and a missing column is then an error, not a string literal), comma-separated.
+func BoundedList(names ...string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = Bounded("[" + n + "]")
+	}
+	return strings.Join(out, ", ")
 }

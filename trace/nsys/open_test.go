@@ -7,7 +7,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/pel-ladder/pel/trace/timeline"
 )
 
 // Open reads an export without ever changing it or its directory, and without waiting on a
@@ -91,6 +94,53 @@ func TestOpen(t *testing.T) {
 					names = append(names, e.Name())
 				}
 				t.Errorf("the directory holds %q, want only %q", names, c.file)
+			}
+		})
+	}
+}
+
+// A value over MaxValueBytes reads as NULL, never loaded: a kernel whose demangled name is
+// one byte longer is named by its short name, one exactly at the bound keeps its own name
+// (cut to the kept length).
+func TestBoundedValues(t *testing.T) {
+	long := strings.Repeat("k", MaxValueBytes)
+	for _, c := range []struct {
+		name, demangled string
+		want            string
+	}{
+		{"at the bound", long, long[:timeline.DefaultLimits.MaxNameBytes]},
+		{"one byte over", long + "k", "short_kernel"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "export.sqlite")
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{`CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)`, nil},
+				{`INSERT INTO StringIds VALUES (1, ?), (2, 'short_kernel')`, []any{c.demangled}},
+				{`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+					correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER)`, nil},
+				{`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 0, 1, 2)`, nil},
+			} {
+				if _, err := db.Exec(q.sql, q.args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			tl, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tl.Ranks) != 1 || len(tl.Ranks[0].GPU) != 1 {
+				t.Fatalf("ranks %+v, want one kernel", tl.Ranks)
+			}
+			if got := tl.Names.Name(tl.Ranks[0].GPU[0].Name); got != c.want {
+				t.Errorf("kernel named %.40q (%d bytes), want %.40q (%d bytes)", got, len(got), c.want, len(c.want))
 			}
 		})
 	}
