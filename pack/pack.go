@@ -49,6 +49,7 @@ import (
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/internal/ctxio"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/redact"
@@ -206,7 +207,18 @@ type job struct {
 }
 
 // Pack writes dir as the evidence package out (a .tar.gz), atomically through safefile.
-func Pack(dir, out string, o Options) (*Result, error) {
+// A stop of o.Context ends it with redact.ErrInterrupted (wrapping the context's error), out
+// left as it was.
+func Pack(dir, out string, o Options) (_ *Result, err error) {
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", redact.ErrInterrupted, ctx.Err())
+		}
+	}()
 	if err := safefile.Check(out, o.Force); err != nil {
 		return nil, err
 	}
@@ -219,9 +231,7 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	res := &Result{Manifest: &Manifest{Format: "pel-pack/1", Pseudonyms: redact.Scheme}}
 	rd := redact.New()
 	rd.KeepPromptHashes = o.KeepPromptHashes
-	if o.Context != nil {
-		rd.SetContext(o.Context)
-	}
+	rd.SetContext(ctx)
 	if err := collect(dir, "", 0, &jobs, res, rd); err != nil {
 		return nil, err
 	}
@@ -292,7 +302,7 @@ func Pack(dir, out string, o Options) (*Result, error) {
 	if leaks := rd.Check(string(mb)); len(leaks) > 0 {
 		return nil, fmt.Errorf("%w: %s (nothing written)", ErrLeak, ManifestFile)
 	}
-	err = safefile.Write(out, o.Force, func(w io.Writer) error { return writeTar(w, tmp, m.Files, mb) })
+	err = safefile.Write(out, o.Force, func(w io.Writer) error { return writeTar(ctx, w, tmp, m.Files, mb) })
 	if err != nil {
 		return nil, err
 	}
@@ -818,7 +828,7 @@ func render(name, dir, dst string) (bool, error) {
 // archive made twice from one run differs only by its pseudonyms.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func writeTar(w io.Writer, tmp string, files []FileEntry, manifest []byte) error {
+func writeTar(ctx context.Context, w io.Writer, tmp string, files []FileEntry, manifest []byte) error {
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	dirs := map[string]bool{}
@@ -832,7 +842,7 @@ func writeTar(w io.Writer, tmp string, files []FileEntry, manifest []byte) error
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: Root + "/" + name, Size: size, Mode: 0o600, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
 			return err
 		}
-		_, err := io.Copy(tw, body)
+		_, err := io.Copy(tw, ctxio.Reader(ctx, body))
 		return err
 	}
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: Root + "/", Mode: 0o700, ModTime: epoch, Format: tar.FormatPAX}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pel-ladder/pel/internal/ctxio"
 	"github.com/pel-ladder/pel/internal/safefile"
 )
 
@@ -25,8 +26,15 @@ type TraceResult struct {
 // Nsight Systems SQLite export, told apart by their first bytes) to dst, atomically and
 // without following a link (an existing dst is replaced only when force). A Kineto dst
 // whose name ends in .gz is compressed. The copy is searched for every original replaced
-// before it is put in place: one found is an error and dst is not written.
-func (r *Redactor) TraceFile(src, dst string, force bool) (*TraceResult, error) {
+// before it is put in place: one found is an error and dst is not written. A stop of the
+// context (SetContext) ends every step, the copy, the search and the final write included,
+// with ErrInterrupted; dst is then left as it was.
+func (r *Redactor) TraceFile(src, dst string, force bool) (_ *TraceResult, err error) {
+	defer func() {
+		if err != nil && r.Stopped() != nil {
+			err = fmt.Errorf("%s: %w", src, r.interrupted(err))
+		}
+	}()
 	if err := safefile.Check(dst, force); err != nil {
 		return nil, err
 	}
@@ -83,7 +91,8 @@ func (r *Redactor) TraceFile(src, dst string, force bool) (*TraceResult, error) 
 		return nil, err
 	}
 	defer o.Close()
-	if err := safefile.Write(dst, force, func(w io.Writer) error { _, err := io.Copy(w, o); return err }); err != nil {
+	err = safefile.Write(dst, force, func(w io.Writer) error { _, err := io.Copy(w, ctxio.Reader(r.context(), o)); return err })
+	if err != nil {
 		return nil, err
 	}
 	res.Counts = r.Counts()
@@ -138,6 +147,9 @@ func checkReader(r *Redactor, in io.Reader, gz bool) ([]Leak, error) {
 	buf := make([]byte, chunk+overlap)
 	keep, base := 0, 0
 	for {
+		if err := r.Stopped(); err != nil {
+			return nil, err
+		}
 		n, err := io.ReadFull(in, buf[keep:])
 		data := buf[:keep+n]
 		if leaks := r.Check(string(data)); len(leaks) > 0 {

@@ -14,6 +14,7 @@ import (
 
 	pq "github.com/pel-ladder/pel/quantile"
 
+	"github.com/pel-ladder/pel/internal/ctxio"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/internal/safefile"
 	"github.com/pel-ladder/pel/trace/kineto"
@@ -63,7 +64,7 @@ func AnalyzeContext(ctx context.Context, path string, opts Options) (*Result, er
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		tl, _, err = kineto.Load(ctxReader{ctx, f}, kineto.LoadOptions{HTATime: !opts.ExactTime})
+		tl, _, err = kineto.Load(ctxio.Reader(ctx, f), kineto.LoadOptions{HTATime: !opts.ExactTime})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -78,19 +79,6 @@ func AnalyzeContext(ctx context.Context, path string, opts Options) (*Result, er
 	r.Source = format + ":" + base
 	r.Findings = Findings(r)
 	return r, nil
-}
-
-// ctxReader ends a read once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // readErr names the file; a trace that was read but is malformed or over a limit says so

@@ -4,29 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
-
-	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 
 	"github.com/pel-ladder/pel/trace/timeline"
 )
 
-// Load reads the export at path (opened read-only).
+// Load reads the export at path (opened read-only, see Open).
 func Load(path string) (*timeline.Timeline, error) { return LoadContext(context.Background(), path) }
 
 // LoadContext is Load whose queries end when ctx does: SQLite is interrupted mid-query (an
 // export's table may be a view over a query that never ends), and Load returns ctx's error.
 func LoadContext(ctx context.Context, path string) (*timeline.Timeline, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	// file:///abs/path?mode=ro: never writes (no journal, no WAL) to the user's export
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +128,7 @@ func tableSet(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 func (l *loader) strings() error {
 	l.str = map[int64]string{}
 	var err error
-	l.strStmt, err = l.db.PrepareContext(l.ctx, `SELECT substr(value, 1, ?) FROM StringIds WHERE id = ?`)
+	l.strStmt, err = l.db.PrepareContext(l.ctx, `SELECT substr(`+Bounded("[value]")+`, 1, ?) FROM StringIds WHERE id = ?`)
 	return err
 }
 
@@ -175,7 +165,7 @@ func (l *loader) enum(table string) map[int64]string {
 		return m
 	}
 	// enum tables have a few dozen rows; a hostile one is cut short
-	rows, err := l.db.QueryContext(l.ctx, `SELECT id, substr(name, 1, 256) FROM `+table+` LIMIT 4096`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+Bounded("[id]")+`, substr(`+Bounded("[name]")+`, 1, 256) FROM `+table+` LIMIT 4096`)
 	if err != nil {
 		return m
 	}
@@ -193,7 +183,7 @@ func (l *loader) enum(table string) map[int64]string {
 func (l *loader) gpus() error {
 	l.devName = map[int64]string{}
 	// names cut and rows bounded as in the Kineto reader's deviceProperties
-	rows, err := l.db.QueryContext(l.ctx, `SELECT id, substr(name, 1, 256) FROM TARGET_INFO_GPU LIMIT 1024`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+Bounded("[id]")+`, substr(`+Bounded("[name]")+`, 1, 256) FROM TARGET_INFO_GPU LIMIT 1024`)
 	if err != nil {
 		return err
 	}
@@ -241,7 +231,7 @@ func (l *loader) addOp(dev, pid int64, op timeline.Op) {
 }
 
 func (l *loader) kernels() error {
-	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+BoundedList("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName")+` FROM CUPTI_ACTIVITY_KIND_KERNEL`)
 	if err != nil {
 		return err
 	}
@@ -331,7 +321,7 @@ func (l *loader) memcpys() error {
 			pageable = id
 		}
 	}
-	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+BoundedList("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "copyKind", "srcKind", "dstKind")+` FROM CUPTI_ACTIVITY_KIND_MEMCPY`)
 	if err != nil {
 		return err
 	}
@@ -362,7 +352,7 @@ func (l *loader) memcpys() error {
 }
 
 func (l *loader) memsets() error {
-	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+BoundedList("start", "end", "deviceId", "streamId", "correlationId", "globalPid")+` FROM CUPTI_ACTIVITY_KIND_MEMSET`)
 	if err != nil {
 		return err
 	}
@@ -383,7 +373,7 @@ func (l *loader) memsets() error {
 
 func (l *loader) syncs() error {
 	types := l.enum("ENUM_CUPTI_SYNC_TYPE")
-	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+BoundedList("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType")+` FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`)
 	if err != nil {
 		return err
 	}
@@ -420,7 +410,7 @@ func (l *loader) syncs() error {
 }
 
 func (l *loader) runtime() error {
-	rows, err := l.db.QueryContext(l.ctx, `SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
+	rows, err := l.db.QueryContext(l.ctx, `SELECT `+BoundedList("start", "end", "globalTid", "correlationId", "nameId")+` FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
 	if err != nil {
 		return err
 	}
