@@ -1,17 +1,21 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/sim"
 	"github.com/pel-ladder/pel/verify"
 )
@@ -72,7 +76,9 @@ func TestScenarios(t *testing.T) {
 			}
 			checkWording(t, ev)
 			checkDegrades(t, res, dir)
-			checkPrediction(t, res)
+			if v := checkPrediction(t, res); v != nil && name == DefaultScenario {
+				checkComparison(t, v)
+			}
 			for _, f := range []string{"evidence.json", "report.html", "requests.jsonl", "contract.yaml"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
@@ -137,10 +143,11 @@ func checkDegrades(t *testing.T, res *Result, dir string) {
 
 // checkPrediction closes the loop: the owner finding's predicted change, applied to the
 // scenario's engine, must move what the prediction says when the same contract runs again.
-func checkPrediction(t *testing.T, res *Result) {
+// It returns the verification (nil when there was none).
+func checkPrediction(t *testing.T, res *Result) *Verification {
 	t.Helper()
 	if res.Evidence.OwnerLayer == nil {
-		return
+		return nil
 	}
 	v, err := VerifyFrom(context.Background(), res, Options{}, "")
 	if err != nil {
@@ -148,11 +155,60 @@ func checkPrediction(t *testing.T, res *Result) {
 	}
 	if v.Skipped != "" {
 		t.Errorf("prediction not verified: %s", v.Skipped)
-		return
+		return nil
 	}
 	t.Logf("verify: %s (%s)", v.Check.Line(), v.Applied)
 	if v.Check.Outcome != verify.Held {
 		t.Errorf("prediction of %s did not hold after %s: %s", v.Finding.ID, v.Applied, v.Check.Reason)
+	}
+	return v
+}
+
+// checkComparison: the default demo and its verification are the first comparison a user
+// makes (pel demo --verify -o D; pel compare D D/verify), so pel compare at its defaults
+// must decide it, in both directions. The expectations follow from the injected cause: the
+// change gives the KV cache the GPU's memory, so no running sequence is preempted and
+// acceptance rises; undoing it brings the preemptions back and acceptance falls. The
+// candidate of the change must have the tasks to bound every quantile it is checked on
+// (an interval open on one side is a p99 of fewer than 368 values: a check the run was too
+// short to make, whatever the verdict says about the others).
+func checkComparison(t *testing.T, v *Verification) {
+	t.Helper()
+	for _, tc := range []struct {
+		name, base, cand string
+		acceptance       string // the acceptance rate row's change
+		verdicts         []compare.Verdict
+		bounded          bool // every check's interval closed on both sides
+	}{
+		// The change may still cost elsewhere (more sequences in each step lengthen it), so
+		// either decision is one; what may not happen is no decision.
+		{"the predicted change", v.Base.Dir, v.Candidate.Dir, "better", []compare.Verdict{compare.Accept, compare.Reject}, true},
+		{"the change undone", v.Candidate.Dir, v.Base.Dir, "worse", []compare.Verdict{compare.Reject}, false},
+	} {
+		r, err := compare.Dirs(tc.base, tc.cand, compare.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var buf bytes.Buffer
+		report.CompareText(&buf, r)
+		t.Logf("compare, %s: verdict %s", tc.name, r.Verdict)
+		if !slices.Contains(tc.verdicts, r.Verdict) {
+			t.Errorf("compare, %s: verdict %s (%s), want one of %v:\n%s", tc.name, r.Verdict, r.NeededFor, tc.verdicts, buf.String())
+		}
+		for _, m := range r.Phases[0].Metrics {
+			if m.Name == "acceptance_rate" && m.Change != tc.acceptance {
+				t.Errorf("compare, %s: acceptance rate %s, want %s", tc.name, m.Change, tc.acceptance)
+			}
+		}
+		if !tc.bounded {
+			continue
+		}
+		for _, ch := range append(append([]compare.Check{}, r.Triggers...), r.SLO...) {
+			if ch.Status == compare.StatusUncertain && (ch.CILo == nil || ch.CIHi == nil) {
+				t.Errorf("compare, %s: %s %s %g (%s) rests on %d values, too few to bound it (about %d needed)",
+					tc.name, ch.Signal, ch.Op, ch.Bound, ch.Source, ch.Values, ch.NeededTasks)
+			}
+		}
 	}
 }
 
