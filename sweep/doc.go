@@ -25,7 +25,7 @@
 // # Meeting the contract
 //
 // Every point is judged on its primary phase (warm) against the contract's percentile SLO
-// bounds, global and per task (CheckSLO, with compare.CheckBounds: the point value and its order-statistic
+// bounds, global and per task (CheckSLO, with compare.Run.CheckBounds on the point's bounded summary: the point value and its order-statistic
 // interval), and an acceptance bound (MinAcceptance, default 0.99: a p99 bound lets 1 task
 // in 100 be slower, the acceptance bound lets 1 in 100 be rejected). A point meets the
 // contract when every bound's point value holds and acceptance reaches the bound; the

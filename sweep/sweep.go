@@ -349,18 +349,24 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 		}
 		fmt.Fprintf(sw.cfg.Log, "sweep: point %d of %s: %s\n", len(sw.res.Points)+1, of, l.Name())
 	}
-	// The point's records, as the runner's stage 1 streamed them: judging the point needs
-	// every task (a bootstrap over tasks), and this spares reading requests.jsonl again.
-	var recs []record.Record
-	pcfg.Observe = func(r *record.Record) { recs = append(recs, *r) }
+	// The point's records, as the runner's stage 1 streams them, folded into the bounded
+	// summary its judgement reads (a bootstrap over tasks): requests.jsonl is read once.
+	run := compare.NewRun(pcfg.OutDir, c, nil)
+	var n int
+	var addErr error
+	pcfg.Observe = func(r *record.Record) {
+		if addErr == nil {
+			addErr = run.Add(r)
+			n++
+		}
+	}
 	ev, err := sw.run(ctx, pcfg)
 	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
 	if err != nil {
 		p.Error = err.Error()
 	}
-	var run *compare.Run
-	if ev != nil && len(recs) > 0 { // stage 1 went through the whole file
-		run = &compare.Run{Dir: p.Dir, Contract: c, Records: recs}
+	if ev == nil || n == 0 || addErr != nil { // stage 1 did not go through the whole file
+		run = nil
 	}
 	sw.judge(&p, run)
 	sw.res.Points = append(sw.res.Points, p)
@@ -385,7 +391,8 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 
 // judge holds a finished point to the contract: its warm-task floor, its percentile SLO
 // bounds (point values, with intervals for the record) and the acceptance bound.
-// run is the point's records when the runner handed them over; nil reads the directory.
+// run is the point's summary when the runner handed its records over; nil streams the
+// directory's.
 func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	if p.Requests == 0 {
 		return
@@ -399,12 +406,16 @@ func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	p.MeetsSLO = &no
 	if run == nil {
 		var err error
-		if run, err = compare.Load(p.Dir); err != nil {
+		if run, err = compare.Open(p.Dir); err != nil {
 			p.SLOMiss = "not judged: " + err.Error()
 			return
 		}
 	}
-	slo := CheckSLO(run, compare.Options{Resamples: 500})
+	slo, err := CheckSLO(run, compare.Options{Resamples: 500})
+	if err != nil {
+		p.SLOMiss = "not judged: " + err.Error()
+		return
+	}
 	p.SLO = &slo
 	var miss []string
 	if slo.Tasks == 0 {
