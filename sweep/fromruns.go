@@ -15,8 +15,8 @@ import (
 // tool's load points, or runs made one by one) instead of running them: each run is a
 // point at the load its contract states (closed loop: its concurrency; open loop: its
 // rate), judged against its own contract as a sweep's point is. Each element of dirs is a
-// run directory or a directory of run directories. It writes outDir/sweep.json and
-// sweep.csv (outDir absent or empty); the runs stay where they are.
+// run directory or a directory of run directories. It writes outDir/sweep.json
+// (outDir absent or empty); the runs stay where they are.
 func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer) (*Result, error) {
 	if minAcceptance == 0 {
 		minAcceptance = DefaultMinAcceptance

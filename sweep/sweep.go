@@ -2,14 +2,12 @@ package sweep
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +31,10 @@ func badInput(format string, a ...any) error { return badinput.Errorf(format, a.
 // Files of a sweep directory, beside one run directory per point.
 const (
 	ResultFile = "sweep.json"
-	CSVFile    = "sweep.csv"
-	HTMLFile   = "sweep.html" // written by the command line (package report renders it)
+	// CSVFile and HTMLFile are written by the command line, rendered from the result by
+	// package report.
+	CSVFile  = "sweep.csv"
+	HTMLFile = "sweep.html"
 )
 
 // MinWarmTasks is the fewest warm tasks a point needs for its figures to be judged: the
@@ -154,7 +154,7 @@ type Result struct {
 
 // Run runs the contract once per load (or, with Search, at the loads the search chooses),
 // each into its own run directory, then finds the knee and the capacity at the SLO and
-// writes OutDir/sweep.json and OutDir/sweep.csv. It returns the result even when stopped
+// writes OutDir/sweep.json (package report renders it). It returns the result even when stopped
 // early (with the points done so far) together with the error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	base := cfg.Run
@@ -497,12 +497,10 @@ func sloLines(c *contract.Contract) []SLOLine {
 	return out
 }
 
-// writeResult writes dir/sweep.json and dir/sweep.csv.
+// writeResult writes dir/sweep.json, the result as it is kept (ReadResult reads it back).
+// Its renderings (sweep.csv, sweep.html, the table) are package report's.
 func writeResult(dir *rundir.Dir, r *Result) error {
-	if err := dir.Write(ResultFile, func(w io.Writer) error { return JSON(w, r) }); err != nil {
-		return err
-	}
-	return dir.Write(CSVFile, func(w io.Writer) error { return CSV(w, r) })
+	return dir.Write(ResultFile, func(w io.Writer) error { return JSON(w, r) })
 }
 
 // ReadResult reads a sweep.json.
@@ -546,31 +544,4 @@ func meetsText(p Point) string {
 		return "meets the contract"
 	}
 	return "misses the contract: " + p.SLOMiss
-}
-
-// CSV writes one row per point (sweep.csv): the figures of sweep.json's points, and whether
-// the point is the knee or the capacity at the SLO.
-func CSV(out io.Writer, r *Result) error {
-	w := csv.NewWriter(out)
-	w.Write([]string{"point", "mode", "load", "concurrency", "rate", "in_flight_mean", "requests", "warm_tasks", "accepted", "acceptance_rate",
-		"error_rate", "goodput_rps", "throughput_rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "e2e_p99_ms",
-		"cost_per_accepted_task", "replicas", "meets_slo", "slo_miss", "knee", "capacity_at_slo", "error"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for i, p := range r.Points {
-		cost, meets := "", ""
-		if p.CostPerAcceptedTask != nil {
-			cost = f(*p.CostPerAcceptedTask)
-		}
-		if p.MeetsSLO != nil {
-			meets = strconv.FormatBool(*p.MeetsSLO)
-		}
-		knee := r.Knee != nil && r.Knee.Index == i
-		capa := r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name
-		w.Write([]string{scrub.CSVCell(p.Name), r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
-			strconv.Itoa(p.WarmTasks), strconv.Itoa(p.Accepted), f(p.AcceptanceRate), f(p.ErrorRate), f(p.GoodputRPS), f(p.ThroughputRPS),
-			f(p.OutputTokensPS), p.csvMs(QTTFT, p.TTFTP50), p.csvMs(QTTFT, p.TTFTP99), p.csvMs(QITL, p.ITLP50), p.csvMs(QITL, p.ITLP99), p.csvMs(QE2E, p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
-			scrub.CSVCell(p.SLOMiss), strconv.FormatBool(knee), strconv.FormatBool(capa), scrub.CSVCell(p.Error)})
-	}
-	w.Flush()
-	return w.Error()
 }

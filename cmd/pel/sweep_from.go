@@ -2,11 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 
 	"github.com/pel-ladder/pel/internal/badinput"
-	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
@@ -22,16 +19,5 @@ func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON boo
 	if err != nil {
 		return failError(err)
 	}
-	page := filepath.Join(out, sweep.HTMLFile)
-	if err := writeSweepHTML(page, false, res); err != nil {
-		return failError(err)
-	}
-	if asJSON {
-		return failError(report.SweepJSON(a.stdout, res))
-	}
-	if err := report.SweepText(a.stdout, res); err != nil {
-		return failError(err)
-	}
-	fmt.Fprintf(a.stdout, "wrote %s, %s and %s\n", filepath.Join(out, sweep.ResultFile), filepath.Join(out, sweep.CSVFile), page)
-	return nil
+	return failError(showSweep(a, out, res, asJSON))
 }
