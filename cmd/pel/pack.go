@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/pack"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -44,12 +45,8 @@ under pel analyze.`,
 			}
 			m := res.Manifest
 			fmt.Fprintf(a.stdout, "wrote %s: %d files\n", out, len(m.Files))
-			for _, v := range m.Values {
-				if v.Action == "removed" {
-					fmt.Fprintf(a.stdout, "  %-26s removed: %d\n", v.Kind, v.Occurrences)
-					continue
-				}
-				fmt.Fprintf(a.stdout, "  %-26s replaced: %d distinct, %d occurrences\n", v.Kind, v.Distinct, v.Occurrences)
+			if err := report.Redactions(a.stdout, m.Values, 26); err != nil {
+				return failError(err)
 			}
 			for _, n := range res.LeftOutNames {
 				fmt.Fprintf(a.stdout, "  left out: %s\n", n)

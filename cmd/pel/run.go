@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,9 +118,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 						return failError(rerr)
 					}
 					if noAnalysis {
-						fmt.Fprintf(a.stdout, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", out, out)
+						report.LoadOnly(a.stdout, out)
 					}
-					printClientLoad(a.stdout, ev, loadBefore, loadAfter)
+					report.ClientLoad(a.stdout, ev, loadBefore, loadAfter, runtime.NumCPU())
 					report.ShardLine(a.stdout, ev)
 					if cc != nil {
 						printCanary(a.stdout, out)

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/redact"
+	"github.com/pel-ladder/pel/rundir"
+)
+
+// The short lines a command prints after it acted: what it redacted, what prune removed or
+// would remove, the client's load beside a run's schedule lag, where a load-only run is.
+
+// Redactions prints one line per kind of value redacted (replaced or removed), indented,
+// the kind padded to width.
+func Redactions(w io.Writer, counts []redact.Count, width int) error {
+	for _, c := range counts {
+		var err error
+		if c.Action == "removed" {
+			_, err = fmt.Fprintf(w, "  %-*s removed: %d\n", width, c.Kind, c.Occurrences)
+		} else {
+			_, err = fmt.Fprintf(w, "  %-*s replaced: %d distinct, %d occurrences\n", width, c.Kind, c.Distinct, c.Occurrences)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Prune prints one line per run directory prune looked at (removed, would remove, kept and
+// why), then, for a dry run that would remove some, how to remove them. Paths are names
+// found on disk: made safe for the terminal.
+func Prune(w io.Writer, entries []rundir.PruneEntry, dryRun bool) error {
+	n := 0
+	for _, e := range entries {
+		path := scrub.Text(e.Path)
+		var err error
+		switch {
+		case e.Removed:
+			_, err = fmt.Fprintf(w, "removed      %s  (started %s, %s old, limit %s)\n", path, e.StartedAt.UTC().Format(time.DateOnly), days(e.Age), days(e.Limit))
+		case e.Expired:
+			n++
+			_, err = fmt.Fprintf(w, "would remove %s  (started %s, %s old, limit %s)\n", path, e.StartedAt.UTC().Format(time.DateOnly), days(e.Age), days(e.Limit))
+		case e.Note != "":
+			_, err = fmt.Fprintf(w, "keep         %s  (%s)\n", path, scrub.Text(e.Note))
+		default:
+			_, err = fmt.Fprintf(w, "keep         %s  (%s old, limit %s)\n", path, days(e.Age), days(e.Limit))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if dryRun && n > 0 {
+		_, err := fmt.Fprintf(w, "dry run: %d run directories would be removed; run again with --yes to remove them\n", n)
+		return err
+	}
+	return nil
+}
+
+// days is an age as prune states it: days past one day, else minutes.
+func days(d time.Duration) string {
+	if d >= 24*time.Hour {
+		return fmt.Sprintf("%.1fd", d.Hours()/24)
+	}
+	return d.Round(time.Minute).String()
+}
+
+// ClientLoad prints a run's schedule lag p99 beside the client machine's load average at
+// the start and the end of the run (on cores cores): a lag that follows the load is the
+// client's. Nothing without both load averages.
+func ClientLoad(w io.Writer, ev *evidence.Evidence, before, after string, cores int) error {
+	if ev == nil || before == "" || after == "" {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "Client: schedule lag p99 %.2f ms; load average %s at the start, %s at the end, on %d cores\n",
+		ev.Workload.Latency.ScheduleLagMs.P99, before, after, cores)
+	return err
+}
+
+// LoadOnly says where a run made without its diagnosis (pel run --no-analysis) left its
+// stage 1, and the command that diagnoses it.
+func LoadOnly(w io.Writer, dir string) error {
+	_, err := fmt.Fprintf(w, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", dir, dir)
+	return err
+}
