@@ -57,6 +57,24 @@ func (r *Run) CheckBounds(phase, task string, slo contract.SLO, scope, key strin
 	return out, nil
 }
 
+// SLOBound is one percentile bound of an SLO, as comparisons and sweeps check it.
+type SLOBound struct {
+	Signal   string  // e.g. client.ttft_p99_ms
+	Metric   string  // ttft, itl, tpot, e2e
+	Quantile float64 // in (0, 1]
+	BoundMs  float64
+}
+
+// SLOBounds lists the percentile bounds an SLO sets, per metric (ttft, itl, tpot, e2e) in
+// ascending quantile: the bounds CheckBounds judges, named as it names them.
+func SLOBounds(s contract.SLO) []SLOBound {
+	var out []SLOBound
+	for _, b := range sloBounds(s) {
+		out = append(out, SLOBound{Signal: b.signal, Metric: b.metric, Quantile: b.st.q, BoundMs: b.bound})
+	}
+	return out
+}
+
 // AcceptanceRate is the acceptance rate of the run's tasks of phase (stats.AcceptanceRate
 // of them) and their number; ok is false for none. It comes after the last Add.
 func (r *Run) AcceptanceRate(phase string) (rate float64, tasks int, ok bool, err error) {

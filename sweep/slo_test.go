@@ -2,12 +2,14 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/compare/comparetest"
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -92,5 +94,23 @@ tasks:
 		} else if string(b) != string(first) {
 			t.Errorf("%s judges otherwise than held:\n%s\n%s", tc.name, b, first)
 		}
+	}
+}
+
+// TestSLOLines: the lines drawn across a sweep's curves are the contract's global
+// percentile bounds, per metric in ascending quantile, named as the checks name them.
+func TestSLOLines(t *testing.T) {
+	c, err := contract.Parse([]byte(comparetest.Contract+"slo:\n  ttft: {p99: 400ms, p50: 100ms}\n  e2e: {p99: 2s}\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SLOLine{
+		{Signal: "client.ttft_p50_ms", Metric: "ttft", Quantile: 0.5, BoundMs: 100},
+		{Signal: "client.ttft_p99_ms", Metric: "ttft", Quantile: 0.99, BoundMs: 400},
+		{Signal: "client.e2e_p99_ms", Metric: "e2e", Quantile: 0.99, BoundMs: 2000},
+	}
+	got := sloLines(c)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

@@ -476,23 +476,12 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	return p
 }
 
-// sloLines lists the contract's global percentile bounds, for the charts.
+// sloLines lists the contract's global percentile bounds, for the charts: the bounds each
+// point is judged against (compare.SLOBounds).
 func sloLines(c *contract.Contract) []SLOLine {
 	out := []SLOLine{}
-	for _, m := range []struct {
-		name string
-		b    contract.Bound
-	}{{"ttft", c.SLO.TTFT}, {"itl", c.SLO.ITL}, {"tpot", c.SLO.TPOT}, {"e2e", c.SLO.E2E}} {
-		ps := m.b.Percentiles()
-		var qs []float64
-		for q := range ps {
-			qs = append(qs, q)
-		}
-		sort.Float64s(qs)
-		for _, q := range qs {
-			out = append(out, SLOLine{Signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q), Metric: m.name, Quantile: q / 100,
-				BoundMs: float64(ps[q]) / float64(time.Millisecond)})
-		}
+	for _, b := range compare.SLOBounds(c.SLO) {
+		out = append(out, SLOLine{Signal: b.Signal, Metric: b.Metric, Quantile: b.Quantile, BoundMs: b.BoundMs})
 	}
 	return out
 }
