@@ -95,7 +95,7 @@ func JudgeDir(dir string, o compare.Options) (*Result, error) {
 		cp.Rollback = evidence.Rollback{Triggers: log.Triggers()}
 		bEv = &cp
 	}
-	cEv, err := rundir.ReadEvidence(filepath.Join(dir, EvidenceFile))
+	cEv, err := rundir.ReadEvidence(d.File(EvidenceFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, badinput.Errorf("%v", err)
 	}
@@ -113,7 +113,7 @@ func JudgeDir(dir string, o compare.Options) (*Result, error) {
 	if err != nil {
 		return nil, badinput.Errorf("%v", err)
 	}
-	if err := c.ReadEngine(dir, MetricsFile); err != nil {
+	if err := c.ReadEngine(d, MetricsFile); err != nil {
 		return nil, err
 	}
 	bShare, cShare, wins, err := shares(b, c)

@@ -18,9 +18,9 @@ func (r *Run) Part(name string, ev *evidence.Evidence) *Run {
 }
 
 // ReadEngine replaces r's engine facts with those of the samples file name in the run
-// directory dir (one side's engine in an interleaved run).
-func (r *Run) ReadEngine(dir, name string) error {
-	f, err := engineFactsIn(&rundir.Dir{Path: dir}, name)
+// directory d (one side's engine in an interleaved run).
+func (r *Run) ReadEngine(d *rundir.Dir, name string) error {
+	f, err := engineFactsIn(d, name)
 	if err != nil {
 		return badInput("%v", err)
 	}
