@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -11,12 +12,13 @@ import (
 	"github.com/pel-ladder/pel/rundir"
 )
 
-// The short lines a command prints after it acted: what it redacted, what prune removed or
-// would remove, the client's load beside a run's schedule lag, where a load-only run is.
+// The short lines a command prints after it acted: what it packed or redacted, what prune
+// removed or would remove, the client's load beside a run's schedule lag, where a
+// load-only run is.
 
-// Redactions prints one line per kind of value redacted (replaced or removed), indented,
+// redactions prints one line per kind of value redacted (replaced or removed), indented,
 // the kind padded to width.
-func Redactions(w io.Writer, counts []redact.Count, width int) error {
+func redactions(w io.Writer, counts []redact.Count, width int) error {
 	for _, c := range counts {
 		var err error
 		if c.Action == "removed" {
@@ -27,6 +29,41 @@ func Redactions(w io.Writer, counts []redact.Count, width int) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Packed says what pel pack wrote: the package and its file count, what was redacted, and
+// the files left out (names found on disk: made safe for the terminal).
+func Packed(w io.Writer, out string, files int, counts []redact.Count, leftOut []string) error {
+	if _, err := fmt.Fprintf(w, "wrote %s: %d files\n", out, files); err != nil {
+		return err
+	}
+	if err := redactions(w, counts, 26); err != nil {
+		return err
+	}
+	for _, n := range leftOut {
+		if _, err := fmt.Fprintf(w, "  left out: %s\n", scrub.Text(n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RedactedTrace says what pel trace --redact wrote: the copy and its format, what was
+// redacted, and for an Nsight export the tables and strings kept and left out (table
+// names read from the export: made safe for the terminal).
+func RedactedTrace(w io.Writer, out string, res *redact.TraceResult) error {
+	if _, err := fmt.Fprintf(w, "wrote %s (%s, redacted)\n", out, res.Format); err != nil {
+		return err
+	}
+	if err := redactions(w, res.Counts, 32); err != nil {
+		return err
+	}
+	if n := res.Nsys; n != nil {
+		_, err := fmt.Fprintf(w, "  kept %d tables (those pel reads), left out %d: %s\n  left out %d of %d strings (those no kept row names)\n",
+			len(n.Kept), len(n.Dropped), scrub.Text(strings.Join(n.Dropped, " ")), n.StringsDropped, n.StringsDropped+n.StringsKept)
+		return err
 	}
 	return nil
 }

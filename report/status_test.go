@@ -48,11 +48,24 @@ func TestPrune(t *testing.T) {
 // too, each kind padded to the width given.
 func TestRedactions(t *testing.T) {
 	var b bytes.Buffer
-	err := Redactions(&b, []redact.Count{{Kind: "ip", Distinct: 2, Occurrences: 5, Action: "replaced"}, {Kind: "prompt", Occurrences: 3, Action: "removed"}}, 8)
+	err := redactions(&b, []redact.Count{{Kind: "ip", Distinct: 2, Occurrences: 5, Action: "replaced"}, {Kind: "prompt", Occurrences: 3, Action: "removed"}}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "  ip       replaced: 2 distinct, 5 occurrences\n  prompt   removed: 3\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestPacked: the package, its file count, each kind redacted and each file left out, a
+// name found on disk never reaching the terminal as control characters.
+func TestPacked(t *testing.T) {
+	var b bytes.Buffer
+	if err := Packed(&b, "p.tar.gz", 7, []redact.Count{{Kind: "host", Occurrences: 2, Action: "removed"}}, []string{"notes.txt", "x\x1b]0;y\x07"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "wrote p.tar.gz: 7 files\n  host                       removed: 2\n  left out: notes.txt\n  left out: x ]0;y\n"
 	if b.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}

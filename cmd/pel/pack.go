@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -43,15 +42,7 @@ under pel analyze.`,
 				}
 				return failError(err)
 			}
-			m := res.Manifest
-			fmt.Fprintf(a.stdout, "wrote %s: %d files\n", out, len(m.Files))
-			if err := report.Redactions(a.stdout, m.Values, 26); err != nil {
-				return failError(err)
-			}
-			for _, n := range res.LeftOutNames {
-				fmt.Fprintf(a.stdout, "  left out: %s\n", n)
-			}
-			return nil
+			return failError(report.Packed(a.stdout, out, len(res.Manifest.Files), res.Manifest.Values, res.LeftOutNames))
 		},
 	}
 	c.Flags().StringVarP(&out, "out", "o", "", "the package to write (FILE.tar.gz; an existing file is replaced only with --force)")

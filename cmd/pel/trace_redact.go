@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,13 +33,5 @@ func redactTrace(a *app, src string, f redactFlags) error {
 		}
 		return usageError(err) // an unreadable trace, or an -o refused (a link, an existing file)
 	}
-	fmt.Fprintf(a.stdout, "wrote %s (%s, redacted)\n", f.out, res.Format)
-	if err := report.Redactions(a.stdout, res.Counts, 32); err != nil {
-		return failError(err)
-	}
-	if n := res.Nsys; n != nil {
-		fmt.Fprintf(a.stdout, "  kept %d tables (those pel reads), left out %d: %s\n  left out %d of %d strings (those no kept row names)\n",
-			len(n.Kept), len(n.Dropped), strings.Join(n.Dropped, " "), n.StringsDropped, n.StringsDropped+n.StringsKept)
-	}
-	return nil
+	return failError(report.RedactedTrace(a.stdout, f.out, res))
 }
