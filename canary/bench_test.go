@@ -3,13 +3,11 @@ package canary_test
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/pel-ladder/pel/canary"
 	"github.com/pel-ladder/pel/compare"
+	"github.com/pel-ladder/pel/compare/comparetest"
 )
 
 // BenchmarkJudgeDir is pel compare of an interleaved canary run of n arrivals (half to the
@@ -20,32 +18,14 @@ func BenchmarkJudgeDir(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 300_000} {
 		dir := interleaved(b, filepath.Join(b.TempDir(), "run"), n, 1, 0, nil, nil)
 		b.Run(fmt.Sprintf("arrivals=%d", n), func(b *testing.B) {
-			runtime.GC()
-			var peak atomic.Uint64
-			stop, done := make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(done)
-				var ms runtime.MemStats
-				for {
-					runtime.ReadMemStats(&ms)
-					if ms.HeapAlloc > peak.Load() {
-						peak.Store(ms.HeapAlloc)
-					}
-					select {
-					case <-stop:
-						return
-					case <-time.After(20 * time.Millisecond):
+			peak := comparetest.PeakHeapMB(func() {
+				for b.Loop() {
+					if _, err := canary.JudgeDir(dir, compare.Options{Resamples: 200}); err != nil {
+						b.Fatal(err)
 					}
 				}
-			}()
-			for b.Loop() {
-				if _, err := canary.JudgeDir(dir, compare.Options{Resamples: 200}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			close(stop)
-			<-done
-			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+			})
+			b.ReportMetric(peak, "peak-heap-MB")
 		})
 	}
 }

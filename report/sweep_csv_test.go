@@ -17,15 +17,7 @@ import (
 // 0) and whose error and SLO miss carry a comma, a quote and a leading '=' (cells a
 // spreadsheet must read as text).
 func TestSweepCSVGolden(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.sweep.json")
-	if len(files) == 0 {
-		t.Fatal("no testdata/*.sweep.json")
-	}
-	for _, f := range files {
-		r, err := sweep.ReadResult(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, r := range sweepResults(t) {
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		var b bytes.Buffer
 		if err := SweepCSV(&b, r); err != nil {
