@@ -23,11 +23,3 @@ func (p Point) MsText(q string, v float64) string {
 	}
 	return fmt.Sprintf("%.1f", v)
 }
-
-// withMs appends the unit to a measured value.
-func withMs(s string) string {
-	if s == "not measured" {
-		return s
-	}
-	return s + " ms"
-}

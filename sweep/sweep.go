@@ -77,8 +77,9 @@ type Config struct {
 	Collectors func() ([]runner.Collector, error)
 	// Runner runs one point (default runner.Run); tests may substitute it.
 	Runner func(context.Context, runner.Config) (*evidence.Evidence, error)
-	// Log receives one line per finished point, and warnings as they arise (nil: none).
-	Log io.Writer
+	// Progress hears of each point as it starts and finishes, and of warnings as they
+	// arise (nil: none); package report renders them (report.SweepProgress).
+	Progress Progress
 }
 
 // Point is one run of the sweep, summarised from its warm phase.
@@ -287,8 +288,8 @@ func (sw *sweeper) contractFor(l Load) (*contract.Contract, error) {
 
 func (sw *sweeper) warn(s string) {
 	sw.res.Warnings = append(sw.res.Warnings, s)
-	if sw.cfg.Log != nil {
-		fmt.Fprintf(sw.cfg.Log, "sweep: warning: %s\n", s)
+	if sw.cfg.Progress != nil {
+		sw.cfg.Progress.Warning(s)
 	}
 }
 
@@ -342,12 +343,8 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 		}
 		pcfg.Collectors = cols
 	}
-	if sw.cfg.Log != nil && sw.points > 0 {
-		of := fmt.Sprint(sw.points)
-		if sw.atMost {
-			of = "at most " + of
-		}
-		fmt.Fprintf(sw.cfg.Log, "sweep: point %d of %s: %s\n", len(sw.res.Points)+1, of, l.Name())
+	if sw.cfg.Progress != nil && sw.points > 0 {
+		sw.cfg.Progress.Starting(len(sw.res.Points)+1, sw.points, sw.atMost, l.Name())
 	}
 	// The point's records, as the runner's stage 1 streams them, folded into the bounded
 	// summary its judgement reads (a bootstrap over tasks): requests.jsonl is read once.
@@ -371,8 +368,8 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 	sw.judge(&p, run)
 	sw.res.Points = append(sw.res.Points, p)
 	sw.done[l.Name()] = len(sw.res.Points) - 1
-	if sw.cfg.Log != nil {
-		logPoint(sw.cfg.Log, p)
+	if sw.cfg.Progress != nil {
+		sw.cfg.Progress.Done(p)
 	}
 	if err != nil && (errors.Is(err, runner.ErrBadInput) || ctx.Err() != nil) {
 		// The target or the input is unusable (or the user stopped us): later points
@@ -515,22 +512,4 @@ func JSON(w io.Writer, r *Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-func logPoint(w io.Writer, p Point) {
-	if p.Error != "" && p.Requests == 0 {
-		fmt.Fprintf(w, "sweep %s: %s\n", p.Name, p.Error)
-		return
-	}
-	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %s, ITL p99 %s, %s\n", p.Name, p.Requests, p.GoodputRPS, withMs(p.MsText(QTTFT, p.TTFTP99)), withMs(p.MsText(QITL, p.ITLP99)), meetsText(p))
-}
-
-func meetsText(p Point) string {
-	switch {
-	case p.MeetsSLO == nil:
-		return "not judged"
-	case *p.MeetsSLO:
-		return "meets the contract"
-	}
-	return "misses the contract: " + p.SLOMiss
 }

@@ -67,7 +67,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if (conc == "") == (rates == "") && !sloSearch {
 				return usageErrorf("give exactly one of --concurrency N,N,... and --rates R,R,... (or --slo-search)")
 			}
-			cfg := sweep.Config{Duration: duration, Requests: requests, Log: a.stderr, MinAcceptance: minAcc, TargetRate: targetRate, Replicas: replicas}
+			cfg := sweep.Config{Duration: duration, Requests: requests, Progress: report.SweepProgress(a.stderr), MinAcceptance: minAcc, TargetRate: targetRate, Replicas: replicas}
 			if cmd.Flags().Changed("warmup") {
 				cfg.Warmup = &warmup
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/pel-ladder/pel/internal/badinput"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/sweep"
 )
@@ -12,7 +13,7 @@ import (
 // one at a time), written to out as a sweep is.
 func sweepFromRuns(a *app, from []string, out string, minAcc float64, asJSON bool) error {
 	out = rundir.OutPath(a.stderr, "sweep", out)
-	res, err := sweep.FromRuns(out, from, minAcc, a.stderr)
+	res, err := sweep.FromRuns(out, from, minAcc, report.SweepProgress(a.stderr))
 	if errors.Is(err, badinput.ErrBadInput) {
 		return usageError(err)
 	}
