@@ -14,7 +14,7 @@ import (
 
 // The short lines a command prints after it acted: what it packed or redacted, what prune
 // removed or would remove, the client's load beside a run's schedule lag, where a
-// load-only run is.
+// load-only run is, which contract was written or run.
 
 // redactions prints one line per kind of value redacted (replaced or removed), indented,
 // the kind padded to width.
@@ -122,5 +122,26 @@ func ClientLoad(w io.Writer, ev *evidence.Evidence, before, after string, cores 
 // stage 1, and the command that diagnoses it.
 func LoadOnly(w io.Writer, dir string) error {
 	_, err := fmt.Fprintf(w, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", dir, dir)
+	return err
+}
+
+// ContractWritten says where pel contract init wrote a contract, and what to run once it
+// is edited.
+func ContractWritten(w io.Writer, path string) error {
+	_, err := fmt.Fprintf(w, "wrote %s; edit it, then: pel contract check %s\n", path, path)
+	return err
+}
+
+// FlagContract gives the sha256 of a contract pel contract from-flags printed, and how to
+// check it once saved.
+func FlagContract(w io.Writer, sha string) error {
+	_, err := fmt.Fprintf(w, "pel contract from-flags: sha256 %s (save it, then: pel contract check FILE)\n", sha)
+	return err
+}
+
+// FlagRun says which contract a run from workload flags runs (its sha256, and path, where
+// the run directory keeps it) and how to run it again.
+func FlagRun(w io.Writer, sha, path string) error {
+	_, err := fmt.Fprintf(w, "pel run: contract from flags, sha256 %s, written to %s\npel run: re-run it with: pel run --target URL --contract %s\n", sha, path, path)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -71,7 +72,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			}
 			out = rundir.OutPath(a.stderr, "run", out)
 			if fromFlags {
-				announceFlagContract(a.stderr, c, out)
+				report.FlagRun(a.stderr, c.SHA256(), filepath.Join(out, rundir.ContractFile))
 			}
 			boundRunMemory(c) // memory.go
 			if cpuProfile != "" {
