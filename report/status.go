@@ -145,3 +145,47 @@ func FlagRun(w io.Writer, sha, path string) error {
 	_, err := fmt.Fprintf(w, "pel run: contract from flags, sha256 %s, written to %s\npel run: re-run it with: pel run --target URL --contract %s\n", sha, path, path)
 	return err
 }
+
+// SimServing says what pel sim serves and where: the scenario and the layer it makes the
+// owner, the model name, the URL, the KV capacity and the speed, and the DCGM exporter's
+// page when it has one (dcgmURL "": none).
+func SimServing(w io.Writer, scenario, owner, model, url string, kvTokens int, speed float64, dcgmURL string) error {
+	if _, err := fmt.Fprintf(w, "pel sim: scenario %s (owner layer: %s) serving %s on %s (KV capacity %d tokens, speed %gx)\n",
+		scenario, owner, model, url, kvTokens, speed); err != nil {
+		return err
+	}
+	if dcgmURL != "" {
+		_, err := fmt.Fprintf(w, "pel sim: DCGM exporter page on %s/metrics\n", dcgmURL)
+		return err
+	}
+	return nil
+}
+
+// DemoDir says where pel demo writes when no -o was given.
+func DemoDir(w io.Writer, dir string) error {
+	_, err := fmt.Fprintf(w, "pel demo: no -o given: writing to %s\n", dir)
+	return err
+}
+
+// The notes a run prints when a step after its load fails: the load's evidence stays on
+// disk, and the note says what did not happen. The error can carry text read from outside
+// (a file's line, a server's answer): made safe for the terminal.
+
+// DiagnosisSkipped: the diagnosis of the run in dir failed, and how to run it again.
+func DiagnosisSkipped(w io.Writer, err error, dir string) error {
+	_, werr := fmt.Fprintf(w, "pel: diagnosis skipped: %s (rerun: pel analyze %s)\n", scrub.Terminal(err.Error()), dir)
+	return werr
+}
+
+// DiagnosisNotWritten: the diagnosis was made but could not be written.
+func DiagnosisNotWritten(w io.Writer, err error) error {
+	_, werr := fmt.Fprintf(w, "pel: writing the diagnosis: %s\n", scrub.Terminal(err.Error()))
+	return werr
+}
+
+// TraceNotAnalysed: the profiling window's trace could not be analysed (the run is
+// diagnosed without it).
+func TraceNotAnalysed(w io.Writer, err error) error {
+	_, werr := fmt.Fprintf(w, "pel: the profiling window's trace was not analysed: %s\n", scrub.Terminal(err.Error()))
+	return werr
+}

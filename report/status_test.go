@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,22 @@ func TestPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "wrote p.tar.gz: 7 files\n  host                       removed: 2\n  left out: notes.txt\n  left out: x ]0;y\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestRunNotes: a note about a step that failed after the load names the step and, for the
+// diagnosis, the command that redoes it; an error carrying a terminal escape from outside
+// reaches the terminal without it.
+func TestRunNotes(t *testing.T) {
+	var b bytes.Buffer
+	DiagnosisSkipped(&b, errors.New("evidence.json: line 3: \x1b[31mbad\x1b[0m"), "runs/a")
+	DiagnosisNotWritten(&b, errors.New("disk full"))
+	TraceNotAnalysed(&b, errors.New("trace.json: truncated"))
+	want := "pel: diagnosis skipped: evidence.json: line 3: [31mbad [0m (rerun: pel analyze runs/a)\n" +
+		"pel: writing the diagnosis: disk full\n" +
+		"pel: the profiling window's trace was not analysed: trace.json: truncated\n"
 	if b.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}

@@ -98,9 +98,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				// A failure here keeps the stage-1 evidence already on disk and says why.
 				boundAnalysisMemory()
 				if d, dev, aerr := analyzeRun(a.stderr, out, ev); aerr != nil {
-					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
+					report.DiagnosisSkipped(a.stderr, aerr, out)
 				} else if werr := ladder.WriteRun(d, dev); werr != nil {
-					fmt.Fprintf(a.stderr, "pel: writing the diagnosis: %v\n", werr)
+					report.DiagnosisNotWritten(a.stderr, werr)
 				} else {
 					ev = dev
 				}
