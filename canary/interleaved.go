@@ -49,10 +49,12 @@ func IsDir(dir string) bool {
 	return err == nil
 }
 
-// JudgeDir loads an interleaved canary run directory and judges its candidate side
-// against its baseline side, with compare's statistics.
+// JudgeDir reads an interleaved canary run directory and judges its candidate side
+// against its baseline side, with compare's statistics. It streams requests.jsonl twice
+// (the candidate's warm window, then both sides into their bounded summaries) and holds
+// no task record.
 func JudgeDir(dir string, o compare.Options) (*Result, error) {
-	run, err := compare.Load(dir)
+	run, d, err := compare.OpenHead(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -61,69 +63,61 @@ func JudgeDir(dir string, o compare.Options) (*Result, error) {
 		return nil, badinput.Wrap(err)
 	}
 	warmup := time.Duration(log.WarmupS * float64(time.Second))
-	baseAll, cand := Sides(run.Records, log.StartedAt, warmup)
-	if len(cand) == 0 {
-		return nil, badinput.Errorf("%s: no task went to the candidate (%d arrivals, share %g)", dir, log.Arrivals, log.Share)
-	}
 	// The compared warm window is the candidate's; the baseline's warm tasks outside it
 	// (after a stop, say) ran under other conditions.
 	var w0, w1 time.Time
-	for i := range cand {
-		if cand[i].Phase != record.PhaseWarm {
-			continue
+	nCand := 0
+	err = d.Each(func(r *record.Record) error {
+		if !Candidate(r, log.StartedAt, warmup) {
+			return nil
 		}
-		if t := cand[i].ScheduledAt; w0.IsZero() || t.Before(w0) {
+		nCand++
+		if r.Phase != record.PhaseWarm {
+			return nil
+		}
+		if t := r.ScheduledAt; w0.IsZero() || t.Before(w0) {
 			w0 = t
 		}
-		if t := cand[i].ScheduledAt; t.After(w1) {
+		if t := r.ScheduledAt; t.After(w1) {
 			w1 = t
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, badinput.Errorf("%v", err)
 	}
-	var base []record.Record
-	for _, r := range baseAll {
-		if r.Phase == record.PhaseWarm && (w0.IsZero() || r.ScheduledAt.Before(w0) || r.ScheduledAt.After(w1)) {
-			continue
-		}
-		base = append(base, r)
+	if nCand == 0 {
+		return nil, badinput.Errorf("%s: no task went to the candidate (%d arrivals, share %g)", dir, log.Arrivals, log.Share)
 	}
-	count := func(rs []record.Record) map[string]int {
-		m := map[string]int{}
-		for _, r := range rs {
-			m[r.Phase]++
-		}
-		return m
-	}
-	nb, nc := count(base), count(cand)
-	bShare, cShare, wins := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	for _, p := range []string{record.PhaseCold, record.PhaseWarm} {
-		if n := nb[p] + nc[p]; n > 0 {
-			bShare[p], cShare[p] = float64(nb[p])/float64(n), float64(nc[p])/float64(n)
-			var both []*record.Record
-			for _, rs := range [][]record.Record{base, cand} {
-				for i := range rs {
-					if rs[i].Phase == p {
-						both = append(both, &rs[i])
-					}
-				}
-			}
-			a, b := compare.Window(both)
-			wins[p] = b.Sub(a).Seconds()
-		}
-	}
-
 	bEv := run.Evidence
 	if bEv != nil && log.TriggerSource == SourceRollbackFrom {
 		cp := *bEv
 		cp.Rollback = evidence.Rollback{Triggers: log.Triggers()}
 		bEv = &cp
 	}
-	cEv, err := rundir.ReadEvidence(filepath.Join(dir, EvidenceFile))
+	cEv, err := rundir.ReadEvidence(d.File(EvidenceFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, badinput.Errorf("%v", err)
 	}
-	b := run.Part(dir+" [baseline "+log.Baseline+"]", bEv, base)
-	c := run.Part(dir+" [canary "+log.Candidate+"]", cEv, cand)
-	if err := c.ReadEngine(dir, MetricsFile); err != nil {
+	b := run.Part(dir+" [baseline "+log.Baseline+"]", bEv)
+	c := run.Part(dir+" [canary "+log.Candidate+"]", cEv)
+	err = d.Each(func(r *record.Record) error {
+		if Candidate(r, log.StartedAt, warmup) {
+			return c.Add(r)
+		}
+		if r.Phase == record.PhaseWarm && (w0.IsZero() || r.ScheduledAt.Before(w0) || r.ScheduledAt.After(w1)) {
+			return nil
+		}
+		return b.Add(r)
+	})
+	if err != nil {
+		return nil, badinput.Errorf("%v", err)
+	}
+	if err := c.ReadEngine(d, MetricsFile); err != nil {
+		return nil, err
+	}
+	bShare, cShare, wins, err := shares(b, c)
+	if err != nil {
 		return nil, err
 	}
 	b.Interleave(bShare, wins)
@@ -170,4 +164,38 @@ func applyStop(res *compare.Result, log *Log) {
 	}
 	res.Verdict = compare.Reject
 	res.Reasons = append(why, res.Reasons...)
+}
+
+// shares are, per phase (cold and warm), each side's share of the phase's tasks and the
+// window both sides share (first arrival to last end of either, seconds).
+func shares(b, c *compare.Run) (bShare, cShare, wins map[string]float64, err error) {
+	bShare, cShare, wins = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, p := range []string{record.PhaseCold, record.PhaseWarm} {
+		nb, b0, b1, err := b.PhaseSpan(p)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		nc, c0, c1, err := c.PhaseSpan(p)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n := nb + nc
+		if n == 0 {
+			continue
+		}
+		bShare[p], cShare[p] = float64(nb)/float64(n), float64(nc)/float64(n)
+		switch {
+		case nb == 0:
+			b0, b1 = c0, c1
+		case nc > 0:
+			if c0.Before(b0) {
+				b0 = c0
+			}
+			if c1.After(b1) {
+				b1 = c1
+			}
+		}
+		wins[p] = b1.Sub(b0).Seconds()
+	}
+	return bShare, cShare, wins, nil
 }

@@ -31,7 +31,7 @@ canary: {share: 0.5}
 // interleaved writes an interleaved canary run directory: n arrivals 50 ms apart, each to
 // the candidate by the seeded draw; the candidate's TTFT is the baseline's times slow on
 // the share of tasks slowShare (0: the same distribution). log completes canary.json.
-func interleaved(t *testing.T, dir string, n int, slow, slowShare float64, trig []evidence.Trigger, log func(*canary.Log)) string {
+func interleaved(t testing.TB, dir string, n int, slow, slowShare float64, trig []evidence.Trigger, log func(*canary.Log)) string {
 	t.Helper()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(5, 5))

@@ -150,27 +150,36 @@ func ReadFile(path string) (*Log, error) {
 }
 
 // Sides splits an interleaved run's task records (record.ReadFile's): the baseline's as
-// they are, and the candidate's (phase canary) relabelled cold or warm by their arrival's
-// offset from start against the contract's warm-up (a multi-step task's calls with it), so
-// each side has the phases any run has and like is compared with like.
+// they are, and the candidate's relabelled as Candidate relabels them.
 func Sides(recs []record.Record, start time.Time, warmup time.Duration) (base, cand []record.Record) {
 	for _, r := range recs {
-		if r.Phase != record.PhaseCanary {
+		if Candidate(&r, start, warmup) {
+			cand = append(cand, r)
+		} else {
 			base = append(base, r)
-			continue
 		}
-		r.Phase = record.PhaseWarm
-		if r.ScheduledAt.Sub(start) < warmup {
-			r.Phase = record.PhaseCold
-		}
-		if ss := r.StepRecords(); len(ss) > 0 {
-			cp := append([]record.Record(nil), ss...)
-			for i := range cp {
-				cp[i].Phase = r.Phase
-			}
-			r.AttachSteps(cp)
-		}
-		cand = append(cand, r)
 	}
 	return base, cand
+}
+
+// Candidate reports whether r is one of the candidate's tasks (phase canary), and relabels
+// it cold or warm by its arrival's offset from start against the contract's warm-up (a
+// multi-step task's calls with it, in a copy of them), so each side has the phases any run
+// has and like is compared with like. A baseline task is left as it is.
+func Candidate(r *record.Record, start time.Time, warmup time.Duration) bool {
+	if r.Phase != record.PhaseCanary {
+		return false
+	}
+	r.Phase = record.PhaseWarm
+	if r.ScheduledAt.Sub(start) < warmup {
+		r.Phase = record.PhaseCold
+	}
+	if ss := r.StepRecords(); len(ss) > 0 {
+		cp := append([]record.Record(nil), ss...)
+		for i := range cp {
+			cp[i].Phase = r.Phase
+		}
+		r.AttachSteps(cp)
+	}
+	return true
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,33 +34,14 @@ func BenchmarkDirs(b *testing.B) {
 	}
 	for _, in := range ins {
 		b.Run(in.name, func(b *testing.B) {
-			runtime.GC()
-			var peak atomic.Uint64
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				var ms runtime.MemStats
-				for {
-					runtime.ReadMemStats(&ms)
-					if ms.HeapAlloc > peak.Load() {
-						peak.Store(ms.HeapAlloc)
-					}
-					select {
-					case <-stop:
-						return
-					case <-time.After(20 * time.Millisecond):
+			peak := comparetest.PeakHeapMB(func() {
+				for b.Loop() {
+					if _, err := Dirs(in.base, in.cand, Options{}); err != nil {
+						b.Fatal(err)
 					}
 				}
-			}()
-			for b.Loop() {
-				if _, err := Dirs(in.base, in.cand, Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			close(stop)
-			<-done
-			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+			})
+			b.ReportMetric(peak, "peak-heap-MB")
 		})
 	}
 }

@@ -602,6 +602,7 @@ func triggerStats(ev *evidence.Evidence) []stat {
 
 type sloBound struct {
 	signal string
+	metric string  // ttft, itl, tpot, e2e
 	bound  float64 // ms
 	st     stat
 }
@@ -624,6 +625,7 @@ func sloBounds(s contract.SLO) []sloBound {
 		for _, q := range qs {
 			out = append(out, sloBound{
 				signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q),
+				metric: m.name,
 				bound:  float64(ps[q]) / float64(time.Millisecond),
 				st:     stat{m.k, q / 100},
 			})

@@ -94,8 +94,11 @@
 // prompt hashes are a hash sample past maxDistinct (16,384; the overlap counts are then
 // estimates); the schedule lag is a quantile.Hist; metrics.jsonl is read one sample at a
 // time. A file with more than maxPhases (8) phases or maxEndpoints (1,024) engine endpoints
-// is refused. Load keeps the records in memory for a caller that reads them itself (package
-// canary splits an interleaved run by them).
+// is refused. A caller that reads the records itself streams them into the same summary
+// (NewRun, OpenHead, Part, Add): package canary splits an interleaved run into its two
+// sides so, and a sweep folds each point's records as the runner streams them. Load, which
+// keeps the records in memory, is the held reference a streamed comparison is tested
+// against.
 //
 // Sample sizes are stated in the unit that is short: a check rests on Check.Values values of
 // its scope (a task type's own SLO sees only that type; latency quantiles only completed

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -10,16 +9,18 @@ import (
 // canary splits it and judges it); the two methods below are what a comparison needs to
 // know of such a side: which tasks it holds, and the window its goodput is computed over.
 
-// Part is a side made of some of r's tasks: recs, under name, with evidence ev (nil: none)
-// and r's engine facts.
-func (r *Run) Part(name string, ev *evidence.Evidence, recs []record.Record) *Run {
-	return &Run{Dir: name, Contract: r.Contract, Evidence: ev, Records: recs, engine: r.engine}
+// Part is an empty side of r under name, with evidence ev (nil: none), r's contract and
+// r's engine facts, for its caller to stream some of r's tasks into (Add).
+func (r *Run) Part(name string, ev *evidence.Evidence) *Run {
+	p := NewRun(name, r.Contract, ev)
+	p.engine = r.engine
+	return p
 }
 
 // ReadEngine replaces r's engine facts with those of the samples file name in the run
-// directory dir (one side's engine in an interleaved run).
-func (r *Run) ReadEngine(dir, name string) error {
-	f, err := engineFactsIn(&rundir.Dir{Path: dir}, name)
+// directory d (one side's engine in an interleaved run).
+func (r *Run) ReadEngine(d *rundir.Dir, name string) error {
+	f, err := engineFactsIn(d, name)
 	if err != nil {
 		return badInput("%v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/pel-ladder/pel/internal/figure"
 
 	"github.com/pel-ladder/pel/evidence"
-	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
 	"github.com/pel-ladder/pel/scrape"
 )
@@ -211,23 +210,6 @@ func labelKey(l map[string]string) string {
 		b.WriteString("," + k + "=" + l[k])
 	}
 	return "{" + b.String() + "}"
-}
-
-// window is the time span of a set of records: first scheduled to last done.
-func window(rs []*record.Record) (start, end time.Time) {
-	for i, r := range rs {
-		if i == 0 || r.ScheduledAt.Before(start) {
-			start = r.ScheduledAt
-		}
-		e := r.DoneAt
-		if e.IsZero() {
-			e = r.ScheduledAt
-		}
-		if e.After(end) {
-			end = e
-		}
-	}
-	return start, end
 }
 
 // preconditions checks what must match before the primary phase's figures can be blamed on

@@ -20,6 +20,7 @@ const maxPhases = 8
 // figures the preconditions compare.
 type summary struct {
 	phases  map[string]*phaseSum
+	order   []string        // the phases, in the order their first task was read
 	first   time.Time       // earliest scheduled_at
 	prompts distinct        // prompt hashes, every phase
 	taskSet map[string]bool // the contract's task types with percentile bounds of their own
@@ -71,6 +72,7 @@ func (s *summary) add(r *record.Record) error {
 		}
 		ps = &phaseSum{all: s.budget.add(newSideAcc(true)), byTask: map[string]*sideAcc{}, lag: quantile.NewHist()}
 		s.phases[r.Phase] = ps
+		s.order = append(s.order, r.Phase)
 	}
 	if s.first.IsZero() || r.ScheduledAt.Before(s.first) {
 		s.first = r.ScheduledAt

@@ -13,15 +13,7 @@ import (
 // TestSweepHTMLGolden renders every testdata/*.sweep.json (results of real pel sim sweeps)
 // to its golden *.sweep.html; test/browser opens those pages in Chromium.
 func TestSweepHTMLGolden(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.sweep.json")
-	if len(files) == 0 {
-		t.Fatal("no testdata/*.sweep.json")
-	}
-	for _, f := range files {
-		r, err := sweep.ReadResult(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, r := range sweepResults(t) {
 		var b bytes.Buffer
 		if err := SweepHTML(&b, r); err != nil {
 			t.Fatal(err)
@@ -51,4 +43,22 @@ func TestSweepHTMLGolden(t *testing.T) {
 		}
 		golden.Check(t, filepath.Join("testdata", name), b.Bytes())
 	}
+}
+
+// sweepResults reads every testdata/*.sweep.json (results of real pel sim sweeps), by file.
+func sweepResults(t *testing.T) map[string]*sweep.Result {
+	t.Helper()
+	files, _ := filepath.Glob("testdata/*.sweep.json")
+	if len(files) == 0 {
+		t.Fatal("no testdata/*.sweep.json")
+	}
+	out := map[string]*sweep.Result{}
+	for _, f := range files {
+		r, err := sweep.ReadResult(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = r
+	}
+	return out
 }

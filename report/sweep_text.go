@@ -108,5 +108,6 @@ func SweepText(out io.Writer, r *sweep.Result) error {
 	return w.Flush()
 }
 
-// SweepJSON writes a sweep's result as indented JSON (what sweep.json holds).
-func SweepJSON(w io.Writer, r *sweep.Result) error { return indented(w, r) }
+// SweepJSON writes a sweep's result as sweep.json holds it (sweep.JSON, the one encoder of
+// the file), so --json prints the file's bytes.
+func SweepJSON(w io.Writer, r *sweep.Result) error { return sweep.JSON(w, r) }

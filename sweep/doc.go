@@ -10,8 +10,9 @@
 // be fed to `pel compare` only with --allow-contract-change. Figures per point come from its
 // evidence (warm phase): goodput, acceptance, TTFT/ITL p50/p99, E2E p99, the measured mean
 // in-flight count, cost per accepted task and the replicas /metrics showed. The sweep writes
-// DIR/sweep.json, DIR/sweep.csv (one row per point) and, from the command line,
-// DIR/sweep.html (package report: goodput and throughput vs load, TTFT and ITL p50/p99 vs
+// DIR/sweep.json (the result, as ReadResult reads it back); package report renders it, and
+// the command line writes its renderings beside it: DIR/sweep.csv (one row per point) and
+// DIR/sweep.html (goodput and throughput vs load, TTFT and ITL p50/p99 vs
 // load with the SLO lines, the throughput–latency curve, the knee and the capacity marked).
 //
 // # Warm tasks
@@ -25,7 +26,7 @@
 // # Meeting the contract
 //
 // Every point is judged on its primary phase (warm) against the contract's percentile SLO
-// bounds, global and per task (CheckSLO, with compare.CheckBounds: the point value and its order-statistic
+// bounds, global and per task (CheckSLO, with compare.Run.CheckBounds on the point's bounded summary: the point value and its order-statistic
 // interval), and an acceptance bound (MinAcceptance, default 0.99: a p99 bound lets 1 task
 // in 100 be slower, the acceptance bound lets 1 in 100 be rejected). A point meets the
 // contract when every bound's point value holds and acceptance reaches the bound; the

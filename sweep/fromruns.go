@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,9 +14,9 @@ import (
 // tool's load points, or runs made one by one) instead of running them: each run is a
 // point at the load its contract states (closed loop: its concurrency; open loop: its
 // rate), judged against its own contract as a sweep's point is. Each element of dirs is a
-// run directory or a directory of run directories. It writes outDir/sweep.json and
-// sweep.csv (outDir absent or empty); the runs stay where they are.
-func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer) (*Result, error) {
+// run directory or a directory of run directories. It writes outDir/sweep.json
+// (outDir absent or empty); the runs stay where they are.
+func FromRuns(outDir string, dirs []string, minAcceptance float64, progress Progress) (*Result, error) {
 	if minAcceptance == 0 {
 		minAcceptance = DefaultMinAcceptance
 	}
@@ -45,7 +44,7 @@ func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer
 	if len(runs) < 2 {
 		return nil, badInput("a sweep needs at least two runs, got %d", len(runs))
 	}
-	sw := &sweeper{cfg: Config{MinAcceptance: minAcceptance, Log: log}, done: map[string]int{}}
+	sw := &sweeper{cfg: Config{MinAcceptance: minAcceptance, Progress: progress}, done: map[string]int{}}
 	res := &Result{Points: []Point{}, KneeRule: KneeRule, MinAcceptance: minAcceptance}
 	sw.res = res
 	for _, dir := range runs {
@@ -83,8 +82,8 @@ func FromRuns(outDir string, dirs []string, minAcceptance float64, log io.Writer
 		sw.judge(&p, nil) // an existing run: read from its directory
 		res.Points = append(res.Points, p)
 		sw.done[l.Name()] = len(res.Points) - 1
-		if log != nil {
-			logPoint(log, p)
+		if progress != nil {
+			progress.Done(p)
 		}
 	}
 	sort.SliceStable(res.Points, func(i, j int) bool { return res.Points[i].Load < res.Points[j].Load })

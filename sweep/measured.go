@@ -3,7 +3,6 @@ package sweep
 import (
 	"fmt"
 	"slices"
-	"strconv"
 )
 
 // Quantities a point can lack samples of (Point.NotMeasured).
@@ -23,20 +22,4 @@ func (p Point) MsText(q string, v float64) string {
 		return "not measured"
 	}
 	return fmt.Sprintf("%.1f", v)
-}
-
-// csvMs is the CSV cell of one latency: empty when not measured.
-func (p Point) csvMs(q string, v float64) string {
-	if !p.Measured(q) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// withMs appends the unit to a measured value.
-func withMs(s string) string {
-	if s == "not measured" {
-		return s
-	}
-	return s + " ms"
 }

@@ -94,7 +94,7 @@ func TestSLOSearch(t *testing.T) {
 		c.CostPerAcceptedTask == nil || math.Abs(*c.CostPerAcceptedTask-0.01/s.Lo) > 1e-12 {
 		t.Errorf("stage-5 figures %+v", c)
 	}
-	// Points are sorted by load; sweep.json and sweep.csv are written.
+	// Points are sorted by load; sweep.json is written (report renders sweep.csv from it).
 	for i := 1; i < len(r.Points); i++ {
 		if r.Points[i].Load <= r.Points[i-1].Load {
 			t.Errorf("points not in ascending load: %s after %s", r.Points[i].Name, r.Points[i-1].Name)
@@ -103,10 +103,6 @@ func TestSLOSearch(t *testing.T) {
 	back, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil || back.Capacity == nil || back.Capacity.Point != c.Point || back.Search == nil {
 		t.Errorf("sweep.json: %v %+v", err, back)
-	}
-	csv, err := os.ReadFile(filepath.Join(dir, CSVFile))
-	if err != nil || strings.Count(string(csv), "\n") != len(r.Points)+1 || !strings.Contains(string(csv), ",true,") {
-		t.Errorf("sweep.csv: %v\n%s", err, csv)
 	}
 }
 

@@ -64,7 +64,7 @@ func TestSLOSearchAgainstSim(t *testing.T) {
 			return []runner.Collector{col}, err
 		},
 		TargetRate: 100,
-		Log:        &log,
+		Progress:   report.SweepProgress(&log),
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())

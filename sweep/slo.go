@@ -3,7 +3,6 @@ package sweep
 import (
 	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/stats"
 )
 
 // SLOResult is one run judged against its own contract's percentile SLO bounds.
@@ -19,49 +18,52 @@ type SLOResult struct {
 }
 
 // CheckSLO judges one run's primary phase against the percentile SLO bounds its contract
-// sets (globally and per task): which loads meet the contract.
-func CheckSLO(r *compare.Run, o compare.Options) SLOResult {
-	phase := primaryPhase(r.Records)
-	var recs []*record.Record
-	for i := range r.Records {
-		if r.Records[i].Phase == phase {
-			recs = append(recs, &r.Records[i])
-		}
+// sets (globally and per task): which loads meet the contract. It reads the run's bounded
+// summary (compare.Run), never its records.
+func CheckSLO(r *compare.Run, o compare.Options) (SLOResult, error) {
+	phases, err := r.Phases()
+	if err != nil {
+		return SLOResult{}, err
 	}
-	res := SLOResult{Phase: phase, Tasks: len(recs), Checks: []compare.Check{}}
-	if a, ok := stats.AcceptanceRate(recs); ok {
-		res.AcceptanceRate = a
+	phase := primaryPhase(phases)
+	res := SLOResult{Phase: phase, Checks: []compare.Check{}}
+	if a, n, ok, err := r.AcceptanceRate(phase); err != nil {
+		return SLOResult{}, err
+	} else if ok {
+		res.AcceptanceRate, res.Tasks = a, n
 	}
-	res.Checks = append(res.Checks, compare.CheckBounds(recs, r.Contract.SLO, "all tasks", "slo/all tasks", phase, o)...)
+	all, err := r.CheckBounds(phase, "", r.Contract.SLO, "all tasks", "slo/all tasks", o)
+	if err != nil {
+		return SLOResult{}, err
+	}
+	res.Checks = append(res.Checks, all...)
 	for _, t := range r.Contract.Tasks {
 		if t.SLO == nil {
 			continue
 		}
-		var of []*record.Record
-		for _, rec := range recs {
-			if rec.Task == t.Name {
-				of = append(of, rec)
-			}
+		of, err := r.CheckBounds(phase, t.Name, *t.SLO, "task "+t.Name, "slo/task "+t.Name, o)
+		if err != nil {
+			return SLOResult{}, err
 		}
-		res.Checks = append(res.Checks, compare.CheckBounds(of, *t.SLO, "task "+t.Name, "slo/task "+t.Name, phase, o)...)
+		res.Checks = append(res.Checks, of...)
 	}
-	return res
+	return res, nil
 }
 
 // primaryPhase is the phase a single run is judged on: warm, else canary, else cold, else
-// whatever its first record says.
-func primaryPhase(recs []record.Record) string {
+// the first phase read (phases, in read order).
+func primaryPhase(phases []string) string {
 	have := map[string]bool{}
-	for i := range recs {
-		have[recs[i].Phase] = true
+	for _, p := range phases {
+		have[p] = true
 	}
 	for _, p := range []string{record.PhaseWarm, record.PhaseCanary, record.PhaseCold} {
 		if have[p] {
 			return p
 		}
 	}
-	if len(recs) > 0 {
-		return recs[0].Phase
+	if len(phases) > 0 {
+		return phases[0]
 	}
 	return record.PhaseWarm
 }

@@ -2,14 +2,12 @@ package sweep
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +31,10 @@ func badInput(format string, a ...any) error { return badinput.Errorf(format, a.
 // Files of a sweep directory, beside one run directory per point.
 const (
 	ResultFile = "sweep.json"
-	CSVFile    = "sweep.csv"
-	HTMLFile   = "sweep.html" // written by the command line (package report renders it)
+	// CSVFile and HTMLFile are written by the command line, rendered from the result by
+	// package report.
+	CSVFile  = "sweep.csv"
+	HTMLFile = "sweep.html"
 )
 
 // MinWarmTasks is the fewest warm tasks a point needs for its figures to be judged: the
@@ -77,8 +77,9 @@ type Config struct {
 	Collectors func() ([]runner.Collector, error)
 	// Runner runs one point (default runner.Run); tests may substitute it.
 	Runner func(context.Context, runner.Config) (*evidence.Evidence, error)
-	// Log receives one line per finished point, and warnings as they arise (nil: none).
-	Log io.Writer
+	// Progress hears of each point as it starts and finishes, and of warnings as they
+	// arise (nil: none); package report renders them (report.SweepProgress).
+	Progress Progress
 }
 
 // Point is one run of the sweep, summarised from its warm phase.
@@ -154,7 +155,7 @@ type Result struct {
 
 // Run runs the contract once per load (or, with Search, at the loads the search chooses),
 // each into its own run directory, then finds the knee and the capacity at the SLO and
-// writes OutDir/sweep.json and OutDir/sweep.csv. It returns the result even when stopped
+// writes OutDir/sweep.json (package report renders it). It returns the result even when stopped
 // early (with the points done so far) together with the error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	base := cfg.Run
@@ -287,8 +288,8 @@ func (sw *sweeper) contractFor(l Load) (*contract.Contract, error) {
 
 func (sw *sweeper) warn(s string) {
 	sw.res.Warnings = append(sw.res.Warnings, s)
-	if sw.cfg.Log != nil {
-		fmt.Fprintf(sw.cfg.Log, "sweep: warning: %s\n", s)
+	if sw.cfg.Progress != nil {
+		sw.cfg.Progress.Warning(s)
 	}
 }
 
@@ -342,31 +343,33 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 		}
 		pcfg.Collectors = cols
 	}
-	if sw.cfg.Log != nil && sw.points > 0 {
-		of := fmt.Sprint(sw.points)
-		if sw.atMost {
-			of = "at most " + of
-		}
-		fmt.Fprintf(sw.cfg.Log, "sweep: point %d of %s: %s\n", len(sw.res.Points)+1, of, l.Name())
+	if sw.cfg.Progress != nil && sw.points > 0 {
+		sw.cfg.Progress.Starting(len(sw.res.Points)+1, sw.points, sw.atMost, l.Name())
 	}
-	// The point's records, as the runner's stage 1 streamed them: judging the point needs
-	// every task (a bootstrap over tasks), and this spares reading requests.jsonl again.
-	var recs []record.Record
-	pcfg.Observe = func(r *record.Record) { recs = append(recs, *r) }
+	// The point's records, as the runner's stage 1 streams them, folded into the bounded
+	// summary its judgement reads (a bootstrap over tasks): requests.jsonl is read once.
+	run := compare.NewRun(pcfg.OutDir, c, nil)
+	var n int
+	var addErr error
+	pcfg.Observe = func(r *record.Record) {
+		if addErr == nil {
+			addErr = run.Add(r)
+			n++
+		}
+	}
 	ev, err := sw.run(ctx, pcfg)
 	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
 	if err != nil {
 		p.Error = err.Error()
 	}
-	var run *compare.Run
-	if ev != nil && len(recs) > 0 { // stage 1 went through the whole file
-		run = &compare.Run{Dir: p.Dir, Contract: c, Records: recs}
+	if ev == nil || n == 0 || addErr != nil { // stage 1 did not go through the whole file
+		run = nil
 	}
 	sw.judge(&p, run)
 	sw.res.Points = append(sw.res.Points, p)
 	sw.done[l.Name()] = len(sw.res.Points) - 1
-	if sw.cfg.Log != nil {
-		logPoint(sw.cfg.Log, p)
+	if sw.cfg.Progress != nil {
+		sw.cfg.Progress.Done(p)
 	}
 	if err != nil && (errors.Is(err, runner.ErrBadInput) || ctx.Err() != nil) {
 		// The target or the input is unusable (or the user stopped us): later points
@@ -385,7 +388,8 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 
 // judge holds a finished point to the contract: its warm-task floor, its percentile SLO
 // bounds (point values, with intervals for the record) and the acceptance bound.
-// run is the point's records when the runner handed them over; nil reads the directory.
+// run is the point's summary when the runner handed its records over; nil streams the
+// directory's.
 func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	if p.Requests == 0 {
 		return
@@ -399,12 +403,16 @@ func (sw *sweeper) judge(p *Point, run *compare.Run) {
 	p.MeetsSLO = &no
 	if run == nil {
 		var err error
-		if run, err = compare.Load(p.Dir); err != nil {
+		if run, err = compare.Open(p.Dir); err != nil {
 			p.SLOMiss = "not judged: " + err.Error()
 			return
 		}
 	}
-	slo := CheckSLO(run, compare.Options{Resamples: 500})
+	slo, err := CheckSLO(run, compare.Options{Resamples: 500})
+	if err != nil {
+		p.SLOMiss = "not judged: " + err.Error()
+		return
+	}
 	p.SLO = &slo
 	var miss []string
 	if slo.Tasks == 0 {
@@ -465,33 +473,20 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	return p
 }
 
-// sloLines lists the contract's global percentile bounds, for the charts.
+// sloLines lists the contract's global percentile bounds, for the charts: the bounds each
+// point is judged against (compare.SLOBounds).
 func sloLines(c *contract.Contract) []SLOLine {
 	out := []SLOLine{}
-	for _, m := range []struct {
-		name string
-		b    contract.Bound
-	}{{"ttft", c.SLO.TTFT}, {"itl", c.SLO.ITL}, {"tpot", c.SLO.TPOT}, {"e2e", c.SLO.E2E}} {
-		ps := m.b.Percentiles()
-		var qs []float64
-		for q := range ps {
-			qs = append(qs, q)
-		}
-		sort.Float64s(qs)
-		for _, q := range qs {
-			out = append(out, SLOLine{Signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q), Metric: m.name, Quantile: q / 100,
-				BoundMs: float64(ps[q]) / float64(time.Millisecond)})
-		}
+	for _, b := range compare.SLOBounds(c.SLO) {
+		out = append(out, SLOLine{Signal: b.Signal, Metric: b.Metric, Quantile: b.Quantile, BoundMs: b.BoundMs})
 	}
 	return out
 }
 
-// writeResult writes dir/sweep.json and dir/sweep.csv.
+// writeResult writes dir/sweep.json, the result as it is kept (ReadResult reads it back).
+// Its renderings (sweep.csv, sweep.html, the table) are package report's.
 func writeResult(dir *rundir.Dir, r *Result) error {
-	if err := dir.Write(ResultFile, func(w io.Writer) error { return JSON(w, r) }); err != nil {
-		return err
-	}
-	return dir.Write(CSVFile, func(w io.Writer) error { return CSV(w, r) })
+	return dir.Write(ResultFile, func(w io.Writer) error { return JSON(w, r) })
 }
 
 // ReadResult reads a sweep.json.
@@ -517,49 +512,4 @@ func JSON(w io.Writer, r *Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-func logPoint(w io.Writer, p Point) {
-	if p.Error != "" && p.Requests == 0 {
-		fmt.Fprintf(w, "sweep %s: %s\n", p.Name, p.Error)
-		return
-	}
-	fmt.Fprintf(w, "sweep %s: %d requests, goodput %.3f/s, TTFT p99 %s, ITL p99 %s, %s\n", p.Name, p.Requests, p.GoodputRPS, withMs(p.MsText(QTTFT, p.TTFTP99)), withMs(p.MsText(QITL, p.ITLP99)), meetsText(p))
-}
-
-func meetsText(p Point) string {
-	switch {
-	case p.MeetsSLO == nil:
-		return "not judged"
-	case *p.MeetsSLO:
-		return "meets the contract"
-	}
-	return "misses the contract: " + p.SLOMiss
-}
-
-// CSV writes one row per point (sweep.csv): the figures of sweep.json's points, and whether
-// the point is the knee or the capacity at the SLO.
-func CSV(out io.Writer, r *Result) error {
-	w := csv.NewWriter(out)
-	w.Write([]string{"point", "mode", "load", "concurrency", "rate", "in_flight_mean", "requests", "warm_tasks", "accepted", "acceptance_rate",
-		"error_rate", "goodput_rps", "throughput_rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "e2e_p99_ms",
-		"cost_per_accepted_task", "replicas", "meets_slo", "slo_miss", "knee", "capacity_at_slo", "error"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for i, p := range r.Points {
-		cost, meets := "", ""
-		if p.CostPerAcceptedTask != nil {
-			cost = f(*p.CostPerAcceptedTask)
-		}
-		if p.MeetsSLO != nil {
-			meets = strconv.FormatBool(*p.MeetsSLO)
-		}
-		knee := r.Knee != nil && r.Knee.Index == i
-		capa := r.Capacity != nil && r.Capacity.Found && r.Capacity.Point == p.Name
-		w.Write([]string{scrub.CSVCell(p.Name), r.Mode, f(p.Load), strconv.Itoa(p.Concurrency), f(p.Rate), f(p.InFlightMean), strconv.Itoa(p.Requests),
-			strconv.Itoa(p.WarmTasks), strconv.Itoa(p.Accepted), f(p.AcceptanceRate), f(p.ErrorRate), f(p.GoodputRPS), f(p.ThroughputRPS),
-			f(p.OutputTokensPS), p.csvMs(QTTFT, p.TTFTP50), p.csvMs(QTTFT, p.TTFTP99), p.csvMs(QITL, p.ITLP50), p.csvMs(QITL, p.ITLP99), p.csvMs(QE2E, p.E2EP99), cost, strconv.Itoa(p.Replicas), meets,
-			scrub.CSVCell(p.SLOMiss), strconv.FormatBool(knee), strconv.FormatBool(capa), scrub.CSVCell(p.Error)})
-	}
-	w.Flush()
-	return w.Error()
 }

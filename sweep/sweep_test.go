@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -310,7 +311,7 @@ func sweepOnce(t *testing.T, target, dir string) (*Result, string) {
 	res, err := Run(context.Background(), Config{
 		Run:         runner.Config{Target: target, Contract: parse(t, baseContract), OutDir: dir},
 		Concurrency: []int{2, 4, 8, 16},
-		Log:         &log,
+		Progress:    lines{&log},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -414,3 +415,13 @@ func TestFailedPointStaysInTheCurve(t *testing.T) {
 		t.Errorf("knee %+v", res.Knee)
 	}
 }
+
+// lines hears a sweep's progress as a line per event ("sweep NAME" for a finished point),
+// as the command line shows it (report.SweepProgress, which this package cannot import).
+type lines struct{ w *bytes.Buffer }
+
+func (l lines) Warning(msg string) { fmt.Fprintf(l.w, "sweep: warning: %s\n", msg) }
+func (l lines) Starting(i, n int, atMost bool, name string) {
+	fmt.Fprintf(l.w, "sweep: point %d of %d: %s\n", i, n, name)
+}
+func (l lines) Done(p Point) { fmt.Fprintf(l.w, "sweep %s: %d requests\n", p.Name, p.Requests) }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/canary"
-	"github.com/pel-ladder/pel/compare"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/internal/scrub"
@@ -110,13 +108,7 @@ Exit status: 0 accept; 1 reject or inconclusive; 2 bad input (URL, selector, win
 			if err != nil {
 				return failError(err)
 			}
-			switch res.Verdict {
-			case compare.Reject:
-				return failError(fmt.Errorf("verdict: reject (%d reason(s) above): roll the canary back", len(res.Reasons)))
-			case compare.Inconclusive:
-				return failError(errors.New("verdict: inconclusive: the window cannot settle it; do not promote on this analysis"))
-			}
-			return nil
+			return failError(report.VerdictError(res.Verdict, len(res.Reasons), true))
 		},
 	}
 	f := cmd.Flags()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -97,15 +96,7 @@ interrupted, stopped early, one shard, a torn requests.jsonl — without
 			if err = write(); err != nil {
 				return failError(err)
 			}
-			switch res.Verdict {
-			case compare.Reject:
-				return failError(fmt.Errorf("verdict: reject (%d reason(s) above)", len(res.Reasons)))
-			case compare.Inconclusive:
-				return failError(errors.New("verdict: inconclusive: the runs cannot settle it; do not ship on this comparison"))
-			case compare.NotComparable:
-				return failError(errors.New("verdict: not comparable: the runs differ in something no change under test should alter (see the preconditions above); rerun without the mismatch"))
-			}
-			return nil
+			return failError(report.VerdictError(res.Verdict, len(res.Reasons), false))
 		},
 	}
 	f := c.Flags()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 
@@ -58,8 +57,7 @@ func newContractInitCmd(a *app) *cobra.Command {
 			case err != nil:
 				return failError(err)
 			}
-			fmt.Fprintf(a.stdout, "wrote %s; edit it, then: pel contract check %s\n", path, path)
-			return nil
+			return failError(report.ContractWritten(a.stdout, path))
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "overwrite FILE if it exists")

@@ -130,6 +130,6 @@ func demoDir(w io.Writer, o string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(d), 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", filepath.Dir(d), err)
 	}
-	fmt.Fprintf(w, "pel demo: no -o given: writing to %s\n", d)
+	report.DemoDir(w, d)
 	return d, nil
 }

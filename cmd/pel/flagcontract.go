@@ -1,11 +1,7 @@
 package main
 
 import (
-	"io"
-	"path/filepath"
-
 	"fmt"
-	"github.com/pel-ladder/pel/rundir"
 	"strings"
 	"time"
 
@@ -13,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/report"
 )
 
 // workloadFlags are the flags that describe a workload without a contract file (pel run,
@@ -122,8 +119,7 @@ func newContractFromFlagsCmd(a *app) *cobra.Command {
 			if _, err := a.stdout.Write(data); err != nil {
 				return failError(err)
 			}
-			fmt.Fprintf(a.stderr, "pel contract from-flags: sha256 %s (save it, then: pel contract check FILE)\n", k.SHA256())
-			return nil
+			return failError(report.FlagContract(a.stderr, k.SHA256()))
 		},
 	}
 	w.register(c.Flags())
@@ -151,11 +147,4 @@ func flagOrFileContract(target, file string, w *workloadFlags) (c *contract.Cont
 	}
 	c, _, err = w.contract()
 	return c, true, err
-}
-
-// announceFlagContract says which contract a flag run runs and how to run it again.
-func announceFlagContract(w io.Writer, c *contract.Contract, dir string) {
-	path := filepath.Join(dir, rundir.ContractFile)
-	fmt.Fprintf(w, "pel run: contract from flags, sha256 %s, written to %s\n", c.SHA256(), path)
-	fmt.Fprintf(w, "pel run: re-run it with: pel run --target URL --contract %s\n", path)
 }

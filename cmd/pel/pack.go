@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/pack"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -42,19 +42,7 @@ under pel analyze.`,
 				}
 				return failError(err)
 			}
-			m := res.Manifest
-			fmt.Fprintf(a.stdout, "wrote %s: %d files\n", out, len(m.Files))
-			for _, v := range m.Values {
-				if v.Action == "removed" {
-					fmt.Fprintf(a.stdout, "  %-26s removed: %d\n", v.Kind, v.Occurrences)
-					continue
-				}
-				fmt.Fprintf(a.stdout, "  %-26s replaced: %d distinct, %d occurrences\n", v.Kind, v.Distinct, v.Occurrences)
-			}
-			for _, n := range res.LeftOutNames {
-				fmt.Fprintf(a.stdout, "  left out: %s\n", n)
-			}
-			return nil
+			return failError(report.Packed(a.stdout, out, len(res.Manifest.Files), res.Manifest.Values, res.LeftOutNames))
 		},
 	}
 	c.Flags().StringVarP(&out, "out", "o", "", "the package to write (FILE.tar.gz; an existing file is replaced only with --force)")

@@ -2,12 +2,12 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -36,45 +36,17 @@ removed without --yes.`,
 				o.OlderThan = d
 			}
 			entries, err := rundir.Prune(args[0], o)
-			for _, e := range entries {
-				switch {
-				case e.Removed:
-					fmt.Fprintf(a.stdout, "removed      %s  (started %s, %s old, limit %s)\n", e.Path, e.StartedAt.UTC().Format(time.DateOnly), days(e.Age), days(e.Limit))
-				case e.Expired:
-					fmt.Fprintf(a.stdout, "would remove %s  (started %s, %s old, limit %s)\n", e.Path, e.StartedAt.UTC().Format(time.DateOnly), days(e.Age), days(e.Limit))
-				case e.Note != "":
-					fmt.Fprintf(a.stdout, "keep         %s  (%s)\n", e.Path, e.Note)
-				default:
-					fmt.Fprintf(a.stdout, "keep         %s  (%s old, limit %s)\n", e.Path, days(e.Age), days(e.Limit))
-				}
-			}
+			perr := report.Prune(a.stdout, entries, !yes && err == nil)
 			if err != nil {
 				if errors.Is(err, rundir.ErrBadInput) {
 					return usageError(err)
 				}
 				return failError(err)
 			}
-			n := 0
-			for _, e := range entries {
-				if e.Expired && !e.Removed {
-					n++
-				}
-			}
-			if !yes && n > 0 {
-				fmt.Fprintf(a.stdout, "dry run: %d run directories would be removed; run again with --yes to remove them\n", n)
-			}
-			return nil
+			return failError(perr)
 		},
 	}
 	c.Flags().StringVar(&olderThan, "older-than", "", "remove runs that started longer ago than this (30d, 2w, 36h); default: each run's contract retention")
 	c.Flags().BoolVar(&yes, "yes", false, "remove them (without it prune only lists what it would remove)")
 	return c
-}
-
-// days prints a period in days once it is a day or more.
-func days(d time.Duration) string {
-	if d >= 24*time.Hour {
-		return fmt.Sprintf("%.1fd", d.Hours()/24)
-	}
-	return d.Round(time.Minute).String()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,7 +72,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			}
 			out = rundir.OutPath(a.stderr, "run", out)
 			if fromFlags {
-				announceFlagContract(a.stderr, c, out)
+				report.FlagRun(a.stderr, c.SHA256(), filepath.Join(out, rundir.ContractFile))
 			}
 			boundRunMemory(c) // memory.go
 			if cpuProfile != "" {
@@ -96,9 +98,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				// A failure here keeps the stage-1 evidence already on disk and says why.
 				boundAnalysisMemory()
 				if d, dev, aerr := analyzeRun(a.stderr, out, ev); aerr != nil {
-					fmt.Fprintf(a.stderr, "pel: diagnosis skipped: %v (rerun: pel analyze %s)\n", aerr, out)
+					report.DiagnosisSkipped(a.stderr, aerr, out)
 				} else if werr := ladder.WriteRun(d, dev); werr != nil {
-					fmt.Fprintf(a.stderr, "pel: writing the diagnosis: %v\n", werr)
+					report.DiagnosisNotWritten(a.stderr, werr)
 				} else {
 					ev = dev
 				}
@@ -117,9 +119,9 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 						return failError(rerr)
 					}
 					if noAnalysis {
-						fmt.Fprintf(a.stdout, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", out, out)
+						report.LoadOnly(a.stdout, out)
 					}
-					printClientLoad(a.stdout, ev, loadBefore, loadAfter)
+					report.ClientLoad(a.stdout, ev, loadBefore, loadAfter, runtime.NumCPU())
 					report.ShardLine(a.stdout, ev)
 					if cc != nil {
 						printCanary(a.stdout, out)

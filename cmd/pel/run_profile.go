@@ -10,6 +10,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/ladder"
+	"github.com/pel-ladder/pel/report"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -77,7 +78,7 @@ func analyzeRun(stderr io.Writer, out string, ev *evidence.Evidence) (*rundir.Di
 	}
 	d, dev, err := analyzeDir(out, ladder.Options{Traces: traces})
 	if terr := err; terr != nil && traces != nil {
-		fmt.Fprintf(stderr, "pel: the profiling window's trace was not analysed: %v\n", terr)
+		report.TraceNotAnalysed(stderr, terr)
 		d, dev, err = analyzeDir(out, ladder.Options{})
 		if err == nil && dev.Run.Profile != nil {
 			dev.Run.Profile.TraceNote = fmt.Sprintf("trace %s not analysed: %v", dev.Run.Profile.Trace, terr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"net/url"
 
@@ -78,11 +77,7 @@ injects one fault whose owner layer is known:
 				return failError(err)
 			}
 			defer srv.Close()
-			fmt.Fprintf(a.stderr, "pel sim: scenario %s (owner layer: %s) serving %s on %s (KV capacity %d tokens, speed %gx)\n",
-				s.Name, s.OwnerLayer, s.Engine.ServedModelName, srv.URL(), srv.KVCapacityTokens(), speed)
-			if d := srv.DCGMURL(); d != "" {
-				fmt.Fprintf(a.stderr, "pel sim: DCGM exporter page on %s/metrics\n", d)
-			}
+			report.SimServing(a.stderr, s.Name, s.OwnerLayer, s.Engine.ServedModelName, srv.URL(), srv.KVCapacityTokens(), speed, srv.DCGMURL())
 			<-a.ctx.Done()
 			return nil
 		},

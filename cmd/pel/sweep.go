@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -66,7 +67,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if (conc == "") == (rates == "") && !sloSearch {
 				return usageErrorf("give exactly one of --concurrency N,N,... and --rates R,R,... (or --slo-search)")
 			}
-			cfg := sweep.Config{Duration: duration, Requests: requests, Log: a.stderr, MinAcceptance: minAcc, TargetRate: targetRate, Replicas: replicas}
+			cfg := sweep.Config{Duration: duration, Requests: requests, Progress: report.SweepProgress(a.stderr), MinAcceptance: minAcc, TargetRate: targetRate, Replicas: replicas}
 			if cmd.Flags().Changed("warmup") {
 				cfg.Warmup = &warmup
 			}
@@ -105,19 +106,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 				return usageError(err)
 			}
 			if res != nil {
-				var perr error
-				page := filepath.Join(out, sweep.HTMLFile)
-				herr := writeSweepHTML(page, false, res)
-				if asJSON {
-					perr = report.SweepJSON(a.stdout, res)
-				} else {
-					perr = report.SweepText(a.stdout, res)
-					fmt.Fprintf(a.stdout, "wrote %s, %s and %s\n", filepath.Join(out, sweep.ResultFile), filepath.Join(out, sweep.CSVFile), page)
-				}
-				if perr == nil {
-					perr = herr
-				}
-				if err == nil {
+				if perr := showSweep(a, out, res, asJSON); err == nil {
 					err = perr
 				}
 			}
@@ -144,4 +133,26 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 	f.BoolVar(&asJSON, "json", false, "print sweep.json instead of the table")
 	f.StringSliceVar(&from, "from", nil, "build the sweep from existing run `DIR`s (or a directory of them, e.g. pel imports of another tool's load points) instead of running")
 	return cmd
+}
+
+// showSweep writes a sweep's renderings beside the sweep.json package sweep wrote (sweep.csv
+// and sweep.html, each rendered by package report) and prints the result: sweep.json with
+// asJSON, else the table and the files written. A file it cannot write is its error, after
+// the result is printed.
+func showSweep(a *app, out string, res *sweep.Result, asJSON bool) error {
+	table, page := filepath.Join(out, sweep.CSVFile), filepath.Join(out, sweep.HTMLFile)
+	werr := rundir.WriteFile(table, false, func(w io.Writer) error { return report.SweepCSV(w, res) })
+	if herr := writeSweepHTML(page, false, res); werr == nil {
+		werr = herr
+	}
+	var perr error
+	if asJSON {
+		perr = report.SweepJSON(a.stdout, res)
+	} else if perr = report.SweepText(a.stdout, res); perr == nil {
+		perr = report.Wrote(a.stdout, filepath.Join(out, sweep.ResultFile), table, page)
+	}
+	if perr != nil {
+		return perr
+	}
+	return werr
 }

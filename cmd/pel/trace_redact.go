@@ -2,12 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pel-ladder/pel/redact"
+	"github.com/pel-ladder/pel/report"
 )
 
 type redactFlags struct {
@@ -34,17 +33,5 @@ func redactTrace(a *app, src string, f redactFlags) error {
 		}
 		return usageError(err) // an unreadable trace, or an -o refused (a link, an existing file)
 	}
-	fmt.Fprintf(a.stdout, "wrote %s (%s, redacted)\n", f.out, res.Format)
-	for _, c := range res.Counts {
-		if c.Action == "removed" {
-			fmt.Fprintf(a.stdout, "  %-32s removed: %d\n", c.Kind, c.Occurrences)
-			continue
-		}
-		fmt.Fprintf(a.stdout, "  %-32s replaced: %d distinct, %d occurrences\n", c.Kind, c.Distinct, c.Occurrences)
-	}
-	if n := res.Nsys; n != nil {
-		fmt.Fprintf(a.stdout, "  kept %d tables (those pel reads), left out %d: %s\n  left out %d of %d strings (those no kept row names)\n",
-			len(n.Kept), len(n.Dropped), strings.Join(n.Dropped, " "), n.StringsDropped, n.StringsDropped+n.StringsKept)
-	}
-	return nil
+	return failError(report.RedactedTrace(a.stdout, f.out, res))
 }
