@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -56,9 +57,9 @@ func newView(ev *evidence.Evidence) *view {
 
 // coldSignals collects the cold phase's figures: the engine's and devices' signals of that
 // phase as the producers wrote them, and the client's from stage 1's accumulator over the
-// cold records (evidence.json carries client figures for the headline phase only),
-// including the load generator's own lateness in that phase.
-func coldSignals(ev *evidence.Evidence, t Tasks, o *Options) map[string]evidence.Signal {
+// cold tasks (Tasks.Views; evidence.json carries client figures for the headline phase
+// only), including the load generator's own lateness in that phase.
+func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 	recs := t.All
 	out := map[string]evidence.Signal{}
 	for _, st := range ev.Stages {
@@ -68,28 +69,24 @@ func coldSignals(ev *evidence.Evidence, t Tasks, o *Options) map[string]evidence
 			}
 		}
 	}
-	var cold []*record.Record
 	var first *record.Record
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase != record.PhaseCold {
 			continue
 		}
-		cold = append(cold, r)
 		if _, ok := r.TTFTFromSent(); ok && r.OK() && r.InFlight == 0 && (first == nil || r.SentAt.Before(first.SentAt)) {
 			first = r
 		}
 	}
-	if len(cold) == 0 {
-		return out
-	}
-	for n, s := range clientSignals(cold, t.join(joinCold), o.Stage1) {
+	client, _ := clientSignals(t, joinCold)
+	for n, s := range client {
 		s.Phase, s.Window = evidence.PhaseCold, nil
 		out[n] = s
 	}
 	if first != nil {
 		d, _ := first.TTFTFromSent()
-		out[sigColdFirstTTFT] = evidence.Signal{Name: sigColdFirstTTFT, Value: ms(d), Unit: "ms", Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
+		out[sigColdFirstTTFT] = evidence.Signal{Name: sigColdFirstTTFT, Value: figure.Ms(d), Unit: "ms", Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
 	}
 	return out
 }
