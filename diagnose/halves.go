@@ -177,5 +177,3 @@ func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) e
 	}
 	return evidence.StopCondition{Met: true, Reason: "holds in both halves of the warm window; " + strings.Join(notes, "; ")}
 }
-
-func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
