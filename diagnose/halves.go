@@ -145,7 +145,7 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 }
 
 // reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
-// in both halves on at least one re-derived signal that holds.
+// in both halves on at least one signal read over the half (view.rederived) that holds.
 func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) evidence.StopCondition {
 	w, arrivalsEnd, ok := warmWindow(ev, t.All)
 	if !ok {

@@ -12,14 +12,15 @@ import (
 
 // view is what a rule sees: headline signal values by name, and which stages held any
 // evidence. The whole run is one view; each half of the warm window is another, whose
-// values were re-derived from that half's records and series (derived marks which).
+// values were read again over that half alone: stage 1 over its tasks (Tasks.Views) and
+// the series samples in it (derived marks which).
 type view struct {
 	sig     map[string]evidence.Signal
 	stages  map[int]bool // stage number -> has at least one signal
 	derived map[string]bool
 	half    string // "", "first half", "second half"
 	// cold holds the cold phase's unlabelled signals (engine and devices from the evidence,
-	// client figures re-derived from the cold records), for rules that compare the phases.
+	// client figures from stage 1 over the cold tasks), for rules that compare the phases.
 	// Only the whole-run view has it.
 	cold map[string]evidence.Signal
 	// bounds judges each bounded percentile on the warm tasks behind it (whole-run view,
@@ -123,7 +124,7 @@ func (v *view) judgeCold(name, op string, thr float64) meas {
 	}
 }
 
-// rederived reports whether m's value was re-derived in this (half) view.
+// rederived reports whether m's value was read again over this (half) view's window.
 func (v *view) rederived(m meas) bool {
 	if len(m.inputs) == 0 {
 		return v.derived[m.item.Signal]
