@@ -84,7 +84,7 @@ func ViewSets(phases []evidence.Phase, start time.Time) []stats.ViewSet {
 // viewSets are ViewSets for ev's run, the warm window found as reproduce finds it (recs:
 // the run's records, for evidence whose phases lack it).
 func viewSets(ev *evidence.Evidence, recs []record.Record) []stats.ViewSet {
-	sets := []stats.ViewSet{{Name: joinCold, In: func(r *record.Record) bool { return r.Phase == record.PhaseCold }, MinHOLSamples: minHOLSamples}}
+	sets := []stats.ViewSet{{Name: joinCold, Phase: record.PhaseCold, In: func(r *record.Record) bool { return r.Phase == record.PhaseCold }, MinHOLSamples: minHOLSamples}}
 	start := ev.Run.StartedAt
 	if w, arrivalsEnd, ok := warmWindow(ev, recs); ok {
 		for _, h := range halves(w, arrivalsEnd) {

@@ -93,7 +93,7 @@ func sampledTasks(t *testing.T, all []record.Record) (*evidence.Evidence, Tasks)
 		t.Fatal("the sample should be partial")
 	}
 	sets := append([]stats.JoinSet{st.HeadSet()}, JoinSets(st.Phases(), t0)...)
-	views := stats.NewViewAcc(stats.Options{Start: t0}, ViewSets(st.Phases(), t0))
+	views := stats.NewViewAcc(st, ViewSets(st.Phases(), t0))
 	joins, err := stats.BuildJoins(st.Records(), sets, func(f func(*record.Record) error) error {
 		return each(func(r *record.Record) error { views.Add(r); return f(r) })
 	})

@@ -232,7 +232,7 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 			sets = append(sets, o.JoinSets(st.Phases(), start)...)
 		}
 		// One more pass over every task: the joins, and the views' counts and percentiles.
-		va := stats.NewViewAcc(opt, views)
+		va := stats.NewViewAcc(st, views)
 		joins, err := stats.BuildJoins(recs.Tasks, sets, func(f func(*record.Record) error) error {
 			return d.Each(func(r *record.Record) error {
 				va.Add(r)

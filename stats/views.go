@@ -9,12 +9,16 @@ import "github.com/pel-ladder/pel/record"
 type ViewSet struct {
 	Name string
 	In   func(*record.Record) bool
+	// Phase, when set, says the set is that whole phase (In selects its tasks): over a
+	// stream, the view is the stream's own state of the phase, with no second state.
+	Phase string
 	// MinHOLSamples overrides Options.MinHOLSamples for this set (0: the options').
 	MinHOLSamples int
 }
 
 // View is stage 1 over one ViewSet: Tasks is how many of the run's tasks the set holds,
-// Result the figures the headline's accumulator gives over them.
+// Result the figures the headline's accumulator gives over them, without per-second series
+// (a run's series are the headline's: a view is read for its figures).
 type View struct {
 	Tasks  int
 	Result *Result
@@ -35,39 +39,52 @@ func ViewsOf(recs []record.Record, opt Options, sets []ViewSet, joins map[string
 		}
 		o := viewOptions(opt, vs)
 		o.Join = joins[vs.Name]
-		out[vs.Name] = View{Tasks: len(sub), Result: Compute(sub, o)}
+		res := Compute(sub, o)
+		res.Series = nil
+		out[vs.Name] = View{Tasks: len(sub), Result: res}
 	}
 	return out
 }
 
 // ViewAcc is stage 1 over each of a set of subsets of a run read as a stream past the
-// sample's bound: per set, the Stream's own state over every task of the set (Add), and at
-// the end the figures that need the records themselves over the run's sample, joined
-// against every task (Result) — each set as Stream.Result reads the headline.
+// sample's bound: per set, state over every task of the set — the stream's own for a whole
+// phase, else one of the set's own, fed by Add — and at the end the figures that need the
+// records themselves over the run's sample, joined against every task (Result): each set
+// as Stream.Result reads the headline. A set's own state is the size of a phase's (HDR
+// histograms per task type and concurrency band), bounded, not growing with the tasks.
 type ViewAcc struct {
 	sets []ViewSet
 	st   []*Stream
+	own  []bool // the set's state is its own (Add feeds it)
 }
 
-// NewViewAcc starts one state per set; opt are the run's stage-1 options (its start).
-func NewViewAcc(opt Options, sets []ViewSet) *ViewAcc {
+// NewViewAcc starts the views of the run s streamed (after its last Add).
+func NewViewAcc(s *Stream, sets []ViewSet) *ViewAcc {
 	a := &ViewAcc{sets: sets}
 	for _, vs := range sets {
-		o := viewOptions(opt, vs)
-		if o.MinSamples <= 0 {
-			o.MinSamples = 20
+		o := viewOptions(s.opt, vs)
+		// A view has no series, so its per-second value stores keep next to nothing (one
+		// value each, not the headline's 2 × 8 MiB).
+		ser := newSeriesAcc(o.Start)
+		ser.ttft, ser.itl = newValueStore(1), newValueStore(1)
+		// The view's sample holds only counts: its records are the run's (Result's).
+		v := &Stream{opt: o, phases: map[string]*phaseAcc{}, ser: ser, sample: NewSample(0)}
+		p := s.phases[vs.Phase]
+		own := vs.Phase == "" || p == nil
+		if !own {
+			v.n, v.end, v.phases[vs.Phase] = p.n, p.win.end, p
+			v.sample.strata[vs.Phase] = &stratum{seen: s.sample.Seen(vs.Phase)}
 		}
-		// The sample holds only counts: its records are the run's (Result's).
-		a.st = append(a.st, &Stream{opt: o, phases: map[string]*phaseAcc{}, ser: newSeriesAcc(o.Start), sample: NewSample(0)})
+		a.st, a.own = append(a.st, v), append(a.own, own)
 	}
 	return a
 }
 
 // Add takes one task record of the run (a multi-step task with its steps attached); each
-// set that holds it counts it.
+// set with a state of its own that holds it counts it.
 func (a *ViewAcc) Add(r *record.Record) {
 	for k, vs := range a.sets {
-		if !vs.In(r) {
+		if !a.own[k] || !vs.In(r) {
 			continue
 		}
 		s := a.st[k]
@@ -81,9 +98,9 @@ func (a *ViewAcc) Add(r *record.Record) {
 	}
 }
 
-// Result is each set's view: sample are the run's sampled records (Stream.Records), joins
-// BuildJoins over JoinSets of the sets' names. A set whose every task is in the sample is
-// read as Compute reads it.
+// Result is each set's view, once the run has been read: sample are the run's sampled
+// records (Stream.Records), joins BuildJoins over JoinSets of the sets' names. A set whose
+// every task is in the sample is read as Compute reads it.
 func (a *ViewAcc) Result(sample []record.Record, joins map[string]*Join) map[string]View {
 	out := make(map[string]View, len(a.sets))
 	for k, vs := range a.sets {
@@ -103,6 +120,7 @@ func (a *ViewAcc) Result(sample []record.Record, joins map[string]*Join) map[str
 		} else {
 			res = s.result(sub, joins[vs.Name], false)
 		}
+		res.Series = nil
 		out[vs.Name] = View{Tasks: s.n, Result: res}
 	}
 	return out
