@@ -9,6 +9,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/gpuspec"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 )
@@ -230,7 +231,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 		}
 		if d, ok := r.TTFTFromSent(); ok {
 			nSent++
-			sumSent += ms(d)
+			sumSent += figure.Ms(d)
 		}
 		nUnc++
 		sumUnc += uncached(r)
@@ -482,14 +483,14 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 	if !ok || !ok2 {
 		return t, false
 	}
-	t.ttft = ms(ttft)
+	t.ttft = figure.Ms(ttft)
 	lag, _ := r.ScheduleLag()
-	t.ms[cLateness] = math.Max(0, ms(lag))
+	t.ms[cLateness] = math.Max(0, figure.Ms(lag))
 	t.ms[cClientQueue] = float64(r.ClientQueueUS) / 1000
 	if !r.FirstSentAt.IsZero() && r.SentAt.After(r.FirstSentAt) {
-		t.ms[cRetries] = ms(r.SentAt.Sub(r.FirstSentAt))
+		t.ms[cRetries] = figure.Ms(r.SentAt.Sub(r.FirstSentAt))
 	}
-	sent := ms(sentD)
+	sent := figure.Ms(sentD)
 
 	// Per-token gaps, from the event gaps spread over the tokens each event carried; an event
 	// gap over stallFactor × the task's median event gap is a stall (a speculative step's
@@ -589,7 +590,7 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 
 	// Decode: steady steps at the task's median gap, and stalls beyond it.
 	if !r.FirstTokenAt.IsZero() && r.LastTokenAt.After(r.FirstTokenAt) {
-		t.decode = ms(r.LastTokenAt.Sub(r.FirstTokenAt))
+		t.decode = figure.Ms(r.LastTokenAt.Sub(r.FirstTokenAt))
 	}
 	stalls := math.Min(t.stallMs, t.decode)
 	steady := math.Min(t.decode-stalls, t.steadyMs)
@@ -911,7 +912,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	for _, task := range order {
 		a := accs[task]
 		n := float64(max(a.n, 1))
-		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: round3(a.ttft / n), DecodeMs: round3(a.dc / n), TokensPer: round3(a.tok / n),
+		tb := evidence.TaskBudget{Task: task, Tasks: a.n, Over: a.over, TTFTMs: figure.Sig3(a.ttft / n), DecodeMs: figure.Sig3(a.dc / n), TokensPer: figure.Sig3(a.tok / n),
 			PerCall: a.perCall}
 		if e := errs[task]; e != nil {
 			tb.Failed = e.n
@@ -924,10 +925,10 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			tb.ITLBoundMs = bd
 		}
 		if b.floors {
-			tb.TTFTFloorMs, tb.DecodeFloorMs = round3(a.ttftFl/n), round3(a.decFl/n)
+			tb.TTFTFloorMs, tb.DecodeFloorMs = figure.Sig3(a.ttftFl/n), figure.Sig3(a.decFl/n)
 		}
 		for j := 0; j < nComponents; j++ {
-			it := evidence.BudgetItem{Name: b.names[j], Part: compDefs[j].part, Layer: b.layers[j], Ms: round3(a.sum[j] / n),
+			it := evidence.BudgetItem{Name: b.names[j], Part: compDefs[j].part, Layer: b.layers[j], Ms: figure.Sig3(a.sum[j] / n),
 				Source: b.src[j], Uncertainty: b.unc[j]}
 			if math.Abs(it.Ms) < minItemMs {
 				it.Ms = 0
@@ -964,9 +965,9 @@ func (b *budgetCtx) floorsOut(v *view, ev *evidence.Evidence, recs []record.Reco
 		engines = int(n)
 	}
 	batch, ctx := b.batchAndContext(v, recs, engines)
-	f := &evidence.Floors{GPU: b.sys.gpu.Key, DecodeStepMs: round3(b.stepFloor), CommStepMs: round3(b.commFloor),
-		PrefillMsPerKTok: round3(b.sys.prefill(1000)), Batch: round3(batch), Context: round3(ctx),
-		Inputs: b.sys.facts, Unknown: b.sys.unknown, FloorLoad: round3(b.floorLoad(ev, recs))}
+	f := &evidence.Floors{GPU: b.sys.gpu.Key, DecodeStepMs: figure.Sig3(b.stepFloor), CommStepMs: figure.Sig3(b.commFloor),
+		PrefillMsPerKTok: figure.Sig3(b.sys.prefill(1000)), Batch: figure.Sig3(batch), Context: figure.Sig3(ctx),
+		Inputs: b.sys.facts, Unknown: b.sys.unknown, FloorLoad: figure.Sig3(b.floorLoad(ev, recs))}
 	// The client's median gap is exact; the engine's histogram median is bucket-interpolated
 	// and serves when a buffering path bunches the client's tokens.
 	meas, ok := v.val(evidence.SigITLP50)
@@ -976,31 +977,23 @@ func (b *budgetCtx) floorsOut(v *view, ev *evidence.Evidence, recs []record.Reco
 		}
 	}
 	if ok && b.stepFloor > 0 {
-		f.MeasuredStepMs = round3(meas)
-		f.DecodeRatio = round3(meas / b.stepFloor)
+		f.MeasuredStepMs = figure.Sig3(meas)
+		f.DecodeRatio = figure.Sig3(meas / b.stepFloor)
 	}
 	if b.havePrefill && b.meanUncached > 0 {
 		if fl := b.sys.prefill(b.meanUncached); fl > 0 {
-			f.PrefillRatio = round3(b.prefillMean / fl)
+			f.PrefillRatio = figure.Sig3(b.prefillMean / fl)
 		}
 	}
 	return f
 }
 
-func round3(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	p := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(x))))
-	return math.Round(x*p) / p
-}
-
 // attribute turns the excess per bucket into shares and names the owner.
 func attribute(excess map[string]float64, layerOf map[string]evidence.Layer, total float64, n int, b *budgetCtx) *evidence.Excess {
-	x := &evidence.Excess{Tasks: n, TotalMs: round3(total),
+	x := &evidence.Excess{Tasks: n, TotalMs: figure.Sig3(total),
 		Basis: fmt.Sprintf("%d tasks over their own task type's bounds; %.0f ms over the bounds in all", n, total)}
 	for k, m := range excess {
-		x.Shares = append(x.Shares, evidence.LayerShare{Layer: layerOf[k], What: k, Ms: round3(m), Share: round3(m / total)})
+		x.Shares = append(x.Shares, evidence.LayerShare{Layer: layerOf[k], What: k, Ms: figure.Sig3(m), Share: figure.Sig3(m / total)})
 	}
 	sort.Slice(x.Shares, func(i, j int) bool {
 		if x.Shares[i].Ms != x.Shares[j].Ms {

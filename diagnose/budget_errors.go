@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
@@ -151,7 +152,7 @@ func (a *errAcc) addError(r *record.Record) string {
 		end = r.HeadersAt
 	}
 	if !r.SentAt.IsZero() && end.After(r.SentAt) {
-		a.ms[class] += ms(end.Sub(r.SentAt))
+		a.ms[class] += figure.Ms(end.Sub(r.SentAt))
 	}
 	a.count[class]++
 	return class
@@ -168,7 +169,7 @@ func (a *errAcc) items(c errorCtx) []evidence.BudgetItem {
 	for _, k := range classes {
 		l, why := c.layerOf(k)
 		out = append(out, evidence.BudgetItem{Name: fmt.Sprintf("lost to %s (%d tasks)", k, a.count[k]), Part: evidence.PartErrors, Layer: l,
-			Ms: round3(a.ms[k] / float64(a.count[k])), Source: "client: send → error response; " + why})
+			Ms: figure.Sig3(a.ms[k] / float64(a.count[k])), Source: "client: send → error response; " + why})
 	}
 	return out
 }

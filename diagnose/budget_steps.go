@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -41,7 +42,7 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 			}
 		}
 		if !prevEnd.IsZero() && !s.ScheduledAt.IsZero() && s.ScheduledAt.After(prevEnd) {
-			gap := ms(s.ScheduledAt.Sub(prevEnd))
+			gap := figure.Ms(s.ScheduledAt.Sub(prevEnd))
 			planned := 0.0
 			if s.Step != nil {
 				planned = float64(s.Step.ThinkUS+s.Step.ToolUS) / 1000
@@ -73,10 +74,10 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 			}
 			t := calls[n-1]
 			var x over
-			if m[1] == "ttft" && t.ttft > ms(d) {
-				x.ttft = t.ttft - ms(d)
+			if m[1] == "ttft" && t.ttft > figure.Ms(d) {
+				x.ttft = t.ttft - figure.Ms(d)
 			} else if m[1] != "ttft" {
-				bound := ms(d)
+				bound := figure.Ms(d)
 				for i, g := range t.gaps {
 					if g > bound {
 						k := float64(t.gapN[i])
@@ -94,11 +95,11 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 		if len(why) > len("slo e2e max ") && why[:len("slo e2e max ")] == "slo e2e max " {
 			d, err := time.ParseDuration(why[len("slo e2e max "):])
 			e2e, ok := r.E2E()
-			if err != nil || !ok || ms(e2e) <= ms(d) {
+			if err != nil || !ok || figure.Ms(e2e) <= figure.Ms(d) {
 				continue
 			}
 			all := append(append(append([]int{}, ttftParts...), steadyParts...), cStalls, cDecodeRest, cBetweenPlanned, cBetweenRest)
-			split(&agg, ms(e2e)-ms(d), []int{cPrefillFloor, cDecodeFloor}, all, charge)
+			split(&agg, figure.Ms(e2e)-figure.Ms(d), []int{cPrefillFloor, cDecodeFloor}, all, charge)
 			isOver = true
 		}
 	}

@@ -126,10 +126,11 @@ func Diagnose(ev *evidence.Evidence, recs []record.Record, opts Options) *eviden
 func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evidence {
 	o := &opts
 	o.defaults()
+	t = t.withViews(ev, o)
 	recs := t.All
 	addClientSeries(ev, recs)
 	full := newView(ev)
-	full.cold = coldSignals(ev, t, o)
+	full.cold = coldSignals(ev, t)
 	if t.present() {
 		full.bounds = boundTests(recs, o)
 	}

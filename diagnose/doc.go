@@ -11,7 +11,8 @@
 // wrong one.
 //
 // Stop conditions are computed: the owner finding is re-evaluated on each half of the warm
-// window (signals re-derived from that half's records and series), its acceptance impact is
-// counted from rejected tasks that coincide with the symptom in time and kind, and rollback
-// triggers come from bootstrap confidence intervals of the baseline's own distributions.
+// window (stage 1 over that half's tasks, from package stats, and the series samples in it),
+// its acceptance impact is counted from rejected tasks that coincide with the symptom in
+// time and kind, and rollback triggers come from bootstrap confidence intervals of the
+// baseline's own distributions.
 package diagnose

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pel-ladder/pel/compare/comparetest"
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
@@ -40,9 +41,9 @@ func TestEstimateSignalMatchesEvidence(t *testing.T) {
 			continue
 		}
 		if d, ok := r.TTFT(); ok {
-			ttft = append(ttft, ms(d))
+			ttft = append(ttft, figure.Ms(d))
 		}
-		r.ITLs(func(d time.Duration) { itl = append(itl, ms(d)) })
+		r.ITLs(func(d time.Duration) { itl = append(itl, figure.Ms(d)) })
 	}
 	sum := stats.Summarize(warm, time.Minute, 0)
 	for _, c := range []struct {

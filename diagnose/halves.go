@@ -9,7 +9,6 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
-	"github.com/pel-ladder/pel/stats"
 )
 
 // minHalfTasks: a half with fewer warm tasks than this cannot reproduce anything.
@@ -21,28 +20,25 @@ const minHalfTasks = 5
 // many short prompts.
 const minHOLSamples = 5
 
-func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
-
 // rec is a latency as stage 1 records it, for quantiles (quantile.RecordedMs).
 func rec(d time.Duration) float64 { return quantile.RecordedMs(d) }
 
-// clientSignals is stage 1 over a set of records of one phase (a half of the warm window,
-// the cold phase), read from the accumulator behind evidence.json (stats.Compute, with the
-// run's stage-1 options and, over a sample, the set's join against every task): the
-// unlabelled signals a rule may read. The diagnosis defines none of them itself.
-func clientSignals(recs []*record.Record, j *stats.Join, opt stats.Options) map[string]evidence.Signal {
-	rs := make([]record.Record, len(recs))
-	for i, r := range recs {
-		rs[i] = *r
+// clientSignals are the unlabelled stage-1 signals of one part of the run (a half of the
+// warm window, the cold phase), as stage 1's accumulator gave them over the part's tasks
+// (Tasks.Views), and how many tasks the part holds. The diagnosis defines none of them
+// itself.
+func clientSignals(t Tasks, name string) (map[string]evidence.Signal, int) {
+	v, ok := t.Views[name]
+	if !ok || v.Result == nil {
+		return nil, 0
 	}
-	opt.Join, opt.MinHOLSamples = j, minHOLSamples
 	out := map[string]evidence.Signal{}
-	for _, s := range stats.Compute(rs, opt).Signals {
+	for _, s := range v.Result.Signals {
 		if len(s.Labels) == 0 {
 			out[s.Name] = s
 		}
 	}
-	return out
+	return out, v.Tasks
 }
 
 // sloRejected reports whether a completed task was rejected for an SLO.
@@ -92,22 +88,14 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arriva
 	return w, w.b, w.b > w.a
 }
 
-// halfView re-derives a view for the warm records scheduled in w and the series samples in
-// w. Signals that cannot be re-derived (profiler traces, histogram quantiles) are carried
-// over and not marked derived, so they never count as reproduction on their own.
-func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string, o *Options) (*view, int) {
-	recs := t.All
+// halfView is the view of the warm tasks scheduled in w (stage 1 over them, Tasks.Views
+// under join) and of the series samples in w. Signals that cannot be re-read over a window
+// (profiler traces, histogram quantiles) are carried over and not marked derived, so they
+// never count as reproduction on their own.
+func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string) (*view, int) {
 	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
 	for k, s := range full.sig {
 		h.sig[k] = s
-	}
-	var sub []*record.Record
-	for i := range recs {
-		r := &recs[i]
-		t := relTime(ev.Run.StartedAt, r.ScheduledAt)
-		if r.Phase == record.PhaseWarm && t >= w.a && t < w.b {
-			sub = append(sub, r)
-		}
 	}
 	// Stage 1 of the half is the half's own: re-read or absent, never the whole run's.
 	for n, s := range h.sig {
@@ -115,7 +103,8 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 			delete(h.sig, n)
 		}
 	}
-	for n, s := range clientSignals(sub, t.join(join), o.Stage1) {
+	client, tasks := clientSignals(t, join)
+	for n, s := range client {
 		s.Phase, s.Window = evidence.PhaseWarm, &evidence.Window{StartS: w.a, EndS: w.b}
 		h.sig[n] = s
 		h.derived[n] = true
@@ -152,11 +141,11 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 		h.sig[n] = s
 		h.derived[n] = true
 	}
-	return h, len(sub)
+	return h, tasks
 }
 
 // reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
-// in both halves on at least one re-derived signal that holds.
+// in both halves on at least one signal read over the half (view.rederived) that holds.
 func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) evidence.StopCondition {
 	w, arrivalsEnd, ok := warmWindow(ev, t.All)
 	if !ok {
@@ -167,7 +156,7 @@ func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) e
 	}
 	var notes []string
 	for _, part := range halves(w, arrivalsEnd) {
-		hv, n := halfView(ev, t, full, part.w, part.name, part.join, o)
+		hv, n := halfView(ev, t, full, part.w, part.name, part.join)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
 		}

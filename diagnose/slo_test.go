@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"strings"
@@ -51,7 +52,7 @@ func TestPercentileBreachNeedsEnoughTasks(t *testing.T) {
 		var ttft []float64
 		for i := range rs {
 			d, _ := rs[i].TTFT()
-			ttft = append(ttft, ms(d))
+			ttft = append(ttft, figure.Ms(d))
 		}
 		p99 := quantile.Of(ttft, 0.99)
 		if p99 <= 1000 {

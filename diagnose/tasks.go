@@ -13,9 +13,9 @@ import (
 // Tasks is what the diagnosis reads of a run's task records. A run that fits in memory
 // gives them all (All; Diagnose's recs). A longer one (stats.Stream past its bound) gives a
 // seeded uniform sample per phase (Sampled), with what the sample cannot say exactly:
-// per-phase counts, joins against every task for the cross-task signals of the halves and
-// the cold phase (JoinSets), and passes over every task for the acceptance impact and the
-// rejection counts of the verdict.
+// per-phase counts, stage 1 of the halves and the cold phase over every task (Views, with
+// joins against every task for their cross-task signals: JoinSets), and passes over every
+// task for the acceptance impact and the rejection counts of the verdict.
 type Tasks struct {
 	All     []record.Record
 	Sampled bool
@@ -24,6 +24,11 @@ type Tasks struct {
 	NonCancelled map[string]int
 	// Joins are stats.BuildJoins over JoinSets (Sampled only).
 	Joins map[string]*stats.Join
+	// Views are stage 1 over the parts of the run the diagnosis reads on their own (ViewSets:
+	// the cold phase, each half of the warm window), from stage 1's accumulator (stats.ViewAcc
+	// over every task, or stats.ViewsOf over All). nil: DiagnoseTasks has stats compute them
+	// from All (and Joins), as a caller that holds only records gives them.
+	Views map[string]stats.View
 	// EachRejected streams every task record that was not accepted (Sampled only): the
 	// impact and verdict counts need no others, and a reader may skip decoding them.
 	EachRejected func(func(*record.Record) error) error
@@ -53,26 +58,57 @@ const (
 )
 
 // JoinSets are the sets whose cross-task signals the diagnosis reads over a sample: the
-// cold phase and each half of the warm window (stall alignment, head-of-line blocking),
-// and the warm phase's short prompts against every long one (head-of-line impact). They
-// must be those reproduce and coldSignals draw: phases and start are the run's.
+// cold phase and each half of the warm window (stall alignment, head-of-line blocking: the
+// sets of ViewSets, under the same names), and the warm phase's short prompts against every
+// long one (head-of-line impact). They must be those reproduce and coldSignals draw: phases
+// and start are the run's.
 func JoinSets(phases []evidence.Phase, start time.Time) []stats.JoinSet {
-	sets := []stats.JoinSet{
-		{Name: joinCold, In: func(r *record.Record) bool { return r.Phase == record.PhaseCold }},
-		{Name: joinImpact, In: func(r *record.Record) bool { return r.Phase == record.PhaseWarm },
-			Waiting: func(*record.Record) bool { return true }},
+	var sets []stats.JoinSet
+	for i, p := range ViewSets(phases, start) {
+		sets = append(sets, stats.JoinSet{Name: p.Name, In: p.In})
+		if i == 0 {
+			sets = append(sets, stats.JoinSet{Name: joinImpact, In: func(r *record.Record) bool { return r.Phase == record.PhaseWarm },
+				Waiting: func(*record.Record) bool { return true }})
+		}
 	}
-	ev := &evidence.Evidence{Run: evidence.Run{Phases: phases, StartedAt: start}}
-	if w, arrivalsEnd, ok := warmWindow(ev, nil); ok {
+	return sets
+}
+
+// ViewSets are the parts of a run whose stage 1 the diagnosis reads on their own (Views):
+// the cold phase, for rules that compare it with the warm one, and each half of the warm
+// window, for reproduction. phases and start are the run's.
+func ViewSets(phases []evidence.Phase, start time.Time) []stats.ViewSet {
+	return viewSets(&evidence.Evidence{Run: evidence.Run{Phases: phases, StartedAt: start}}, nil)
+}
+
+// viewSets are ViewSets for ev's run, the warm window found as reproduce finds it (recs:
+// the run's records, for evidence whose phases lack it).
+func viewSets(ev *evidence.Evidence, recs []record.Record) []stats.ViewSet {
+	sets := []stats.ViewSet{{Name: joinCold, Phase: record.PhaseCold, In: func(r *record.Record) bool { return r.Phase == record.PhaseCold }, MinHOLSamples: minHOLSamples}}
+	start := ev.Run.StartedAt
+	if w, arrivalsEnd, ok := warmWindow(ev, recs); ok {
 		for _, h := range halves(w, arrivalsEnd) {
 			h := h
-			sets = append(sets, stats.JoinSet{Name: h.join, In: func(r *record.Record) bool {
+			sets = append(sets, stats.ViewSet{Name: h.join, MinHOLSamples: minHOLSamples, In: func(r *record.Record) bool {
 				t := relTime(start, r.ScheduledAt)
 				return r.Phase == record.PhaseWarm && t >= h.w.a && t < h.w.b
 			}})
 		}
 	}
 	return sets
+}
+
+// withViews is t with its Views: as given, or, for a caller that holds only records, stage 1
+// over each part of All (joined against every task through Joins when sampled).
+func (t Tasks) withViews(ev *evidence.Evidence, o *Options) Tasks {
+	if t.Views == nil && t.present() {
+		var joins map[string]*stats.Join
+		if t.Sampled {
+			joins = t.Joins
+		}
+		t.Views = stats.ViewsOf(t.All, o.Stage1, viewSets(ev, t.All), joins)
+	}
+	return t
 }
 
 // half is one half of the warm window.

@@ -74,7 +74,7 @@ func mixedRun(n int) []record.Record {
 }
 
 // sampledTasks runs stage 1 as rundir does with a small budget: a sample, joins against
-// every task, counts over every task.
+// every task, counts and the views of the cold phase and the halves over every task.
 func sampledTasks(t *testing.T, all []record.Record) (*evidence.Evidence, Tasks) {
 	t.Helper()
 	each := func(f func(*record.Record) error) error {
@@ -93,7 +93,10 @@ func sampledTasks(t *testing.T, all []record.Record) (*evidence.Evidence, Tasks)
 		t.Fatal("the sample should be partial")
 	}
 	sets := append([]stats.JoinSet{st.HeadSet()}, JoinSets(st.Phases(), t0)...)
-	joins, err := stats.BuildJoins(st.Records(), sets, each)
+	views := stats.NewViewAcc(st, ViewSets(st.Phases(), t0))
+	joins, err := stats.BuildJoins(st.Records(), sets, func(f func(*record.Record) error) error {
+		return each(func(r *record.Record) error { views.Add(r); return f(r) })
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +104,7 @@ func sampledTasks(t *testing.T, all []record.Record) (*evidence.Evidence, Tasks)
 	ev.Run.StartedAt = t0
 	st.Result(joins[sets[0].Name]).Apply(ev)
 	tk := Tasks{All: st.Records(), Sampled: true, Total: st.Sample().Tasks(), NonCancelled: st.Sample().NonCancelled(), Joins: joins,
+		Views: views.Result(st.Records(), joins),
 		EachRejected: func(f func(*record.Record) error) error {
 			return each(func(r *record.Record) error {
 				if !r.Accepted {
@@ -177,6 +181,61 @@ func TestDiagnoseSampled(t *testing.T) {
 	}
 	if len(ev.Rollback.Triggers) == 0 {
 		t.Error("no rollback triggers")
+	}
+}
+
+// Over a sample, each half of the warm window and the cold phase count every one of their
+// tasks, and their latency percentiles are those of every task, not the sample's.
+func TestSampledViewsCoverEveryTask(t *testing.T) {
+	all := mixedRun(5000)
+	ev, sampled := sampledTasks(t, all)
+	o := &Options{Stage1: stats.Options{Start: t0}}
+	o.defaults()
+	full := newView(ev)
+	w, arrivalsEnd, ok := warmWindow(ev, sampled.All)
+	if !ok {
+		t.Fatal("no warm window")
+	}
+	parts := map[string]func(*record.Record) bool{joinCold: func(r *record.Record) bool { return r.Phase == record.PhaseCold }}
+	for _, h := range halves(w, arrivalsEnd) {
+		parts[h.join] = func(r *record.Record) bool {
+			at := relTime(t0, r.ScheduledAt)
+			return r.Phase == record.PhaseWarm && at >= h.w.a && at < h.w.b
+		}
+		if _, n := halfView(ev, sampled, full, h.w, h.name, h.join); n < 1000 {
+			t.Errorf("%s: %d tasks, want the half's every task", h.name, n)
+		}
+	}
+	for name, in := range parts {
+		var sub, kept []record.Record
+		for i := range all {
+			if in(&all[i]) {
+				sub = append(sub, all[i])
+			}
+		}
+		for i := range sampled.All {
+			if in(&sampled.All[i]) {
+				kept = append(kept, sampled.All[i])
+			}
+		}
+		if len(kept) >= len(sub) {
+			t.Fatalf("%s: the sample holds all %d tasks", name, len(sub))
+		}
+		got, n := clientSignals(sampled, name)
+		if n != len(sub) {
+			t.Errorf("%s: %d tasks, want %d", name, n, len(sub))
+		}
+		want := map[string]float64{}
+		for _, s := range stats.Compute(sub, stats.Options{Start: t0, MinHOLSamples: minHOLSamples}).Signals {
+			if len(s.Labels) == 0 {
+				want[s.Name] = s.Value
+			}
+		}
+		for _, sig := range []string{evidence.SigTTFTP99, evidence.SigE2EP99, evidence.SigAcceptanceRate, evidence.SigErrorRate} {
+			if g, ok := got[sig]; !ok || g.Value != want[sig] {
+				t.Errorf("%s: %s = %v (present %v), want %v over every task", name, sig, g.Value, ok, want[sig])
+			}
+		}
 	}
 }
 

@@ -6,19 +6,21 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 )
 
 // view is what a rule sees: headline signal values by name, and which stages held any
 // evidence. The whole run is one view; each half of the warm window is another, whose
-// values were re-derived from that half's records and series (derived marks which).
+// values were read again over that half alone: stage 1 over its tasks (Tasks.Views) and
+// the series samples in it (derived marks which).
 type view struct {
 	sig     map[string]evidence.Signal
 	stages  map[int]bool // stage number -> has at least one signal
 	derived map[string]bool
 	half    string // "", "first half", "second half"
 	// cold holds the cold phase's unlabelled signals (engine and devices from the evidence,
-	// client figures re-derived from the cold records), for rules that compare the phases.
+	// client figures from stage 1 over the cold tasks), for rules that compare the phases.
 	// Only the whole-run view has it.
 	cold map[string]evidence.Signal
 	// bounds judges each bounded percentile on the warm tasks behind it (whole-run view,
@@ -56,9 +58,9 @@ func newView(ev *evidence.Evidence) *view {
 
 // coldSignals collects the cold phase's figures: the engine's and devices' signals of that
 // phase as the producers wrote them, and the client's from stage 1's accumulator over the
-// cold records (evidence.json carries client figures for the headline phase only),
-// including the load generator's own lateness in that phase.
-func coldSignals(ev *evidence.Evidence, t Tasks, o *Options) map[string]evidence.Signal {
+// cold tasks (Tasks.Views; evidence.json carries client figures for the headline phase
+// only), including the load generator's own lateness in that phase.
+func coldSignals(ev *evidence.Evidence, t Tasks) map[string]evidence.Signal {
 	recs := t.All
 	out := map[string]evidence.Signal{}
 	for _, st := range ev.Stages {
@@ -68,28 +70,24 @@ func coldSignals(ev *evidence.Evidence, t Tasks, o *Options) map[string]evidence
 			}
 		}
 	}
-	var cold []*record.Record
 	var first *record.Record
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase != record.PhaseCold {
 			continue
 		}
-		cold = append(cold, r)
 		if _, ok := r.TTFTFromSent(); ok && r.OK() && r.InFlight == 0 && (first == nil || r.SentAt.Before(first.SentAt)) {
 			first = r
 		}
 	}
-	if len(cold) == 0 {
-		return out
-	}
-	for n, s := range clientSignals(cold, t.join(joinCold), o.Stage1) {
+	client, _ := clientSignals(t, joinCold)
+	for n, s := range client {
 		s.Phase, s.Window = evidence.PhaseCold, nil
 		out[n] = s
 	}
 	if first != nil {
 		d, _ := first.TTFTFromSent()
-		out[sigColdFirstTTFT] = evidence.Signal{Name: sigColdFirstTTFT, Value: ms(d), Unit: "ms", Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
+		out[sigColdFirstTTFT] = evidence.Signal{Name: sigColdFirstTTFT, Value: figure.Ms(d), Unit: "ms", Stage: evidence.StageRequestTrace, Source: "client", Phase: evidence.PhaseCold}
 	}
 	return out
 }
@@ -126,7 +124,7 @@ func (v *view) judgeCold(name, op string, thr float64) meas {
 	}
 }
 
-// rederived reports whether m's value was re-derived in this (half) view.
+// rederived reports whether m's value was read again over this (half) view's window.
 func (v *view) rederived(m meas) bool {
 	if len(m.inputs) == 0 {
 		return v.derived[m.item.Signal]

@@ -66,7 +66,7 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 	if ev == nil {
 		ev = evidence.New()
 	}
-	rs, err := d.Stage1(ev, rundir.Options{SampleBytes: o.SampleBytes, JoinSets: diagnose.JoinSets})
+	rs, err := d.Stage1(ev, rundir.Options{SampleBytes: o.SampleBytes, JoinSets: diagnose.JoinSets, Views: diagnose.ViewSets})
 	if err != nil {
 		return nil, nil, tagBad(err)
 	}
@@ -74,9 +74,9 @@ func AnalyzeDir(d *rundir.Dir, o Options) (*evidence.Evidence, []record.Record, 
 		ev.Run.AddGap(evidence.GapTornLine, rundir.TornNote(d.Torn))
 	}
 	recs := rs.Tasks
-	tasks := diagnose.Tasks{All: recs}
+	tasks := diagnose.Tasks{All: recs, Views: rs.Views}
 	if !rs.Complete {
-		tasks = diagnose.Tasks{All: recs, Sampled: true, Total: rs.Total, NonCancelled: rs.NonCancelled, Joins: rs.Joins, EachRejected: d.EachRejected}
+		tasks = diagnose.Tasks{All: recs, Sampled: true, Total: rs.Total, NonCancelled: rs.NonCancelled, Joins: rs.Joins, Views: rs.Views, EachRejected: d.EachRejected}
 	}
 	var results []*trace.Result
 	replaced := map[string]bool{}

@@ -158,6 +158,10 @@ type Options struct {
 	// JoinSets returns the diagnosis's sets to join against every task when the run is
 	// sampled (diagnose.JoinSets), given the run's phases and start.
 	JoinSets func(phases []evidence.Phase, start time.Time) []stats.JoinSet
+	// Views returns the parts of the run whose stage 1 the diagnosis reads on their own
+	// (diagnose.ViewSets), given the run's phases and start; over a sample they are counted
+	// in the joins' pass over every task, so their JoinSets must share their names.
+	Views func(phases []evidence.Phase, start time.Time) []stats.ViewSet
 	// Observe, when set, sees every task record of the first pass (the runner counts why
 	// tasks failed with it).
 	Observe func(*record.Record)
@@ -173,6 +177,8 @@ type Records struct {
 	NonCancelled map[string]int
 	// Joins are the join sets' joins (when not Complete).
 	Joins map[string]*stats.Join
+	// Views are stage 1 over each of Options.Views' sets, by name.
+	Views map[string]stats.View
 }
 
 // Stage1 (re)computes the contract reference, the workload block and stage 1 of ev from
@@ -213,17 +219,31 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 		ev.Run.Notes = append(ev.Run.Notes, n)
 	}
 	recs := &Records{Tasks: st.Records(), Complete: st.Complete(), Total: st.Sample().Tasks(), NonCancelled: st.Sample().NonCancelled()}
+	var views []stats.ViewSet
+	if o.Views != nil {
+		views = o.Views(st.Phases(), start)
+	}
 	var head *stats.Join
-	if !recs.Complete {
+	if recs.Complete {
+		recs.Views = stats.ViewsOf(recs.Tasks, opt, views, nil)
+	} else {
 		sets := []stats.JoinSet{st.HeadSet()}
 		if o.JoinSets != nil {
 			sets = append(sets, o.JoinSets(st.Phases(), start)...)
 		}
-		joins, err := stats.BuildJoins(recs.Tasks, sets, d.Each)
+		// One more pass over every task: the joins, and the views' counts and percentiles.
+		va := stats.NewViewAcc(st, views)
+		joins, err := stats.BuildJoins(recs.Tasks, sets, func(f func(*record.Record) error) error {
+			return d.Each(func(r *record.Record) error {
+				va.Add(r)
+				return f(r)
+			})
+		})
 		if err != nil {
 			return nil, err
 		}
 		recs.Joins, head = joins, joins[sets[0].Name]
+		recs.Views = va.Result(recs.Tasks, joins)
 	}
 	ApplyStage1(ev, d.Contract, st.Result(head))
 	return recs, nil

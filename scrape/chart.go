@@ -3,6 +3,8 @@ package scrape
 import (
 	"math"
 	"sort"
+
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // thin holds the points of one raw series that interpolation at a fixed set of times (the
@@ -184,11 +186,11 @@ func (c *chart) scale(f float64) {
 func (c *chart) points() (t, v, lo, hi []float64) {
 	c.close()
 	for i := range c.t {
-		t, v = append(t, round(c.t[i])), append(v, round(c.v[i]))
+		t, v = append(t, figure.Sig6(c.t[i])), append(v, figure.Sig6(c.v[i]))
 	}
 	if c.per > 1 {
 		for i := range c.t {
-			lo, hi = append(lo, round(c.lo[i])), append(hi, round(c.hi[i]))
+			lo, hi = append(lo, figure.Sig6(c.lo[i])), append(hi, figure.Sig6(c.hi[i]))
 		}
 	}
 	return t, v, lo, hi

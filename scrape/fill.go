@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/rundir"
 )
 
@@ -152,17 +153,10 @@ func (st *store) fill(ev *evidence.Evidence) error {
 	return nil
 }
 
+// sig is a signal of the scrape; its figures have six significant digits, which keep
+// evidence.json readable and golden files stable across platforms.
 func sig(name, unit string, stage int, source, phase string, w window, v float64) evidence.Signal {
-	return evidence.Signal{Name: name, Value: round(v), Unit: unit, Stage: stage, Source: source, Phase: phase, Window: &evidence.Window{StartS: round(w.a), EndS: round(w.b)}}
-}
-
-// round keeps evidence.json readable and golden files stable across platforms.
-func round(v float64) float64 {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return v
-	}
-	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
-	return math.Round(v*p) / p
+	return evidence.Signal{Name: name, Value: figure.Sig6(v), Unit: unit, Stage: stage, Source: source, Phase: phase, Window: &evidence.Window{StartS: figure.Sig6(w.a), EndS: figure.Sig6(w.b)}}
 }
 
 func sourceOf(rs []*replica) string {
@@ -300,7 +294,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 			if !ok {
 				continue
 			}
-			note := fmt.Sprintf("bucket-interpolated from histogram deltas; true value in [%g, %g] ms; n=%.0f", round(lo*1000), round(hi*1000), d.cnt)
+			note := fmt.Sprintf("bucket-interpolated from histogram deltas; true value in [%g, %g] ms; n=%.0f", figure.Sig6(lo*1000), figure.Sig6(hi*1000), d.cnt)
 			if skipped > 0 {
 				note += fmt.Sprintf("; %d series with other bucket bounds left out", skipped)
 			}
@@ -338,7 +332,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 	if lagOK {
 		note := "max over the window of pel_sim_step_lag_seconds (simulator overload, not a scenario fault)"
 		if skipped, _, ok := sumRate(qClockSkipped); ok {
-			note += fmt.Sprintf("; %g s of schedule dropped", round(skipped))
+			note += fmt.Sprintf("; %g s of schedule dropped", figure.Sig6(skipped))
 		}
 		add(evidence.SigEngineStepLagMs, "ms", lagMax*1000, note)
 	}

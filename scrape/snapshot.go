@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // Snapshot renders what the adapters read from one page, before any windowing: the
@@ -46,7 +48,7 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 		fmt.Fprintf(&b, "replica %q\n", r.label)
 		var lines []string
 		for q, g := range r.gauges {
-			lines = append(lines, fmt.Sprintf("  %-20s gauge   %g", q, round(g.pts.v[len(g.pts.v)-1])))
+			lines = append(lines, fmt.Sprintf("  %-20s gauge   %g", q, figure.Sig6(g.pts.v[len(g.pts.v)-1])))
 		}
 		for q, m := range r.counters {
 			total := 0.0
@@ -54,7 +56,7 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 				_, v := c.pts.lastPoint()
 				total += v
 			}
-			lines = append(lines, fmt.Sprintf("  %-20s counter %g", q, round(total)))
+			lines = append(lines, fmt.Sprintf("  %-20s counter %g", q, figure.Sig6(total)))
 		}
 		for q, m := range r.hists {
 			var d *hdelta
@@ -75,12 +77,12 @@ func Snapshot(fams []Family, kind, engineOverride string) (string, error) {
 					skipped++
 				}
 			}
-			line := fmt.Sprintf("  %-20s hist    n=%g", q, round(d.cnt))
+			line := fmt.Sprintf("  %-20s hist    n=%g", q, figure.Sig6(d.cnt))
 			if d.cnt > 0 {
-				line += fmt.Sprintf(" mean=%g", round(d.sum/d.cnt))
+				line += fmt.Sprintf(" mean=%g", figure.Sig6(d.sum/d.cnt))
 				for _, p := range []float64{0.5, 0.99} {
 					if v, lo, hi, ok := d.quantile(p); ok {
-						line += fmt.Sprintf(" p%g=%g in (%g,%g]", p*100, round(v), lo, hi)
+						line += fmt.Sprintf(" p%g=%g in (%g,%g]", p*100, figure.Sig6(v), lo, hi)
 					}
 				}
 			}

@@ -35,13 +35,26 @@ func Mean(xs []float64) float64 {
 // Round3 rounds v to three decimals.
 func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// Sig6 rounds v to six significant digits (NaN, ±Inf and 0 as they are).
-func Sig6(v float64) float64 {
+// Sig rounds v to digits significant digits (NaN, ±Inf and 0 as they are).
+func Sig(v float64, digits int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
-	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
+	p := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
 	return math.Round(v*p) / p
+}
+
+// Sig6 rounds v to six significant digits (NaN, ±Inf and 0 as they are).
+func Sig6(v float64) float64 { return Sig(v, 6) }
+
+// Sig3 rounds v to three significant digits, and is 0 for NaN, ±Inf and -0: for a figure
+// that must be a plain number (evidence.json carries no NaN), at the precision of an
+// estimate built from run-level means (a time budget's shares, a floor).
+func Sig3(v float64) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return Sig(v, 3)
 }
 
 // Fmt prints an optional value with four significant digits, "-" when missing.

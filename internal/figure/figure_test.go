@@ -46,6 +46,11 @@ func TestNumbers(t *testing.T) {
 		{"sig6", Sig6(123456.789), 123457},
 		{"sig6 small", Sig6(0.000123456789), 0.000123457},
 		{"sig6 zero", Sig6(0), 0},
+		{"sig 2", Sig(0.012345, 2), 0.012},
+		{"sig 1", Sig(123.4, 1), 100},
+		{"sig3", Sig3(1234.5678), 1230},
+		{"sig3 small", Sig3(0.00123456), 0.00123},
+		{"sig3 negative", Sig3(-2.3456), -2.35},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
@@ -58,6 +63,12 @@ func TestNumbers(t *testing.T) {
 		if r := Round3(v); !(math.IsNaN(v) && math.IsNaN(r)) && r != v {
 			t.Errorf("Round3(%v) = %v", v, r)
 		}
+		if r := Sig3(v); r != 0 {
+			t.Errorf("Sig3(%v) = %v, want 0 (a number evidence.json can carry)", v, r)
+		}
+	}
+	if r := Sig3(math.Copysign(0, -1)); math.Signbit(r) {
+		t.Error("Sig3(-0) is -0, want 0")
 	}
 	if x := Ptr(2); x == nil || *x != 2 {
 		t.Errorf("Ptr(2) = %v", x)
