@@ -240,11 +240,13 @@ func aiperfLine(raw []byte, at string, s *sink) error {
 		chunks(rec, ttft, gaps)
 		return s.emit(rec)
 	}
-	// Only the first token and the end: the rest of the tokens spread over the gap.
+	// Only the first token and the end: the rest of the tokens spread over the gap, in two
+	// events that are not the stream's.
 	rec.FirstTokenAt, rec.LastTokenAt = rec.SentAt.Add(ttft), rec.DoneAt
 	if rec.OutputTokens > 1 {
 		rec.ChunkUS = []int64{ttft.Microseconds(), latency.Microseconds()}
 		rec.ChunkTokens = []int{1, rec.OutputTokens - 1}
+		rec.AddFlag(record.FlagEventsSummarized)
 	}
 	return s.emit(rec)
 }

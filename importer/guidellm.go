@@ -254,9 +254,11 @@ func guidellmRecord(q guidellmRequest, list string, at func(string) string) (*re
 	}
 	rec.FirstTokenAt, rec.LastTokenAt = first, last
 	if rec.OutputTokens > 1 {
-		// GuideLLM keeps the first and last token's times: the tokens between share the gap.
+		// GuideLLM keeps the first and last token's times: the tokens between share the gap,
+		// in two events that are not the stream's.
 		rec.ChunkUS = []int64{first.Sub(rec.SentAt).Microseconds(), last.Sub(rec.SentAt).Microseconds()}
 		rec.ChunkTokens = []int{1, rec.OutputTokens - 1}
+		rec.AddFlag(record.FlagEventsSummarized)
 	}
 	return rec, nil
 }

@@ -77,6 +77,12 @@ const (
 	// FlagTextCut: the prompt or output kept (--keep-text) was cut to fit one line of
 	// requests.jsonl (MaxLine); prompt_chars, output_chars and prompt_sha256 are the whole's.
 	FlagTextCut = "text_cut"
+	// FlagEventsSummarized: the record was imported from a tool that kept only the first and
+	// last token's times, so its content events (the first token, then the rest at the last
+	// token's time) are not the events the stream carried. Its TTFT, E2E and TPOT are the
+	// tool's own, its ITLs each token's mean gap between the two; the shape of its events
+	// (tokens per event, gaps between events) is not known and is not read from it.
+	FlagEventsSummarized = "events_summarized"
 )
 
 // Phases are never mixed in one statistic.

@@ -199,9 +199,10 @@ func BuildJoins(sample []record.Record, sets []JoinSet, each func(func(*record.R
 }
 
 // newJoinStream applies rhythm's rules: a completed stream with a rhythm (enough gaps, a
-// median gap no shorter than CoalescedGap) has its gaps judged.
+// median gap no shorter than CoalescedGap, events that are the stream's own rather than an
+// importing tool's summary) has its gaps judged.
 func newJoinStream(r *record.Record, mask uint8) (*joinStream, bool) {
-	if !r.OK() || len(r.ChunkUS) < 2 || r.SentAt.IsZero() || len(r.ChunkUS)-1 < MinStreamTokens-1 {
+	if !r.OK() || len(r.ChunkUS) < 2 || r.SentAt.IsZero() || len(r.ChunkUS)-1 < MinStreamTokens-1 || r.HasFlag(record.FlagEventsSummarized) {
 		return nil, false
 	}
 	g := make([]float64, 0, len(r.ChunkUS)-1)

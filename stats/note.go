@@ -17,12 +17,16 @@ const (
 	NoteBandScaling    NoteKind = "band_scaling"     // band scaling not computed
 	NoteHOLNotComputed NoteKind = "hol_not_computed" // head-of-line ratio not computed
 	NoteSampled        NoteKind = "sampled"          // more tasks than the analysis holds
+	// NoteEventsSummarized: completed requests whose content events an importing tool
+	// summarized are left out of the event-shape signals.
+	NoteEventsSummarized NoteKind = "events_summarized"
 )
 
 // counts reports whether a note of kind k counts tasks (see the kinds).
 func (k NoteKind) counts() bool {
 	switch k {
-	case NoteNoRecords, NoteNoWarm, NoteTokenEstimate, NoteNeverSent, NoteOneTask, NoteFewCompleted, NoteBandScaling:
+	case NoteNoRecords, NoteNoWarm, NoteTokenEstimate, NoteNeverSent, NoteOneTask, NoteFewCompleted, NoteBandScaling,
+		NoteEventsSummarized:
 		return true
 	}
 	return false

@@ -386,6 +386,18 @@ func (s *Shape) rhythm(ok, all []*record.Record, j *Join) {
 		if len(r.ChunkUS) < 2 || r.SentAt.IsZero() {
 			continue
 		}
+		if r.OutputTokens >= MinStreamTokens {
+			if t, has := r.TTFTFromSent(); has && !r.DoneAt.IsZero() {
+				if e := r.DoneAt.Sub(r.SentAt); e > 0 {
+					e2eShare = append(e2eShare, float64(t)/float64(e))
+				}
+			}
+		}
+		if r.HasFlag(record.FlagEventsSummarized) {
+			// A tool's summary of the stream, not its events: no gaps to judge. Its first
+			// token is real, so it still ends other streams' stalls.
+			continue
+		}
 		streams++
 		g := make([]float64, 0, len(r.ChunkUS)-1)
 		for i := 1; i < len(r.ChunkUS); i++ {
@@ -394,13 +406,6 @@ func (s *Shape) rhythm(ok, all []*record.Record, j *Join) {
 			gaps++
 			if time.Duration(d)*time.Microsecond < CoalescedGap {
 				coalesced++
-			}
-		}
-		if r.OutputTokens >= MinStreamTokens {
-			if t, has := r.TTFTFromSent(); has && !r.DoneAt.IsZero() {
-				if e := r.DoneAt.Sub(r.SentAt); e > 0 {
-					e2eShare = append(e2eShare, float64(t)/float64(e))
-				}
 			}
 		}
 		if len(g) < MinStreamTokens-1 {

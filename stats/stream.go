@@ -353,6 +353,9 @@ func (s *Stream) exact(full bool) *exactResult {
 	} else if completed < 100 {
 		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
 	}
+	if n := head.summarized; n > 0 {
+		ex.notes = append(ex.notes, summarizedNote(n, head.chunks > 0))
+	}
 	s.exactSignals(ex, head, hw)
 	ex.series, ex.buckets = s.ser.result(ex.start, ex.end)
 	return ex
@@ -414,6 +417,18 @@ func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 	}
 }
 
+// summarizedNote says why the event-shape signals leave out n completed requests (all of
+// them when others is false): the tool they were imported from kept only their first and
+// last token's times.
+func summarizedNote(n int, others bool) Note {
+	what := "tokens per event, event gaps, coalesced events and decode stalls"
+	why := fmt.Sprintf("%d completed requests were imported from a tool that kept only their first and last token's times (flag %s): their content events are not the stream's", n, record.FlagEventsSummarized)
+	if !others {
+		return Note{NoteEventsSummarized, why + ", so " + what + " are not measured; their TTFT, TPOT and E2E are the tool's, their ITLs each token's mean gap between the two"}
+	}
+	return Note{NoteEventsSummarized, why + ", so " + what + " are of the other requests only; their TTFT, ITL, TPOT and E2E count"}
+}
+
 func sortedInts[V any](m map[int]V) []int {
 	ks := make([]int, 0, len(m))
 	for k := range m {
@@ -438,6 +453,9 @@ type phaseAcc struct {
 	queued        bool
 	chunks        int
 	chunkTokens   int
+	// summarized counts the completed requests whose content events an importing tool
+	// summarized (record.FlagEventsSummarized), left out of chunks, chunkTokens and gaps.
+	summarized int
 	// busy is the in-flight time of requests inside the phase's window as it stood when
 	// they came (it only grows, so they stay inside); the others are clipped at the end.
 	busy      time.Duration
@@ -498,10 +516,15 @@ func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
 			if v, ok := q.TimeToHeaders(); ok {
 				p.headers.Add(v)
 			}
-			q.ChunkGaps(p.gaps.Add)
-			p.chunks += len(q.ChunkTokens)
-			for _, k := range q.ChunkTokens {
-				p.chunkTokens += k
+			if q.HasFlag(record.FlagEventsSummarized) {
+				// Its events are a tool's summary, not the stream's: no event shape.
+				p.summarized++
+			} else {
+				q.ChunkGaps(p.gaps.Add)
+				p.chunks += len(q.ChunkTokens)
+				for _, k := range q.ChunkTokens {
+					p.chunkTokens += k
+				}
 			}
 		}
 		s := q.FirstSentAt
@@ -562,6 +585,7 @@ func (p *phaseAcc) merge(o *phaseAcc) {
 	p.queued = p.queued || o.queued
 	p.chunks += o.chunks
 	p.chunkTokens += o.chunkTokens
+	p.summarized += o.summarized
 	p.busy += o.busy
 	p.irregular = append(p.irregular, o.irregular...)
 	p.bands.merge(o.bands)
