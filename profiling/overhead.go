@@ -136,7 +136,11 @@ func (o *Overhead) Rows() []evidence.ProfileOverhead {
 			row.Note = fmt.Sprintf("too few values for an interval (inside %d, outside %d; a median's needs %d on each side)", row.NIn, row.NOut, need)
 			if row.NIn > 0 && row.NOut > 0 {
 				row.InP50, row.OutP50 = in.Quantile(ones(in.Tasks()), 0.5), out.Quantile(ones(out.Tasks()), 0.5)
-				row.Ratio = row.InP50 / row.OutP50
+				if row.OutP50 > 0 {
+					row.Ratio = row.InP50 / row.OutP50
+				} else {
+					row.Note += "; no ratio: the median outside the window is 0"
+				}
 			}
 			rows = append(rows, row)
 			continue
@@ -144,6 +148,9 @@ func (o *Overhead) Rows() []evidence.ProfileOverhead {
 		rng := rand.New(rand.NewPCG(uint64(mi)+11, 0x6f766572))
 		wOut := make([]int, out.Tasks())
 		var ins, outs, ratios []float64
+		// A resample whose outside median is 0 has no ratio (it is unbounded above), so
+		// the ratio's interval is given only when no resample lacks one.
+		zeroOut := 0
 		resample.Bootstrap(in.Tasks(), resamples, rng, func(r int, w []int) {
 			if r < 0 {
 				resample.Unit(wOut)
@@ -152,17 +159,32 @@ func (o *Overhead) Rows() []evidence.ProfileOverhead {
 			}
 			a, b := in.Quantile(w, 0.5), out.Quantile(wOut, 0.5)
 			if r < 0 {
-				row.InP50, row.OutP50, row.Ratio = a, b, a/b
+				row.InP50, row.OutP50 = a, b
+				if b > 0 {
+					row.Ratio = a / b
+				}
 				return
 			}
-			ins, outs, ratios = append(ins, a), append(outs, b), append(ratios, a/b)
+			ins, outs = append(ins, a), append(outs, b)
+			if b > 0 {
+				ratios = append(ratios, a/b)
+			} else {
+				zeroOut++
+			}
 		})
 		var ok1, ok2, ok3 bool
 		row.InLo, row.InHi, ok1 = resample.PercentileCI(ins, level)
 		row.OutLo, row.OutHi, ok2 = resample.PercentileCI(outs, level)
-		row.RatioLo, row.RatioHi, ok3 = resample.PercentileCI(ratios, level)
+		if zeroOut == 0 && row.OutP50 > 0 {
+			row.RatioLo, row.RatioHi, ok3 = resample.PercentileCI(ratios, level)
+		}
 		row.OK = ok1 && ok2 && ok3 && !math.IsNaN(row.Ratio) && !math.IsInf(row.Ratio, 0)
-		if o.in.seen > len(o.in.tasks) || o.out.seen > len(o.out.tasks) {
+		switch {
+		case row.OutP50 <= 0:
+			row.Note = "no ratio: the median outside the window is 0"
+		case zeroOut > 0:
+			row.Note = fmt.Sprintf("no interval for the ratio: the median outside is 0 in %d of %d resamples", zeroOut, resamples)
+		case o.in.seen > len(o.in.tasks) || o.out.seen > len(o.out.tasks):
 			row.Note = fmt.Sprintf("from a seeded sample of %d of %d tasks inside and %d of %d outside", len(o.in.tasks), o.in.seen, len(o.out.tasks), o.out.seen)
 		}
 		rows = append(rows, row)

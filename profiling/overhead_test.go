@@ -1,7 +1,9 @@
 package profiling
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +97,32 @@ func TestOverheadBounded(t *testing.T) {
 	}
 	if len(o.out.tasks) != maxSideTasks || o.out.seen != maxSideTasks+500 {
 		t.Errorf("kept %d of %d", len(o.out.tasks), o.out.seen)
+	}
+}
+
+// A metric whose median outside the window is 0 (tokens arriving together, 0 µs apart) has
+// no ratio: the row says so and stays encodable, never +Inf, with few tasks or many.
+func TestOverheadZeroOutside(t *testing.T) {
+	for _, n := range []int{1, 60} {
+		o := NewOverhead(at(100), at(200))
+		for i := range n {
+			o.Add(task(float64(i), 50*time.Millisecond, 0, 20, false))
+			o.Add(task(110+float64(i), 50*time.Millisecond, 10*time.Millisecond, 20, true))
+		}
+		var itl bool
+		for _, r := range o.Rows() {
+			if _, err := json.Marshal(r); err != nil {
+				t.Errorf("%d tasks a side, %s: %v", n, r.Metric, err)
+			}
+			if r.Metric == "itl" {
+				itl = true
+				if r.Ratio != 0 || r.OK || !strings.Contains(r.Note, "0") {
+					t.Errorf("%d tasks a side: itl ratio %v ok %v note %q, want no ratio", n, r.Ratio, r.OK, r.Note)
+				}
+			}
+		}
+		if !itl {
+			t.Fatalf("no itl row")
+		}
 	}
 }
