@@ -28,7 +28,9 @@ var VLLMBenchPercentiles = []float64{99}
 // schedule), ITL is the gap between streamed chunks, TPOT (E2E − TTFT)/(output tokens − 1)
 // per request; means and percentiles are over completed requests only, as vllm's are. The
 // percentiles come from package stats (nearest rank) rather than numpy's interpolation:
-// the two may differ by the spread between adjacent order statistics.
+// the two may differ by the spread between adjacent order statistics. A record whose events
+// an importing tool summarized (first and last token only) has no chunk gaps to give: its
+// itls list is empty and it adds nothing to the ITL figures (its TPOT still counts).
 func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each func(func(*record.Record) error) error, percentiles []float64) error {
 	type perReq struct {
 		in, out int
@@ -77,7 +79,9 @@ func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each fu
 		if r.OutputTokens > 1 {
 			add("tpot", (e2e-ttft)/time.Duration(r.OutputTokens-1))
 		}
-		r.ChunkGaps(func(g time.Duration) { add("itl", g) })
+		if !r.HasFlag(record.FlagEventsSummarized) {
+			r.ChunkGaps(func(g time.Duration) { add("itl", g) })
+		}
 		reqs = append(reqs, q)
 		return nil
 	})
@@ -189,7 +193,7 @@ func VLLMBench(w io.Writer, ev *evidence.Evidence, c *contract.Contract, each fu
 		}
 		i++
 		bw.WriteString("[")
-		if _, ok := r.TTFTFromSent(); r.OK() && ok {
+		if _, ok := r.TTFTFromSent(); r.OK() && ok && !r.HasFlag(record.FlagEventsSummarized) {
 			j := 0
 			r.ChunkGaps(func(g time.Duration) {
 				if j > 0 {

@@ -85,3 +85,39 @@ func TestVLLMBench(t *testing.T) {
 		t.Errorf("errors %s ttfts %s", errs, ttfts)
 	}
 }
+
+// A record whose events an importing tool summarized (GuideLLM keeps the first and last
+// token's times) has no chunk gaps: its itls list is empty and the ITL figures leave it out,
+// while its TPOT counts.
+func TestVLLMBenchSummarizedEvents(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := record.Record{Seq: 0, Status: record.StatusOK, Accepted: true, PromptTokens: 10, OutputTokens: 101,
+		ScheduledAt: t0, SentAt: t0, ChunkUS: []int64{100_000, 600_000}, ChunkTokens: []int{1, 100}}
+	r.FirstTokenAt, r.LastTokenAt, r.DoneAt = t0.Add(100*time.Millisecond), t0.Add(600*time.Millisecond), t0.Add(600*time.Millisecond)
+	r.AddFlag(record.FlagEventsSummarized)
+	each := func(f func(*record.Record) error) error { return f(&r) }
+	c, _, err := contract.FromFlags(contract.Flags{Rate: 1, Duration: 10 * time.Second, PromptTokens: "10", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := evidence.New()
+	ev.Run.StartedAt, ev.Run.DurationS = t0, 1
+	var b bytes.Buffer
+	if err := VLLMBench(&b, ev, c, each, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b.String())
+	}
+	itls, _ := json.Marshal(got["itls"])
+	if string(itls) != "[[]]" {
+		t.Errorf("itls %s, want one empty list", itls)
+	}
+	if v, ok := got["mean_itl_ms"].(float64); ok && v != 0 {
+		t.Errorf("mean_itl_ms %v from a record with no chunk gaps", v)
+	}
+	if v, _ := got["mean_tpot_ms"].(float64); math.Abs(v-5) > 1e-6 {
+		t.Errorf("mean_tpot_ms %v, want 5 (500 ms over 100 tokens)", v)
+	}
+}
