@@ -143,7 +143,7 @@ func (t *RawTransport) getIdle(key string) *rawConn {
 
 // alive checks, without blocking, that the server has not closed an idle connection (or
 // sent bytes nobody asked for). TLS connections are not probed: a read there may consume a
-// record; the resend rule covers them.
+// record; the resend rule covers them, as it covers a close that arrives after the probe.
 func (pc *rawConn) alive() bool {
 	if pc.tls {
 		return true
@@ -151,11 +151,8 @@ func (pc *rawConn) alive() bool {
 	if pc.br.Buffered() > 0 {
 		return false
 	}
-	pc.c.SetReadDeadline(time.Now())
-	_, err := pc.br.Peek(1)
-	pc.c.SetReadDeadline(time.Time{})
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	stale, _ := peekIdle(pc.c)
+	return !stale
 }
 
 func (t *RawTransport) putIdle(pc *rawConn) {
