@@ -70,7 +70,8 @@ func TestRawTransportReuseAndBodies(t *testing.T) {
 }
 
 // A server that closes every connection after one keep-alive response: the second request
-// on a pooled connection finds it closed and must be sent again on a new one.
+// on a pooled connection finds it closed and must be sent again on a new one; from then on
+// idle connections are probed before reuse (and not before).
 func TestRawTransportStaleConnection(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,8 +98,12 @@ func TestRawTransportStaleConnection(t *testing.T) {
 			}(c)
 		}
 	}()
-	hc := &http.Client{Transport: &RawTransport{}}
+	tr := &RawTransport{}
+	hc := &http.Client{Transport: tr}
 	for i := 0; i < 3; i++ {
+		if i == 1 && tr.probe.Load() {
+			t.Error("idle connections are probed before any was found closed")
+		}
 		resp, err := hc.Post("http://"+ln.Addr().String()+"/", "application/json", strings.NewReader("{}"))
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
@@ -111,6 +116,9 @@ func TestRawTransportStaleConnection(t *testing.T) {
 	}
 	if served.Load() != 3 {
 		t.Errorf("served %d, want 3 (no request twice)", served.Load())
+	}
+	if !tr.probe.Load() {
+		t.Error("idle connections are not probed after one was found closed under a request")
 	}
 }
 
