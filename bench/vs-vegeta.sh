@@ -5,9 +5,11 @@
 #
 #   bench/vs-vegeta.sh [rates...]          default rates: 1000 3000 5000
 #   PAIRS=2 DURATION=10s STREAMS=5000 HOLD=15s bench/vs-vegeta.sh
+#   OLD=5b7c67d STREAMS=0 bench/vs-vegeta.sh 3000   also that commit's pel run --no-analysis
 #
 # For each rate, PAIRS interleaved rounds of: pel run, vegeta attack, pel run --no-analysis
-# (driving only). Each is its own process under /usr/bin/time: CPU is user + sys of the
+# (driving only), and with OLD set, the OLD commit's pel run --no-analysis (builds compared
+# in the same pairs, at the same load). Each is its own process under /usr/bin/time: CPU is user + sys of the
 # whole process divided by the requests it sent, peak RSS its maximum resident set. pel's
 # schedule lag p99 is read from its evidence.json. Every row carries the 1-minute load
 # average seen before each of its runs: on a shared machine the lag is the neighbours' as
@@ -36,6 +38,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 go build -o "$work/pel" ./cmd/pel
+if [ -n "${OLD:-}" ]; then
+	mkdir "$work/old"
+	git archive "$OLD" | tar -x -C "$work/old"
+	(cd "$work/old" && go build -o "$work/pel-old" ./cmd/pel)
+fi
 go build -o "$work/loadgen-bench" ./bench/loadgen
 vegeta=${VEGETA:-$HOME/.cache/pel-vegeta/vegeta}
 if [ ! -x "$vegeta" ]; then
@@ -70,7 +77,7 @@ runpel() {
 	local out=$1; shift
 	rm -rf "$out"
 	contract "$rate" "$DURATION" 8 >"$out.yaml"
-	timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$out.time" "$work/pel" run "$@" --target "http://127.0.0.1:$PORT" \
+	timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$out.time" "${PELBIN:-$work/pel}" run "$@" --target "http://127.0.0.1:$PORT" \
 		--contract "$out.yaml" -o "$out" >"$out.log" 2>&1 || true
 	python3 - "$out" <<'EOF'
 import json, sys
@@ -109,6 +116,7 @@ EOF
 
 echo "# pel $(git rev-parse --short HEAD) vs vegeta v12.13.0; $(nproc) cores; $PAIRS interleaved pairs of $DURATION per rate; token server: 8-token answers, TTFT 5 ms, ITL 1 ms"
 rows=()
+olds=()
 for rate in "${rates[@]}"; do
 	for i in $(seq "$PAIRS"); do
 		l=$(load1); read -r pc pm pn plag <<<"$(runpel "$work/pel-$rate-$i")"
@@ -122,6 +130,12 @@ print(f'{p:.0f} {d:.0f} {v:.0f} {r(d):.2f} {r(p):.2f}')")
 		read -r pus dus vus ratio fullratio <<<"$line"
 		echo "rate $rate pair $i: pel ${pus} µs/req (driving only ${dus}), vegeta ${vus} (vegeta success $vok); ratio driving/vegeta $ratio (whole run $fullratio); peak RSS pel $((pm / 1024)) MB, --no-analysis $((dm / 1024)) MB, vegeta $((vm / 1024)) MB; lag p99 ${plag} ms (--no-analysis ${dlag} ms); load average $l"
 		rows+=("$rate $pus $dus $vus $ratio $fullratio $pm $dm $vm $plag $dlag $l")
+		if [ -n "${OLD:-}" ]; then
+			ol=$(load1); read -r oc om on olag <<<"$(PELBIN=$work/pel-old runpel "$work/old-$rate-$i" --no-analysis)"
+			read -r ous oratio <<<"$(python3 -c "o=$oc/$on*1e6; d=$dc/$dn*1e6; print(f'{o:.0f} {d/o if o else float(\"nan\"):.2f}')")"
+			echo "rate $rate pair $i: $OLD --no-analysis ${ous} µs/req; this build / $OLD $oratio (lag p99 ${olag} ms; load average $ol)"
+			olds+=("$rate $ous $oratio")
+		fi
 	done
 done
 
@@ -144,6 +158,17 @@ for r, fs in rows.items():
           f" {med(col(6))/1024:.0f} ({med(col(7))/1024:.0f}) / {med(col(8))/1024:.0f} MB | {lags} ms ({dlags}) | {min(loads):.2f}–{max(loads):.2f} |")
 '
 echo "(medians of $PAIRS pairs; ratios pair by pair; lag: every pair)"
+if [ -n "${OLD:-}" ]; then
+	printf '%s\n' "${olds[@]}" | python3 -c '
+import sys, statistics as st
+rows = {}
+for l in sys.stdin:
+    f = l.split()
+    rows.setdefault(int(f[0]), []).append(f)
+for r, fs in rows.items():
+    print(f"{r:,}/s: '"$OLD"' driving only {st.median(float(f[1]) for f in fs):.0f} µs/request (median); this build / '"$OLD"' pair by pair: " + ", ".join(f[2] for f in fs))
+'
+fi
 
 [ "$STREAMS" -gt 0 ] || exit 0
 # Memory per open stream: STREAMS streams opened in 1 s, each sending a token every 100 ms

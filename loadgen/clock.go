@@ -20,7 +20,7 @@ type Clock interface {
 // Its SleepUntil uses a runtime timer, which is fine for retry backoff and grace periods
 // but wakes up late by up to ~1 ms when the process is otherwise idle (the Linux netpoller
 // sleeps in whole milliseconds). The pacer needs better, so it uses PaceUntil: on Linux a
-// nanosleep(2) on its own OS thread with 1 µs timer slack (no CPU spent waiting); elsewhere
+// nanosleep(2), which wakes within the thread's timer slack (no CPU spent waiting); elsewhere
 // a timer until Spin before the deadline, then yielding in a loop (runtime.Gosched) until
 // it passes.
 type RealClock struct {
@@ -52,8 +52,7 @@ func (RealClock) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// PaceUntil is SleepUntil for the pacer: as precise as the platform allows. The caller
-// runs it between pacerThread() and its release.
+// PaceUntil is SleepUntil for the pacer: as precise as the platform allows.
 func (c RealClock) PaceUntil(ctx context.Context, t time.Time) error {
 	if c.TimerOnly {
 		return c.SleepUntil(ctx, t)

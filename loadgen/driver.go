@@ -207,7 +207,6 @@ func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	} else {
 		wait := clk.SleepUntil
 		if p, ok := clk.(pacer); ok {
-			defer pacerThread()()
 			wait = p.PaceUntil
 		}
 		for {

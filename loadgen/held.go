@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -107,31 +108,57 @@ func (h *eventHold) Read(p []byte) (int, error) {
 		return 0, h.err
 	}
 	n, err := h.r.Read(p)
-	for _, c := range p[:n] {
-		h.run++
-		switch c {
-		case '\n':
-			if h.cr {
-				h.cr = false
-				continue
-			}
-			h.endLine()
-		case '\r':
-			h.endLine()
-			h.cr = true
-		default:
-			h.cr = false
-			h.line++
-		}
-		if h.run > h.peak {
-			h.peak = h.run
-		}
-	}
+	h.scan(p[:n])
 	if !h.holding.grow(heldFactor*h.peak - h.holding.used) {
 		h.err = errHeld
 		return n, h.err
 	}
 	return n, err
+}
+
+// scan follows b's line endings. The bytes between two endings are counted together (the
+// search for the next CR or LF is bytes.IndexByte, vectorised), the endings one by one.
+// nl is the next LF at or after pos, found once for all the CRs before it, so a stream of
+// CR endings alone is scanned once too.
+func (h *eventHold) scan(b []byte) {
+	nl := bytes.IndexByte(b, '\n')
+	for pos := 0; pos < len(b); {
+		if nl >= 0 && nl < pos {
+			if nl = bytes.IndexByte(b[pos:], '\n'); nl >= 0 {
+				nl += pos
+			}
+		}
+		end := len(b)
+		if nl >= 0 {
+			end = nl
+		}
+		if k := bytes.IndexByte(b[pos:end], '\r'); k >= 0 {
+			end = pos + k
+		}
+		if end > pos { // text of the current line
+			n := int64(end - pos)
+			h.cr = false
+			h.line += n
+			h.run += n
+			h.peak = max(h.peak, h.run)
+			pos = end
+			continue
+		}
+		h.run++
+		if b[pos] == '\n' {
+			pos++
+			if h.cr { // the LF of a CRLF: the CR ended the line
+				h.cr = false
+				continue
+			}
+			h.endLine()
+		} else {
+			pos++
+			h.endLine()
+			h.cr = true
+		}
+		h.peak = max(h.peak, h.run)
+	}
 }
 
 func (h *eventHold) endLine() {

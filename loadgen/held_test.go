@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -103,5 +104,86 @@ func TestTokenGuard(t *testing.T) {
 				t.Errorf("err %v, want ok %v", err, c.ok)
 			}
 		})
+	}
+}
+
+// refHold is the rule eventHold.scan follows, byte by byte: run counts the bytes since the
+// last blank line, line those of the current line, and peak the largest run seen after a
+// byte (not after the LF of a CRLF, which only completes the line the CR ended).
+type refHold struct {
+	run, line, peak int64
+	cr              bool
+}
+
+func (h *refHold) feed(b []byte) {
+	for _, c := range b {
+		h.run++
+		switch c {
+		case '\n':
+			if h.cr {
+				h.cr = false
+				continue
+			}
+			h.end()
+		case '\r':
+			h.end()
+			h.cr = true
+		default:
+			h.cr = false
+			h.line++
+		}
+		h.peak = max(h.peak, h.run)
+	}
+}
+
+func (h *refHold) end() {
+	if h.line == 0 {
+		h.run = 0
+	}
+	h.line = 0
+}
+
+// TestEventHoldScanFollowsTheRule: whatever the line endings and however the stream is cut
+// into reads, the hold's counts are the byte-by-byte rule's.
+func TestEventHoldScanFollowsTheRule(t *testing.T) {
+	streams := []string{"", "\r\n", "\n", "\r", "\r\r\n\n", "data: x\r\n\r\n", "a\rb\nc\r\nd\n\n\r\r", "data: x\n\ndata: yy\r\rdata: z\r\n\r\n"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			switch rng.IntN(5) {
+			case 0:
+				sb.WriteByte('\n')
+			case 1:
+				sb.WriteByte('\r')
+			case 2:
+				sb.WriteString("\r\n")
+			default:
+				sb.WriteString(strings.Repeat("x", rng.IntN(40)))
+			}
+		}
+		streams = append(streams, sb.String())
+	}
+	for i, s := range streams {
+		var ref refHold
+		ref.feed([]byte(s))
+		for _, cut := range []struct {
+			name string
+			r    func(io.Reader) io.Reader
+		}{
+			{"whole", func(r io.Reader) io.Reader { return r }},
+			{"half", iotest.HalfReader},
+			{"one byte", iotest.OneByteReader},
+		} {
+			h := &eventHold{r: cut.r(strings.NewReader(s))}
+			if _, err := io.Copy(io.Discard, h); err != nil {
+				t.Fatal(err)
+			}
+			h.release()
+			got := refHold{run: h.run, line: h.line, peak: h.peak, cr: h.cr}
+			if got != ref {
+				t.Errorf("stream %d %q read %s: %+v, want %+v", i, s, cut.name, got, ref)
+			}
+		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"time"
 )
 
-func pacerThread() (release func()) { return func() {} }
-
 // preciseSleepUntil falls back to RealClock's timer-and-yield wait elsewhere.
 func preciseSleepUntil(ctx context.Context, t time.Time) error {
 	return RealClock{}.spinSleepUntil(ctx, t, DefaultSpin)

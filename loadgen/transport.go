@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,8 +25,8 @@ import (
 //
 // Connections are kept alive and reused LIFO. An idle connection older than IdleTimeout is
 // not reused (servers close idle keep-alive connections: uvicorn, behind vLLM and SGLang,
-// after 5 s), nor one the server has already closed (checked without blocking before
-// reuse). Some servers advertise keep-alive and close after every streamed response
+// after 5 s), nor, once the transport has met a server that closes them, one the server
+// has already closed (checked without blocking before reuse). Some servers advertise keep-alive and close after every streamed response
 // (llama.cpp's llama-server), so a reused connection can still be closed under the request.
 // net/http's rule (transport.go: nothingWrittenError, errServerClosedIdle) applies: when a
 // request fails on a reused connection before a single response byte arrives, the server
@@ -43,6 +44,11 @@ type RawTransport struct {
 
 	mu   sync.Mutex
 	idle map[string][]*rawConn
+	// probe is set once a reused connection was found closed under a request: from then
+	// on every idle connection is probed before reuse. A server that keeps its connections
+	// open never pays the probe's syscall; one that closes them (llama.cpp's, after every
+	// streamed response) costs one resend before the probe spares the rest.
+	probe atomic.Bool
 }
 
 type rawConn struct {
@@ -134,7 +140,7 @@ func (t *RawTransport) getIdle(key string) *rawConn {
 		pc := l[len(l)-1]
 		l[len(l)-1] = nil
 		t.idle[key] = l[:len(l)-1]
-		if time.Since(pc.idleSince) < idleTimeout && pc.alive() {
+		if time.Since(pc.idleSince) < idleTimeout && (!t.probe.Load() || pc.alive()) {
 			return pc
 		}
 		pc.c.Close()
@@ -143,7 +149,7 @@ func (t *RawTransport) getIdle(key string) *rawConn {
 
 // alive checks, without blocking, that the server has not closed an idle connection (or
 // sent bytes nobody asked for). TLS connections are not probed: a read there may consume a
-// record; the resend rule covers them.
+// record; the resend rule covers them, as it covers a close that arrives after the probe.
 func (pc *rawConn) alive() bool {
 	if pc.tls {
 		return true
@@ -151,11 +157,8 @@ func (pc *rawConn) alive() bool {
 	if pc.br.Buffered() > 0 {
 		return false
 	}
-	pc.c.SetReadDeadline(time.Now())
-	_, err := pc.br.Peek(1)
-	pc.c.SetReadDeadline(time.Time{})
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	stale, _ := peekIdle(pc.c)
+	return !stale
 }
 
 func (t *RawTransport) putIdle(pc *rawConn) {
@@ -290,6 +293,7 @@ func (t *RawTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			if reused && try == 0 {
 				// Closed under us before any response byte: the server cannot have answered.
+				t.probe.Store(true)
 				if ai, ok := ctx.Value(attemptKey{}).(*attemptInfo); ok {
 					ai.connRetried = true
 				}

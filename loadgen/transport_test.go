@@ -70,7 +70,8 @@ func TestRawTransportReuseAndBodies(t *testing.T) {
 }
 
 // A server that closes every connection after one keep-alive response: the second request
-// on a pooled connection finds it closed and must be sent again on a new one.
+// on a pooled connection finds it closed and must be sent again on a new one; from then on
+// idle connections are probed before reuse (and not before).
 func TestRawTransportStaleConnection(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,8 +98,12 @@ func TestRawTransportStaleConnection(t *testing.T) {
 			}(c)
 		}
 	}()
-	hc := &http.Client{Transport: &RawTransport{}}
+	tr := &RawTransport{}
+	hc := &http.Client{Transport: tr}
 	for i := 0; i < 3; i++ {
+		if i == 1 && tr.probe.Load() {
+			t.Error("idle connections are probed before any was found closed")
+		}
 		resp, err := hc.Post("http://"+ln.Addr().String()+"/", "application/json", strings.NewReader("{}"))
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
@@ -111,6 +116,9 @@ func TestRawTransportStaleConnection(t *testing.T) {
 	}
 	if served.Load() != 3 {
 		t.Errorf("served %d, want 3 (no request twice)", served.Load())
+	}
+	if !tr.probe.Load() {
+		t.Error("idle connections are not probed after one was found closed under a request")
 	}
 }
 
@@ -158,5 +166,72 @@ func TestRawTransportTLS(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "secure HTTP/1.1" {
 		t.Errorf("%q", b)
+	}
+}
+
+// The probe before reuse: an idle connection the server has closed, or on which it sent
+// bytes nobody asked for, is not reused; one it keeps open is. The server answers one
+// request with keep-alive and then does what the case says; the probe is repeated until
+// it sees that (the FIN or the bytes travel on their own) or a bound passes.
+func TestIdleConnectionProbe(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		after func(net.Conn)
+		alive bool
+	}{
+		{"server keeps it open", func(net.Conn) {}, true},
+		{"server closes it", func(c net.Conn) { c.Close() }, false},
+		{"server sends unasked bytes", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\n\r\n") }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			done := make(chan struct{})
+			hold := make(chan struct{})
+			defer close(hold)
+			go func() {
+				conn, err := ln.Accept()
+				if err != nil {
+					close(done)
+					return
+				}
+				defer conn.Close()
+				if req, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+					io.ReadAll(req.Body)
+					io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+				c.after(conn)
+				close(done)
+				<-hold
+			}()
+			tr := &RawTransport{}
+			resp, err := (&http.Client{Transport: tr}).Post("http://"+ln.Addr().String()+"/", "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			<-done
+			tr.mu.Lock()
+			var pc *rawConn
+			for _, l := range tr.idle {
+				pc = l[0]
+			}
+			tr.mu.Unlock()
+			if pc == nil {
+				t.Fatal("the connection was not pooled after a keep-alive response read to its end")
+			}
+			got := pc.alive()
+			for i := 0; got && !c.alive && i < 2000; i++ {
+				time.Sleep(time.Millisecond)
+				got = pc.alive()
+			}
+			if got != c.alive {
+				t.Errorf("alive() = %v, want %v", got, c.alive)
+			}
+		})
 	}
 }
