@@ -338,8 +338,17 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 
 	// Prefill above its floor: long prompts computed slowly (kernel), or mixed with decodes
-	// or split in chunks (scheduling). Only a rule that saw which says so.
-	if l, id := firedLayer(found, "prefill-compute", "prefill-hol", "cold-start"); l != "" {
+	// or split in chunks (scheduling). Only a rule that saw which says so. Without a floor
+	// the prefill is one component, and a slow prefill of a task's own prompt is then as
+	// much the device's (too little compute, or compute taken by other processes) as its
+	// kernels': prefill-compute, which sees only that the task's own prefill holds its
+	// time, names no layer for it. Rules that see the prefill's company (other tasks'
+	// prefills ahead of it, a cold engine) still do.
+	ids := []string{"prefill-hol", "cold-start"}
+	if b.floors {
+		ids = append([]string{"prefill-compute"}, ids...)
+	}
+	if l, id := firedLayer(found, ids...); l != "" {
 		b.layers[cPrefillOver] = l
 		b.names[cPrefillOver] = "prefill above its floor (" + id + ")"
 	} else {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +216,43 @@ func TestChunkedPrefillAdvice(t *testing.T) {
 		if (h.predicted != nil) != tt.wantPred || h.cond != tt.wantCond {
 			t.Errorf("%v: predicted %v cond %q", tt.cfg, h.predicted != nil, h.cond)
 		}
+	}
+}
+
+// Without the device's compute floor, a task's own slow prefill, measured by the engine, is
+// charged to no layer: it
+// is as much a device with too little compute (or compute taken by other processes) as
+// slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
+// the budget, whose components name owners, does not name the kernel from it.
+func TestBudgetPrefillWithoutFloorNamesNoLayer(t *testing.T) {
+	var rs []record.Record
+	for i := 0; i < 40; i++ {
+		n := 1000 + 100*(i%10)
+		r := task(i, float64(i)*5, time.Duration(30+2*n)*time.Millisecond, 20*time.Millisecond, 10)
+		r.PromptTokens = n
+		// The engine's own timings measure the prefill (llama.cpp timings.prompt_ms).
+		r.Server = &record.ServerTimings{PrefillUS: int64(2*n) * 1000, DecodeUS: 9 * 20_000, PromptN: n}
+		reject(&r, "slo ttft max")
+		rs = append(rs, r)
+	}
+	ev := fromRecords("llamacpp", rs, map[string]float64{evidence.SigTTFTP99: 1000})
+	fired := false
+	for _, f := range ev.Findings {
+		fired = fired || f.ID == "prefill-compute"
+	}
+	if !fired {
+		t.Fatalf("prefill-compute did not fire: %s", ev.Verdict)
+	}
+	b := ev.Budget
+	if b == nil || b.Floors != nil || len(b.TaskTypes) == 0 {
+		t.Fatalf("budget %+v, want one without floors", b)
+	}
+	for _, c := range b.TaskTypes[0].Components {
+		if strings.HasPrefix(c.Name, "prefill above its floor") && c.Layer != "" {
+			t.Errorf("%s charged to %s without a floor", c.Name, c.Layer)
+		}
+	}
+	if b.Excess != nil && b.Excess.Owner == evidence.LayerKernel {
+		t.Errorf("the budget names the kernel layer from a prefill no floor splits: %+v", b.Excess)
 	}
 }
