@@ -220,9 +220,8 @@ func TestChunkedPrefillAdvice(t *testing.T) {
 }
 
 // Without the device's compute floor, a task's own slow prefill, measured by the engine, is
-// charged to no layer: it
-// is as much a device with too little compute (or compute taken by other processes) as
-// slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
+// charged to no layer: it is as much a device with too little compute (or compute taken by
+// other processes) as slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
 // the budget, whose components name owners, does not name the kernel from it.
 func TestBudgetPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 	var rs []record.Record
