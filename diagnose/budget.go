@@ -338,14 +338,14 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 
 	// Prefill above its floor: long prompts computed slowly (kernel), or mixed with decodes
-	// or split in chunks (scheduling). Only a rule that saw which says so. Without a floor
-	// the prefill is one component, and a slow prefill of a task's own prompt is then as
-	// much the device's (too little compute, or compute taken by other processes) as its
-	// kernels': prefill-compute, which sees only that the task's own prefill holds its
-	// time, names no layer for it. Rules that see the prefill's company (other tasks'
-	// prefills ahead of it, a cold engine) still do.
+	// or split in chunks (scheduling). Only a rule that saw which says so. A CPU engine's
+	// compute is the host's cores, which every process on the machine shares: without a
+	// floor, a slow prefill of a task's own prompt there is as much compute taken by other
+	// processes as slow kernels, and prefill-compute, which sees only that the task's own
+	// prefill holds its time, names no layer for it. Rules that see the prefill's company
+	// (other tasks' prefills ahead of it, a cold engine) still do.
 	ids := []string{"prefill-hol", "cold-start"}
-	if b.floors {
+	if b.floors || !knobsFor(v.engine).cpu {
 		ids = append([]string{"prefill-compute"}, ids...)
 	}
 	if l, id := firedLayer(found, ids...); l != "" {

@@ -219,11 +219,11 @@ func TestChunkedPrefillAdvice(t *testing.T) {
 	}
 }
 
-// Without the device's compute floor, a task's own slow prefill, measured by the engine, is
-// charged to no layer: it is as much a device with too little compute (or compute taken by
-// other processes) as slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
+// On a CPU engine without a compute floor, a task's own slow prefill, measured by the
+// engine, is charged to no layer: the host's cores are shared with every process, so it is
+// as much compute taken by others as slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
 // the budget, whose components name owners, does not name the kernel from it.
-func TestBudgetPrefillWithoutFloorNamesNoLayer(t *testing.T) {
+func TestBudgetCPUPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 	var rs []record.Record
 	for i := 0; i < 40; i++ {
 		n := 1000 + 100*(i%10)
