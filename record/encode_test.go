@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -255,9 +256,15 @@ func TestEncodeRecordRandomFields(t *testing.T) {
 
 // The appender's list of keys is Record's (and its nested types'), in order and with the
 // same options: a field added, renamed, reordered or given omitempty fails here until
-// appendRecord writes it.
+// appendRecord writes it. Nor may the types marshal themselves, which json.Marshal would
+// call and appendRecord would not.
 func TestEncodedKeysMatchTags(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[Record](), reflect.TypeFor[StepRef](), reflect.TypeFor[ServerTimings]()} {
+		for _, m := range []reflect.Type{reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()} {
+			if reflect.PointerTo(typ).Implements(m) {
+				t.Errorf("%s implements %v: appendRecord does not call it", typ.Name(), m)
+			}
+		}
 		var tags []string
 		for i := range typ.NumField() {
 			if f := typ.Field(i); f.IsExported() {
