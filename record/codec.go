@@ -3,7 +3,6 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,7 +45,15 @@ func Create(path string) (*Writer, error) {
 // fails too: a line cut by the failure stays the file's last, which Read can skip, instead
 // of sitting torn between complete records.
 func (w *Writer) Write(r *Record) error {
-	b, err := encodeLine(r)
+	bp := lineBufs.Get().(*[]byte)
+	defer func() {
+		// A buffer a --keep-text line grew is left to the collector rather than kept.
+		if cap(*bp) <= maxPooledLine {
+			lineBufs.Put(bp)
+		}
+	}()
+	b, err := appendLine((*bp)[:0], r)
+	*bp = b
 	if err != nil {
 		return err
 	}
@@ -60,27 +67,39 @@ func (w *Writer) Write(r *Record) error {
 	return err
 }
 
-// encodeLine is r's line, newline included, never longer than MaxLine: the writer writes no
-// line its own reader refuses. Text kept with --keep-text (a 14 M-token prompt is a 75 MB
-// line) is cut until the line fits, and the record is flagged FlagTextCut; its length is
-// still in prompt_chars and output_chars, its hash in prompt_sha256.
-func encodeLine(r *Record) ([]byte, error) {
-	b, err := json.Marshal(r)
+// lineBufs holds the buffers Write encodes lines into, so a run writing thousands of
+// records a second allocates none for them; the io.Writer contract forbids w.w to keep b.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledLine is the largest buffer lineBufs keeps: a record of a few thousand chunk
+// timings, not a kept prompt of megabytes.
+const maxPooledLine = 256 << 10
+
+// encodeLine is r's line, newline included (see appendLine).
+func encodeLine(r *Record) ([]byte, error) { return appendLine(nil, r) }
+
+// appendLine appends r's line, newline included, to dst; it is never longer than MaxLine:
+// the writer writes no line its own reader refuses. Text kept with --keep-text (a 14 M-token
+// prompt is a 75 MB line) is cut until the line fits, and the record is flagged FlagTextCut;
+// its length is still in prompt_chars and output_chars, its hash in prompt_sha256.
+func appendLine(dst []byte, r *Record) ([]byte, error) {
+	n0 := len(dst)
+	b, err := encodeRecord(dst, r)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	// A cut prompt and output of limit bytes each are at most 6×limit escaped (\u0000).
-	for limit := MaxLine / 16; len(b)+1 > MaxLine && limit > 0 && (r.Prompt != "" || r.Output != ""); limit /= 4 {
+	for limit := MaxLine / 16; len(b)-n0+1 > MaxLine && limit > 0 && (r.Prompt != "" || r.Output != ""); limit /= 4 {
 		c := *r
 		c.Prompt, c.Output = cutText(r.Prompt, limit), cutText(r.Output, limit)
 		c.Flags = slices.Clone(r.Flags)
 		c.AddFlag(FlagTextCut)
-		if b, err = json.Marshal(&c); err != nil {
-			return nil, err
+		if b, err = encodeRecord(b[:n0], &c); err != nil {
+			return dst, err
 		}
 	}
-	if len(b)+1 > MaxLine {
-		return nil, fmt.Errorf("record %s: %d bytes encoded, over the %d MiB a line of requests.jsonl may hold", r.ID, len(b), MaxLine>>20)
+	if len(b)-n0+1 > MaxLine {
+		return dst, fmt.Errorf("record %s: %d bytes encoded, over the %d MiB a line of requests.jsonl may hold", r.ID, len(b)-n0, MaxLine>>20)
 	}
 	return append(b, '\n'), nil
 }
