@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"unicode/utf8"
 
+	"github.com/pel-ladder/pel/internal/jsonstr"
 	"github.com/pel-ladder/pel/workload"
 )
 
@@ -61,63 +61,8 @@ func marshalBodyAt(b requestBody, threshold int) ([]byte, error) {
 			return json.Marshal(orig) // a text holds the mark itself: marshal it whole
 		}
 		out = append(out, rest[:at]...)
-		out = appendJSONString(out, texts[i])
+		out = jsonstr.Append(out, texts[i])
 		rest = rest[at+len(q):]
 	}
 	return append(out, rest...), nil
-}
-
-// appendJSONString appends s as encoding/json writes a string: quoted, with HTML
-// characters, control characters, U+2028/U+2029 escaped and invalid UTF-8 as U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

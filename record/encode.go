@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/pel-ladder/pel/internal/jsonstr"
 )
 
 // encodeRecord appends r's JSON object to b, byte for byte what json.Marshal(r) writes. The
@@ -46,10 +47,10 @@ var encodedKeys = map[string][]string{
 // appendRecord appends r as json.Marshal writes it; ok is false when json.Marshal would fail.
 func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 	b = appendInt(append(b, `{"seq":`...), int64(r.Seq))
-	b = appendString(append(b, `,"id":`...), r.ID)
+	b = jsonstr.Append(append(b, `,"id":`...), r.ID)
 	b = appendStringOmit(b, `,"trace_id":`, r.TraceID)
-	b = appendString(append(b, `,"task":`...), r.Task)
-	b = appendString(append(b, `,"phase":`...), r.Phase)
+	b = jsonstr.Append(append(b, `,"task":`...), r.Task)
+	b = jsonstr.Append(append(b, `,"phase":`...), r.Phase)
 	b = appendStringOmit(b, `,"target":`, r.Target)
 	b = appendStringOmit(b, `,"shard":`, r.Shard)
 	if r.Profiled {
@@ -100,7 +101,7 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 	b = appendStringOmit(b, `,"token_source":`, r.TokenSource)
 	b = appendIntOmit(b, `,"cached_prompt_tokens":`, int64(r.CachedPromptTokens))
 	b = appendInt(append(b, `,"attempts":`...), int64(r.Attempts))
-	b = appendString(append(b, `,"status":`...), r.Status)
+	b = jsonstr.Append(append(b, `,"status":`...), r.Status)
 	b = appendIntOmit(b, `,"http_status":`, int64(r.HTTPStatus))
 	b = appendStringOmit(b, `,"error":`, r.Error)
 	b = appendStringOmit(b, `,"finish_reason":`, r.FinishReason)
@@ -131,7 +132,7 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 func appendStepRef(b []byte, s *StepRef) []byte {
 	b = appendInt(append(b, `{"task":`...), int64(s.Task))
 	b = appendInt(append(b, `,"index":`...), int64(s.Index))
-	b = appendString(append(b, `,"kind":`...), s.Kind)
+	b = jsonstr.Append(append(b, `,"kind":`...), s.Kind)
 	b = appendInt(append(b, `,"turn":`...), int64(s.Turn))
 	b = appendIntOmit(b, `,"think_us":`, s.ThinkUS)
 	b = appendIntOmit(b, `,"tool_us":`, s.ToolUS)
@@ -167,7 +168,7 @@ func appendStringOmit(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendString(append(b, key...), s)
+	return jsonstr.Append(append(b, key...), s)
 }
 
 // appendStrings writes key and ss as an array unless ss is empty (omitempty: nil and empty alike).
@@ -181,7 +182,7 @@ func appendStrings(b []byte, key string, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, s)
+		b = jsonstr.Append(b, s)
 	}
 	return append(b, ']')
 }
@@ -196,72 +197,4 @@ func appendTime(b []byte, t time.Time) (_ []byte, ok bool) {
 		return b, false
 	}
 	return append(b, '"'), true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe marks the ASCII bytes encoding/json writes unescaped with its HTML escaping on
-// (json.Marshal's): all but the control characters, '"', '\\', '<', '>' and '&'.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = true
-	}
-	for _, c := range `"\<>&` {
-		t[c] = false
-	}
-	return t
-}()
-
-// appendString writes s quoted and escaped as json.Marshal does: \" \\ \b \f \n \r \t, other
-// control characters and < > & as \u00XX, each byte of invalid UTF-8 as \ufffd, and U+2028
-// and U+2029 (which end a line in JavaScript) as \u2028 and \u2029.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
