@@ -118,6 +118,11 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, explain(path, err)
 	}
+	return regular(f, path, "")
+}
+
+// regular returns f when it is a regular file, else closes it and names what it is.
+func regular(f *os.File, path, advice string) (*os.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -125,7 +130,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &pathError{path: path, err: ErrNotRegular, hint: "(" + kind(st.Mode()) + ")"}
+		return nil, &pathError{path: path, err: ErrNotRegular, hint: "(" + kind(st.Mode()) + ")" + advice}
 	}
 	return f, nil
 }
@@ -139,16 +144,7 @@ func OpenNamed(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &pathError{path: path, err: ErrNotRegular, hint: "(" + kind(st.Mode()) + "): give a file"}
-	}
-	return f, nil
+	return regular(f, path, ": give a file")
 }
 
 // ReadFile reads the whole of a regular file (see Open).
