@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/pel-ladder/pel/internal/jsonstr"
 )
 
 // Tool calling, as vLLM serves it with --enable-auto-tool-choice (and the OpenAI API): the
@@ -162,9 +164,9 @@ func (t *toolCall) delta(b []byte, text string, first bool, finish string) []byt
 	b = append(b, `"tool_calls":[{"index":0,`...)
 	if first {
 		b = append(b, `"id":`...)
-		b = appendJSONText(b, t.id)
+		b = jsonstr.Append(b, t.id)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendJSONText(b, t.name)
+		b = jsonstr.Append(b, t.name)
 		b = append(b, `,"arguments":`...)
 	} else {
 		b = append(b, `"function":{"arguments":`...)
@@ -180,17 +182,10 @@ func (t *toolCall) message(b []byte, text, finish string) []byte {
 		args += argsTail
 	}
 	b = append(b, `"message":{"role":"assistant","content":null,"tool_calls":[{"id":`...)
-	b = appendJSONText(b, t.id)
+	b = jsonstr.Append(b, t.id)
 	b = append(b, `,"type":"function","function":{"name":`...)
-	b = appendJSONText(b, t.name)
+	b = jsonstr.Append(b, t.name)
 	b = append(b, `,"arguments":`...)
 	b = appendJSONString(b, args)
 	return append(b, "}}]}"...)
-}
-
-// appendJSONText appends s as a JSON string; unlike appendJSONString it is safe for any
-// text a client sent (a tool's name).
-func appendJSONText(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
