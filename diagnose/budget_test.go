@@ -221,8 +221,9 @@ func TestChunkedPrefillAdvice(t *testing.T) {
 
 // On a CPU engine without a compute floor, a task's own slow prefill, measured by the
 // engine, is charged to no layer: the host's cores are shared with every process, so it is
-// as much compute taken by others as slow kernels, and only a floor splits the two. prefill-compute still fires and says so;
-// the budget, whose components name owners, does not name the kernel from it.
+// as much compute taken by others as slow kernels, and only a floor splits the two.
+// prefill-compute still fires and says so, below an owner's confidence; neither the budget
+// nor the verdict names the kernel from it.
 func TestBudgetCPUPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 	var rs []record.Record
 	for i := 0; i < 40; i++ {
@@ -253,5 +254,9 @@ func TestBudgetCPUPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 	}
 	if b.Excess != nil && b.Excess.Owner == evidence.LayerKernel {
 		t.Errorf("the budget names the kernel layer from a prefill no floor splits: %+v", b.Excess)
+	}
+	// Nor does the verdict, through prefill-compute itself or the unsplit time to first token.
+	if ev.OwnerLayer != nil && *ev.OwnerLayer == evidence.LayerKernel {
+		t.Errorf("owner kernel from a prefill no floor splits: %s", ev.Verdict)
 	}
 }

@@ -44,6 +44,7 @@ const (
 	missTrace   = "a profiler trace (pel analyze DIR --trace FILE): kernel gaps, short-kernel share and graph launches confirm launch overhead"
 	missCommTr  = "a profiler trace of all ranks (pel analyze DIR --trace FILE): communication share and compute overlap"
 	missSLO     = "the contract's SLO bounds: whether ITL is over its bound"
+	missHostCPU = "the server's CPU time against wall time (perf stat -p PID) and the host's run queue (vmstat 1): its threads computing vs waiting for cores other processes hold"
 )
 
 // Thresholds. Each says why it sits where it does; change them only with a test that shows

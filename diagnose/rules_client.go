@@ -331,8 +331,16 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	} else {
 		h.confNote = "prompt lengths too uniform to fit service time against length"
 	}
-	if knobsFor(v.engine).cpu {
+	if k.cpu {
 		h.hypothesis += " On a CPU engine this is the matrix throughput of its threads."
+		if !v.hasSource("dcgm") && o.System.GPU == "" {
+			// With no GPU known, the engine computes on the host's cores, which every process
+			// on the machine shares: a task's own slow prefill is then as much compute taken
+			// by other processes as slow kernels, and nothing here tells the two apart.
+			h.confidence = math.Min(h.confidence, ownerMinConfidence-0.1)
+			h.confNote = joinNote(h.confNote, "on the host's CPU, other processes taking its cores slow a prefill as much as slow kernels do")
+			h.missing = append(h.missing, missHostCPU)
+		}
 	}
 	return h
 }
