@@ -58,6 +58,7 @@ type ClientConfig struct {
 type Client struct {
 	cfg     ClientConfig
 	http    *http.Client
+	direct  *RawTransport // c.http's transport, when requests can skip http.Client (NewClient)
 	url     string
 	auth    string
 	accept  string
@@ -126,6 +127,14 @@ func NewClient(cfg ClientConfig) *Client {
 		c.http = DefaultHTTPClient()
 	}
 	c.http = noRedirects(c.http)
+	// With pel's own transport and nothing http.Client would add (no client timeout, no
+	// cookie jar; redirects are refused anyway), a request goes straight to the transport:
+	// http.Client's per-request copies (the header copier, the URL clone, the forked
+	// request) are six of a streamed request's ~60 allocations. A URL with a user name and
+	// password still goes through http.Client, which turns them into basic auth.
+	if rt, ok := c.http.Transport.(*RawTransport); ok && c.http.Timeout == 0 && c.http.Jar == nil {
+		c.direct = rt
+	}
 	if c.bufSize <= 0 {
 		c.bufSize = 512
 	}
@@ -357,7 +366,11 @@ func (c *Client) send(taskCtx context.Context, url, accept string, body []byte, 
 		h["Authorization"] = []string{c.auth}
 	}
 	rec.SentAt = c.cfg.Clock.Now()
-	resp, err = c.http.Do(hreq)
+	if rt := c.direct; rt != nil && hreq.URL.User == nil {
+		resp, err = rt.RoundTrip(hreq)
+	} else {
+		resp, err = c.http.Do(hreq)
+	}
 	if info.connRetried {
 		rec.AddFlag(record.FlagConnRetried)
 	}
@@ -540,7 +553,10 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 	sse := NewSSEReader(body, c.bufSize, 0)
 	st := streamState{continuous: true}
 	var choices []choice // each event's choices, one backing array for the stream
-	var afterDone int64  // capReader.left when [DONE] arrived
+	// One chunk for the stream, reset per event: decodeChunk's fallback to json.Unmarshal
+	// makes it escape, so one declared per event was one allocation per event.
+	var ch chunk
+	var afterDone int64 // capReader.left when [DONE] arrived
 	end := func(status, class, msg string) *usage {
 		fail(status, class, msg)
 		finishTokens(rec, r, &st, false)
@@ -589,7 +605,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			}
 			continue
 		}
-		var ch chunk
+		ch = chunk{}
 		if err := decodeChunk(ev.Data, &ch, &choices); err != nil {
 			return end(record.StatusStreamError, record.ErrServer, fmt.Sprintf("event %d is not JSON: %v", st.events, err))
 		}

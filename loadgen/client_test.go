@@ -214,3 +214,40 @@ func TestCheckReady(t *testing.T) {
 		})
 	}
 }
+
+// A request skips http.Client only where http.Client adds nothing: a target that carries a
+// user name and password still reaches the server as basic auth.
+func TestDirectTransportKeepsURLCredentials(t *testing.T) {
+	h := &loadgentest.Handler{Plan: func(loadgentest.Request) loadgentest.Behavior { return loadgentest.Behavior{} }}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cases := []struct {
+		name, base, auth string
+		direct           bool
+	}{
+		{name: "plain target", base: srv.URL, auth: "", direct: true},
+		{name: "user and password in the target", base: strings.Replace(srv.URL, "http://", "http://u:p@", 1), auth: "Basic dTpw", direct: true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := NewClient(ClientConfig{BaseURL: c.base, Model: "m"})
+			if (cl.direct != nil) != c.direct {
+				t.Fatalf("direct transport %v, want %v", cl.direct != nil, c.direct)
+			}
+			req := &workload.Request{MaxTokens: 2, Messages: []workload.Message{{Role: "user", Content: "hi"}}}
+			body, err := cl.Body(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &record.Record{ID: "rid"}
+			cl.Do(context.Background(), req, body, rec, Traceparent([16]byte{1}, [8]byte{2}))
+			if rec.Status != record.StatusOK {
+				t.Fatalf("status %s: %s", rec.Status, rec.Error)
+			}
+			seen := h.Seen()
+			if len(seen) != i+1 || seen[i].Auth != c.auth {
+				t.Fatalf("server saw %d requests, the last with Authorization %q; want %q", len(seen), seen[len(seen)-1].Auth, c.auth)
+			}
+		})
+	}
+}
