@@ -196,7 +196,7 @@ func (c *Client) Body(r *workload.Request) ([]byte, error) {
 			b.Messages = []workload.Message{{Role: "user", Content: r.Prompt}}
 		}
 	}
-	return marshalBody(b) // bigbody.go
+	return encodeBody(b)
 }
 
 func joinMessages(ms []workload.Message) string {

@@ -63,7 +63,7 @@ func (c *Client) StepBody(s *StepCall) ([]byte, error) {
 	if b.Stream {
 		b.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	return json.Marshal(b)
+	return encodeBody(b)
 }
 
 // DoStep performs one attempt of a step call (see Do for what it fills in rec). The
