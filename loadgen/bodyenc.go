@@ -18,7 +18,7 @@ func encodeBody(b requestBody) ([]byte, error) {
 
 // appendBody appends b as json.Marshal writes it, byte for byte, without reflection: the
 // pacer builds one body per arrival, and at thousands a second encoding/json's reflection
-// was the larger part of the arrival loop's own CPU. Each text is written once into a buffer
+// was over a third of the arrival loop's own CPU. Each text is written once into a buffer
 // sized for it, so a long prompt is not copied by buffer doubling either. ok is false for a
 // body this encoder does not write (tools, or a message carrying tool calls): marshalBody
 // writes those.
