@@ -38,9 +38,13 @@ func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 		p.f("REJECTED: %s\n\n", topReasons(rs, 3))
 	}
 	p.profile(ev) // profile.go
-	if len(ev.Findings) == 0 {
+	switch {
+	case len(ev.Findings) == 0 && ev.Verdict == "":
+		// No rule has looked at it: "none" would read as a clean bill.
+		p.f("FINDINGS: not looked for (the evidence is not diagnosed)\n")
+	case len(ev.Findings) == 0:
 		p.f("FINDINGS: none (no rule's symptom holds in this evidence)\n")
-	} else {
+	default:
 		n := min(len(ev.Findings), shortFindings)
 		p.f("TOP FINDINGS (%d of %d)\n", n, len(ev.Findings))
 		for i, f := range ev.Findings[:n] {
@@ -65,7 +69,10 @@ func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 		}
 		p.f("  note: %s\n", n)
 	}
-	if dir != "" {
+	switch {
+	case dir != "" && ev.Verdict == "":
+		p.f("Not diagnosed: pel analyze %s\n", dir) // nothing has written its report.html
+	case dir != "":
 		p.f("Full report: pel report %s --full  (HTML: %s)\n", dir, filepath.Join(dir, rundir.ReportFile))
 	}
 	return p.err

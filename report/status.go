@@ -119,9 +119,9 @@ func ClientLoad(w io.Writer, ev *evidence.Evidence, before, after string, cores 
 }
 
 // LoadOnly says where a run made without its diagnosis (pel run --no-analysis) left its
-// stage 1, and the command that diagnoses it.
+// records and stage 1's headline, and the command that computes the rest and diagnoses it.
 func LoadOnly(w io.Writer, dir string) error {
-	_, err := fmt.Fprintf(w, "Load only (--no-analysis): stage 1 is in %s; diagnose it with: pel analyze %s\n", dir, dir)
+	_, err := fmt.Fprintf(w, "Load only (--no-analysis): %s holds the task records and stage 1's headline (each phase's counts, acceptance, rates, latency percentiles); the rest of stage 1 and the diagnosis: pel analyze %s\n", dir, dir)
 	return err
 }
 

@@ -84,12 +84,14 @@ type Config struct {
 	// shared start); the target's clock is compared with this machine's before it.
 	StartAt time.Time
 	// Observe, when set, sees every task record (steps attached) as stage 1 streams
-	// requests.jsonl, so a caller that needs them (a sweep judging its point) does not read
-	// the file again. The record is reused after Observe returns.
+	// requests.jsonl (in a LoadOnly run, as each is written), so a caller that needs them
+	// (a sweep judging its point) does not read the file again. The record is reused after
+	// Observe returns.
 	Observe func(*record.Record)
-	// LoadOnly says the diagnosis is left for later (pel run --no-analysis): stage 1 reads
-	// the records back one at a time into a small sample, so the run's memory stays the
-	// driver's; its figures are then those of a run too long to hold whole.
+	// LoadOnly says the diagnosis is left for later (pel run --no-analysis): stage 1's
+	// headline (each phase's counts, acceptance, rates and latency percentiles, exact) is
+	// kept as the records are written, and the file is not read back, so the run's CPU and
+	// memory stay the driver's; the rest of stage 1 is pel analyze DIR's.
 	LoadOnly bool
 }
 
@@ -216,7 +218,41 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		clock, clockWhy = probeClock(ctx, hc, cfg.Target, apiKey)
 	}
 	prof := beginProfile(ctx, c, ctl) // profile.go; nil without a window
-	doer, sink, route := cr.wire(client, prof.sink(stampShard(flagContextShift(scrubbedSink(w.Write, apiKey), slotContext), cfg.Shard)))
+	// The driver's schedule counts from start: stage 1's per-second series count from it too.
+	start := cfg.StartAt
+	if start.IsZero() {
+		start = time.Now()
+	}
+	// Why tasks failed, what the profiling window saw and a canary's candidate tasks are
+	// gathered from every task record stage 1 sees.
+	var fails failures
+	var cand []record.Record
+	observe := func(r *record.Record) {
+		if cfg.Observe != nil {
+			cfg.Observe(r)
+		}
+		fails.add(r)
+		prof.observe(r)
+		if cr != nil && r.Phase == record.PhaseCanary {
+			cand = append(cand, *r)
+		}
+	}
+	// A load-only run keeps stage 1's headline as its records are written (rundir.Online):
+	// reading requests.jsonl back would cost the driver about an eighth of its CPU and
+	// half its memory, at the end of every run.
+	var online *rundir.Online
+	write := w.Write
+	if cfg.LoadOnly {
+		online = rd.Online(start, observe)
+		write = func(r *record.Record) error {
+			if err := w.Write(r); err != nil {
+				return err
+			}
+			online.Add(r)
+			return nil
+		}
+	}
+	doer, sink, route := cr.wire(client, prof.sink(stampShard(flagContextShift(scrubbedSink(write, apiKey), slotContext), cfg.Shard)))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
 		Doer: doer,
 		Retry: loadgen.RetryPolicy{
@@ -230,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		Grace:       cfg.Grace,
 		Warmup:      c.Warmup,
 		Duration:    c.Duration,
-		Start:       cfg.StartAt,
+		Start:       start,
 		Judge:       c.Judge,
 		JudgeStep:   c.JudgeStep,
 		JudgeTask:   c.JudgeTask,
@@ -261,24 +297,13 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 			notes = append(notes, "this machine's clock was not compared with the target's: "+clockWhy)
 		}
 	}
-	// Stage 1 streams requests.jsonl, so a run of any length ends in bounded memory; why
-	// tasks failed, and a canary's candidate tasks, are gathered on the way.
-	var fails failures
-	var cand []record.Record
-	var sampleBytes int64 // the default
-	if cfg.LoadOnly {
-		sampleBytes, rd.Workers = loadOnlySampleBytes, 1
+	// Stage 1 streams requests.jsonl, so a run of any length ends in bounded memory.
+	if online != nil {
+		err = online.Stage1(ev)
+	} else {
+		_, err = rd.Stage1(ev, rundir.Options{Observe: observe})
 	}
-	if _, err := rd.Stage1(ev, rundir.Options{SampleBytes: sampleBytes, Observe: func(r *record.Record) {
-		if cfg.Observe != nil {
-			cfg.Observe(r)
-		}
-		fails.add(r)
-		prof.observe(r)
-		if cr != nil && r.Phase == record.PhaseCanary {
-			cand = append(cand, *r)
-		}
-	}}); err != nil {
+	if err != nil {
 		return nil, badinput.Hide(err) // the file pel just wrote: the run failed, not its input
 	}
 	stage1Notes := ev.Run.Notes
@@ -310,10 +335,6 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	}
 	return ev, nil
 }
-
-// loadOnlySampleBytes is stage 1's sample per phase in a LoadOnly run: pel analyze DIR
-// later reads the whole file with the default.
-const loadOnlySampleBytes = 1 << 20
 
 // begin writes the new run directory's contract, creates its requests.jsonl and starts the
 // collectors (the candidate's after the baseline's). When one step fails, what was started

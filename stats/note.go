@@ -17,6 +17,7 @@ const (
 	NoteBandScaling    NoteKind = "band_scaling"     // band scaling not computed
 	NoteHOLNotComputed NoteKind = "hol_not_computed" // head-of-line ratio not computed
 	NoteSampled        NoteKind = "sampled"          // more tasks than the analysis holds
+	NoteHeadlineOnly   NoteKind = "headline_only"    // a load-only tally: the rest is pel analyze's
 	// NoteEventsSummarized: completed requests whose content events an importing tool
 	// summarized are left out of the event-shape signals.
 	NoteEventsSummarized NoteKind = "events_summarized"

@@ -258,7 +258,11 @@ func exactSignal(name string) bool {
 }
 
 func (s *Stream) phaseNames() []string {
-	names := sortedKeys(s.phases)
+	return orderPhases(sortedKeys(s.phases))
+}
+
+// orderPhases sorts phase names in run order (cold, warm, canary, then any other), in place.
+func orderPhases(names []string) []string {
 	sort.SliceStable(names, func(i, j int) bool { return phaseRank(names[i]) < phaseRank(names[j]) })
 	return names
 }
@@ -470,19 +474,7 @@ func newPhaseAcc() *phaseAcc {
 }
 
 func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
-	end := r.DoneAt
-	if end.IsZero() {
-		end = r.ScheduledAt
-	}
-	if p.n == 0 || r.ScheduledAt.Before(p.win.start) {
-		p.win.start = r.ScheduledAt
-	}
-	if r.ScheduledAt.After(p.win.lastArrival) {
-		p.win.lastArrival = r.ScheduledAt
-	}
-	if end.After(p.win.end) {
-		p.win.end = end
-	}
+	p.win.add(r, p.n == 0)
 	p.n++
 	p.set.add(r, slo)
 	t := p.byTask[r.Task]
@@ -550,15 +542,7 @@ func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
 // phase merged).
 func (p *phaseAcc) merge(o *phaseAcc) {
 	if o.n > 0 {
-		if p.n == 0 || o.win.start.Before(p.win.start) {
-			p.win.start = o.win.start
-		}
-		if o.win.end.After(p.win.end) {
-			p.win.end = o.win.end
-		}
-		if o.win.lastArrival.After(p.win.lastArrival) {
-			p.win.lastArrival = o.win.lastArrival
-		}
+		p.win.merge(o.win, p.n == 0)
 	}
 	p.n += o.n
 	p.set.merge(o.set)

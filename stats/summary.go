@@ -73,6 +73,36 @@ type window struct{ start, end, lastArrival time.Time }
 
 func (w window) dur() time.Duration { return w.end.Sub(w.start) }
 
+// merge widens w to hold o, a window of at least one task (first: w holds none).
+func (w *window) merge(o window, first bool) {
+	if first || o.start.Before(w.start) {
+		w.start = o.start
+	}
+	if o.end.After(w.end) {
+		w.end = o.end
+	}
+	if o.lastArrival.After(w.lastArrival) {
+		w.lastArrival = o.lastArrival
+	}
+}
+
+// add widens w to hold task r (first: r is its first task).
+func (w *window) add(r *record.Record, first bool) {
+	end := r.DoneAt
+	if end.IsZero() {
+		end = r.ScheduledAt
+	}
+	if first || r.ScheduledAt.Before(w.start) {
+		w.start = r.ScheduledAt
+	}
+	if r.ScheduledAt.After(w.lastArrival) {
+		w.lastArrival = r.ScheduledAt
+	}
+	if end.After(w.end) {
+		w.end = end
+	}
+}
+
 // phase is the run phase name over w, in seconds since start.
 func (w window) phase(name string, start time.Time) evidence.Phase {
 	return evidence.Phase{Name: name, StartS: secs(w.start.Sub(start)), EndS: secs(w.end.Sub(start)), ArrivalsEndS: secs(w.lastArrival.Sub(start))}

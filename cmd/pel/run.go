@@ -139,7 +139,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 	f.StringVar(&embTarget, "embeddings-target", "", "base URL of the server for the contract's embeddings steps (default: --target)")
 	f.BoolVar(&keepText, "keep-text", false, "store prompts and outputs in requests.jsonl (default: length and sha256 only)")
 	f.BoolVar(&asJSON, "json", false, "print evidence.json instead of the summary table")
-	f.BoolVar(&noAnalysis, "no-analysis", false, "load only: write requests.jsonl and stage-1 evidence.json, skip the diagnosis (run pel analyze DIR later)")
+	f.BoolVar(&noAnalysis, "no-analysis", false, "load only: write requests.jsonl and stage 1's headline in evidence.json (run pel analyze DIR later for the rest)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (for pprof)")
 	_ = f.MarkHidden("cpuprofile")
 	cf.register(f)

@@ -260,8 +260,8 @@ func TestRunCommandMixedBehaviours(t *testing.T) {
 	}
 }
 
-// --no-analysis drives and writes stage 1 only: no diagnosis, no report.html, and the run
-// is diagnosed later by pel analyze as any other.
+// --no-analysis drives and writes stage 1's headline only: no diagnosis, no report.html,
+// and the run is analysed later by pel analyze as any other.
 func TestRunNoAnalysis(t *testing.T) {
 	srv := httptest.NewServer(&loadgentest.Handler{})
 	defer srv.Close()
@@ -286,19 +286,46 @@ func TestRunNoAnalysis(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); !os.IsNotExist(err) {
 		t.Errorf("report.html after --no-analysis: %v", err)
 	}
-	var ev struct {
+	// evidence.json holds stage 1's headline, says that it is only that, and has none of
+	// the figures pel analyze computes from the records.
+	type stage1 struct {
 		Workload struct {
-			Requests int `json:"requests"`
+			Requests   int            `json:"requests"`
+			ByTaskType map[string]any `json:"by_task_type"`
 		} `json:"workload"`
+		Stages []struct {
+			Stage int      `json:"stage"`
+			Notes []string `json:"notes"`
+		} `json:"stages"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
-	if err != nil || json.Unmarshal(b, &ev) != nil || ev.Workload.Requests != 6 {
-		t.Fatalf("stage-1 evidence.json: %v %.200s", err, b)
+	read := func() (stage1, bool) {
+		var ev stage1
+		b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
+		if err != nil || json.Unmarshal(b, &ev) != nil || ev.Workload.Requests != 6 {
+			t.Fatalf("stage-1 evidence.json: %v %.200s", err, b)
+		}
+		headline := false
+		for _, st := range ev.Stages {
+			for _, n := range st.Notes {
+				headline = headline || (st.Stage == 1 && strings.HasPrefix(n, "load only: "))
+			}
+		}
+		return ev, headline
+	}
+	if ev, headline := read(); !headline || len(ev.Workload.ByTaskType) != 0 {
+		t.Errorf("load-only evidence: headline note %v, by_task_type %v", headline, ev.Workload.ByTaskType)
+	}
+	if code, out, _ := runCLI(t, "report", dir); code != 0 || !strings.Contains(out, "Not diagnosed: pel analyze "+dir) ||
+		!strings.Contains(out, "FINDINGS: not looked for") || strings.Contains(out, "Full report: ") {
+		t.Errorf("pel report on a load-only run: exit %d\n%s", code, out)
 	}
 	if code, out, errs := runCLI(t, "analyze", dir); code != 0 || !strings.Contains(out, "VERDICT: ") {
 		t.Fatalf("pel analyze after --no-analysis: exit %d %s %s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 		t.Errorf("no report.html after pel analyze: %v", err)
+	}
+	if ev, headline := read(); headline || len(ev.Workload.ByTaskType) == 0 {
+		t.Errorf("after pel analyze: headline note %v, by_task_type %v", headline, ev.Workload.ByTaskType)
 	}
 }

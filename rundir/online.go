@@ -1,0 +1,71 @@
+package rundir
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// Online is stage 1's headline computed while a run's records are written, for a run
+// whose analysis is left for later (pel run --no-analysis): a stats.Tally given each
+// record as it reaches requests.jsonl, instead of decoding the file again at the end.
+// Records pass through the same task-name bound and step joiner as a read of the file, in
+// the order they are written. The rest of stage 1 (per task type, per band, per second,
+// the shape signals) is pel analyze DIR's, which reads the file whole; the tally's note in
+// evidence.json says so.
+type Online struct {
+	mu      sync.Mutex
+	d       *Dir
+	tally   *stats.Tally
+	names   *taskNames
+	steps   *record.Joiner
+	observe func(*record.Record)
+}
+
+// Online starts the headline of stage 1 for records about to be written: start is the
+// run's start, and observe (when set) sees every task record, steps attached.
+func (d *Dir) Online(start time.Time, observe func(*record.Record)) *Online {
+	return &Online{
+		d: d, tally: stats.NewTally(StatsOptions(d.Contract, start)),
+		names: d.taskNames(), steps: record.NewJoiner(), observe: observe,
+	}
+}
+
+// Add takes a record just written to requests.jsonl. It is safe for concurrent use, and
+// keeps a copy: the caller's record is not changed.
+func (on *Online) Add(r *record.Record) {
+	c := *r
+	on.mu.Lock()
+	defer on.mu.Unlock()
+	on.names.fold(&c)
+	t := on.steps.Add(&c)
+	if t == nil {
+		return
+	}
+	on.tally.Add(t)
+	if on.observe != nil {
+		on.observe(t)
+	}
+}
+
+// Stage1 writes the headline of every record added so far into ev, with the contract
+// reference, as Stage1 writes the whole of stage 1. It fails when the step joiner gave up
+// (steps whose task record never came, over its bound).
+func (on *Online) Stage1(ev *evidence.Evidence) error {
+	on.mu.Lock()
+	defer on.mu.Unlock()
+	if err := on.steps.Err(); err != nil {
+		return bad(fmt.Errorf("%s: %w", on.d.File(RequestsFile), err))
+	}
+	on.d.Orphans, on.d.FoldedTasks = on.steps.Orphans(), on.names.folded
+	if n := foldNote(on.d.FoldedTasks); n != "" && !slices.Contains(ev.Run.Notes, n) {
+		ev.Run.Notes = append(ev.Run.Notes, n)
+	}
+	ApplyStage1(ev, on.d.Contract, on.tally.Result())
+	return nil
+}
