@@ -15,7 +15,7 @@ import (
 // whose analysis is left for later (pel run --no-analysis): a stats.Tally given each
 // record as it reaches requests.jsonl, instead of decoding the file again at the end.
 // Records pass through the same task-name bound and step joiner as a read of the file, in
-// the order they are written. The rest of stage 1 (per task type, per band, per second,
+// the order they are written (Sink). The rest of stage 1 (per task type, per band, per second,
 // the shape signals) is pel analyze DIR's, which reads the file whole; the tally's note in
 // evidence.json says so.
 type Online struct {
@@ -36,16 +36,31 @@ func (d *Dir) Online(start time.Time, observe func(*record.Record)) *Online {
 	}
 }
 
-// Add takes a record just written to requests.jsonl. It is safe for concurrent use, and
-// keeps a copy: the caller's record is not changed.
-func (on *Online) Add(r *record.Record) {
-	c := *r
-	on.mu.Lock()
-	defer on.mu.Unlock()
-	on.names.fold(&c)
-	t := on.steps.Add(&c)
-	if t == nil {
-		return
+// Sink returns write followed by the record's part in the headline, both under one lock,
+// so that records are counted in the order they are written: a task's steps before it,
+// and names folded as a read of the file folds them. The caller's record is not changed
+// (nor kept).
+func (on *Online) Sink(write func(*record.Record) error) func(*record.Record) error {
+	return func(r *record.Record) error {
+		on.mu.Lock()
+		defer on.mu.Unlock()
+		if err := write(r); err != nil {
+			return err
+		}
+		on.add(r)
+		return nil
+	}
+}
+
+func (on *Online) add(r *record.Record) {
+	t := r
+	if r.Step != nil || r.Steps > 0 || !on.names.kept[r.Task] {
+		// Folding a name or joining steps changes the record: that is done to a copy.
+		c := *r
+		on.names.fold(&c)
+		if t = on.steps.Add(&c); t == nil {
+			return
+		}
 	}
 	on.tally.Add(t)
 	if on.observe != nil {

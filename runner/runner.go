@@ -244,13 +244,7 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	write := w.Write
 	if cfg.LoadOnly {
 		online = rd.Online(start, observe)
-		write = func(r *record.Record) error {
-			if err := w.Write(r); err != nil {
-				return err
-			}
-			online.Add(r)
-			return nil
-		}
+		write = online.Sink(w.Write)
 	}
 	doer, sink, route := cr.wire(client, prof.sink(stampShard(flagContextShift(scrubbedSink(write, apiKey), slotContext), cfg.Shard)))
 	drv := loadgen.NewDriver(loadgen.DriverConfig{
