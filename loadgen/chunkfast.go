@@ -333,6 +333,9 @@ func (s *chunkScan) object(field func(key []byte) bool) bool {
 // seen (the bit in *seen).
 func known(key []byte, seen *uint32, names ...string) (idx int, ok bool) {
 	for i, n := range names {
+		if len(key) != len(n) {
+			continue // object hands over ASCII keys only, and ASCII case folding keeps lengths
+		}
 		if string(key) == n {
 			if *seen&(1<<i) != 0 {
 				return 0, false
