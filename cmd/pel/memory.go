@@ -15,8 +15,8 @@ import (
 // not spend its time collecting.
 const runMemory = 400 << 20
 
-// streamMemory is one open stream's client state: RSS ÷ streams at 5,000 streams after 15 s
-// of tokens measures 33.6–35.9 KiB (BENCHMARKS.md, bench/vs-vegeta.sh).
+// streamMemory is one open stream's client state, with room: RSS ÷ streams at 5,000 streams
+// after 15 s of tokens measures 28.6–35.9 KiB (BENCHMARKS.md, bench/vs-vegeta.sh).
 const streamMemory = 36 << 10
 
 // boundRunMemory sets the run's soft memory limit for the contract c.
