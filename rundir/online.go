@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -78,9 +77,7 @@ func (on *Online) Stage1(ev *evidence.Evidence) error {
 		return bad(fmt.Errorf("%s: %w", on.d.File(RequestsFile), err))
 	}
 	on.d.Orphans, on.d.FoldedTasks = on.steps.Orphans(), on.names.folded
-	if n := foldNote(on.d.FoldedTasks); n != "" && !slices.Contains(ev.Run.Notes, n) {
-		ev.Run.Notes = append(ev.Run.Notes, n)
-	}
+	on.d.noteFolded(ev)
 	ApplyStage1(ev, on.d.Contract, on.tally.Result())
 	return nil
 }

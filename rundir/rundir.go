@@ -215,9 +215,7 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 			ev.Run.Notes = append(ev.Run.Notes, n)
 		}
 	}
-	if n := foldNote(d.FoldedTasks); n != "" && !slices.Contains(ev.Run.Notes, n) {
-		ev.Run.Notes = append(ev.Run.Notes, n)
-	}
+	d.noteFolded(ev)
 	recs := &Records{Tasks: st.Records(), Complete: st.Complete(), Total: st.Sample().Tasks(), NonCancelled: st.Sample().NonCancelled()}
 	var views []stats.ViewSet
 	if o.Views != nil {
@@ -247,6 +245,13 @@ func (d *Dir) Stage1(ev *evidence.Evidence, o Options) (*Records, error) {
 	}
 	ApplyStage1(ev, d.Contract, st.Result(head))
 	return recs, nil
+}
+
+// noteFolded adds the run note on task names folded past the bound, once.
+func (d *Dir) noteFolded(ev *evidence.Evidence) {
+	if n := foldNote(d.FoldedTasks); n != "" && !slices.Contains(ev.Run.Notes, n) {
+		ev.Run.Notes = append(ev.Run.Notes, n)
+	}
 }
 
 // StatsOptions are stage 1's options for a contract and a run start.

@@ -218,7 +218,8 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 		clock, clockWhy = probeClock(ctx, hc, cfg.Target, apiKey)
 	}
 	prof := beginProfile(ctx, c, ctl) // profile.go; nil without a window
-	// The driver's schedule counts from start: stage 1's per-second series count from it too.
+	// The run's start, known before the driver starts: its schedule and stage 1's phases
+	// both count from it.
 	start := cfg.StartAt
 	if start.IsZero() {
 		start = time.Now()

@@ -267,6 +267,42 @@ func orderPhases(names []string) []string {
 	return names
 }
 
+// headlineCountNotes are the notes on how few tasks the headline holds (n tasks, sum their
+// summary): no rate over one task, percentiles over few completed ones.
+func headlineCountNotes(n int, sum evidence.Summary, minSamples int) []Note {
+	var notes []Note
+	if n == 1 {
+		notes = append(notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
+	}
+	completed := sum.Requests - sum.Failed - sum.Cancelled
+	if completed < minSamples {
+		notes = append(notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, minSamples)})
+	} else if completed < 100 {
+		notes = append(notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
+	}
+	return notes
+}
+
+// fewNote is a signal's note when it rests on fewer than minSamples samples.
+func fewNote(minSamples int) func(n int) string {
+	return func(n int) string {
+		if n < minSamples {
+			return fmt.Sprintf("few samples (%d)", n)
+		}
+		return ""
+	}
+}
+
+// setSignals adds the signals of one set of the headline phase (window hw): its summary's
+// and its SLO miss rate.
+func (ex *exactResult) setSignals(a *setAcc, hw window, opt Options, labels map[string]string) {
+	few := fewNote(opt.MinSamples)
+	summarySignals(ex.add, few, a.summary(hw.dur(), 0), labels)
+	if opt.SLOFor != nil && a.sloDone > 0 {
+		ex.add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", labels, few(a.sloDone))
+	}
+}
+
 // exactResult is what the stream's state gives exactly (Compute's figures over every task).
 type exactResult struct {
 	start, end time.Time
@@ -323,10 +359,8 @@ func (s *Stream) exact(full bool) *exactResult {
 	ex.headPhase, ex.head, ex.headWin = headPhase, head, hw
 	w := &ex.workload
 	w.Summary = head.set.summary(hw.dur(), opt.CostPerHourUSD)
-	w.TokenSource = head.tokenSource()
-	if head.estimated > 0 {
-		ex.notes = append(ex.notes, Note{NoteTokenEstimate, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", head.estimated)})
-	}
+	w.TokenSource = head.tokens.source()
+	ex.notes = append(ex.notes, head.tokens.notes()...)
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range names {
 		w.ByPhase[p] = s.phases[p].set.summary(s.phases[p].win.dur(), opt.CostPerHourUSD)
@@ -348,15 +382,7 @@ func (s *Stream) exact(full bool) *exactResult {
 	if head.sent < head.n {
 		ex.notes = append(ex.notes, Note{NoteNeverSent, fmt.Sprintf("%d tasks were never sent (cancelled while queued); they count in every rate but in no concurrency band", head.n-head.sent)})
 	}
-	if head.n == 1 {
-		ex.notes = append(ex.notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
-	}
-	completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled
-	if completed < opt.MinSamples {
-		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, opt.MinSamples)})
-	} else if completed < 100 {
-		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("%d completed tasks: p99 rests on the top one or two samples", completed)})
-	}
+	ex.notes = append(ex.notes, headlineCountNotes(head.n, w.Summary, opt.MinSamples)...)
 	if n := head.summarized; n > 0 {
 		ex.notes = append(ex.notes, summarizedNote(n, head.chunks > 0))
 	}
@@ -369,22 +395,10 @@ func (s *Stream) exact(full bool) *exactResult {
 func (s *Stream) exactSignals(ex *exactResult, head *phaseAcc, hw window) {
 	opt := s.opt
 	ex.win = &evidence.Window{StartS: secs(hw.start.Sub(ex.start)), EndS: secs(hw.end.Sub(ex.start))}
-	add := ex.add
-	few := func(n int) string {
-		if n < opt.MinSamples {
-			return fmt.Sprintf("few samples (%d)", n)
-		}
-		return ""
-	}
-	perSet := func(a *setAcc, labels map[string]string) {
-		summarySignals(add, few, a.summary(hw.dur(), 0), labels)
-		if opt.SLOFor != nil && a.sloDone > 0 {
-			add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", labels, few(a.sloDone))
-		}
-	}
-	perSet(head.set, nil)
+	add, few := ex.add, fewNote(opt.MinSamples)
+	ex.setSignals(head.set, hw, opt, nil)
 	for _, name := range sortedKeys(head.byTask) {
-		perSet(head.byTask[name], map[string]string{"task": name})
+		ex.setSignals(head.byTask[name], hw, opt, map[string]string{"task": name})
 	}
 	if head.headers.N() > 0 {
 		add(evidence.SigHeadersP50, head.headers.QuantileMs(50), "ms", nil, few(head.headers.N()))
@@ -449,8 +463,7 @@ type phaseAcc struct {
 	set           *setAcc
 	byTask        map[string]*setAcc
 	byBand        map[int]*setAcc
-	srcs          map[string]bool
-	estimated     int
+	tokens        tokenSources
 	sent          int
 	headers, gaps *Dist
 	queue         *Dist
@@ -469,7 +482,7 @@ type phaseAcc struct {
 }
 
 func newPhaseAcc() *phaseAcc {
-	return &phaseAcc{set: newSetAcc(), byTask: map[string]*setAcc{}, byBand: map[int]*setAcc{}, srcs: map[string]bool{},
+	return &phaseAcc{set: newSetAcc(), byTask: map[string]*setAcc{}, byBand: map[int]*setAcc{},
 		headers: NewDist(), gaps: NewDist(), queue: NewDist(), bands: bandAccs{}}
 }
 
@@ -497,12 +510,7 @@ func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
 	if r.ClientQueueUS > 0 {
 		p.queued = true
 	}
-	if r.OK() && r.TokenSource != "" {
-		p.srcs[r.TokenSource] = true
-		if r.TokenSource == record.TokensEstimate {
-			p.estimated++
-		}
-	}
+	p.tokens.add(r)
 	for _, q := range r.Requests() {
 		if q.OK() {
 			if v, ok := q.TimeToHeaders(); ok {
@@ -558,10 +566,7 @@ func (p *phaseAcc) merge(o *phaseAcc) {
 		}
 		p.byBand[k].merge(a)
 	}
-	for k := range o.srcs {
-		p.srcs[k] = true
-	}
-	p.estimated += o.estimated
+	p.tokens.merge(o.tokens)
 	p.sent += o.sent
 	p.headers.Merge(o.headers)
 	p.gaps.Merge(o.gaps)
@@ -576,16 +581,54 @@ func (p *phaseAcc) merge(o *phaseAcc) {
 	p.shape.merge(&o.shape)
 }
 
-func (p *phaseAcc) tokenSource() string {
-	switch len(p.srcs) {
+// tokenSources are where a set's completed tasks took their output token counts from.
+type tokenSources struct {
+	srcs      map[string]bool
+	estimated int // counted from content events (no usage block)
+}
+
+func (t *tokenSources) add(r *record.Record) {
+	if !r.OK() || r.TokenSource == "" {
+		return
+	}
+	if t.srcs == nil {
+		t.srcs = map[string]bool{}
+	}
+	t.srcs[r.TokenSource] = true
+	if r.TokenSource == record.TokensEstimate {
+		t.estimated++
+	}
+}
+
+func (t *tokenSources) merge(o tokenSources) {
+	for k := range o.srcs {
+		if t.srcs == nil {
+			t.srcs = map[string]bool{}
+		}
+		t.srcs[k] = true
+	}
+	t.estimated += o.estimated
+}
+
+// source is the workload's token_source: the one source, "mixed", or "" for none.
+func (t *tokenSources) source() string {
+	switch len(t.srcs) {
 	case 0:
 		return ""
 	case 1:
-		for k := range p.srcs {
+		for k := range t.srcs {
 			return k
 		}
 	}
 	return "mixed"
+}
+
+// notes says how many completed tasks had their output tokens estimated.
+func (t *tokenSources) notes() []Note {
+	if t.estimated == 0 {
+		return nil
+	}
+	return []Note{{NoteTokenEstimate, fmt.Sprintf("%d completed tasks came without a usage block: their output tokens are counted as one per content event (token_source estimate), which undercounts multi-token chunks", t.estimated)}}
 }
 
 // busyIn is busyTime over the phase's requests within w.

@@ -23,9 +23,10 @@ type Tally struct {
 }
 
 type tallyPhase struct {
-	n   int
-	win window
-	set *setAcc
+	n      int
+	win    window
+	set    *setAcc
+	tokens tokenSources
 }
 
 // NewTally starts a tally; opt.Start must be the run's start.
@@ -54,6 +55,7 @@ func (t *Tally) Add(r *record.Record) {
 		t.end = r.DoneAt
 	}
 	p.set.add(r, t.opt.SLOFor)
+	p.tokens.add(r)
 }
 
 // N is the number of tasks added.
@@ -79,6 +81,7 @@ func (t *Tally) Result() *Result {
 			head.win.merge(o.win, head.n == 0)
 			head.n += o.n
 			head.set.merge(o.set)
+			head.tokens.merge(o.tokens)
 		}
 		ex.notes = append(ex.notes, Note{NoteNoWarm, "no warm-phase tasks: the headline summary covers all tasks"})
 	}
@@ -87,29 +90,17 @@ func (t *Tally) Result() *Result {
 	ex.win = &evidence.Window{StartS: secs(hw.start.Sub(ex.start)), EndS: secs(hw.end.Sub(ex.start))}
 	w := &ex.workload
 	w.Summary = head.set.summary(hw.dur(), t.opt.CostPerHourUSD)
+	w.TokenSource = head.tokens.source()
+	ex.notes = append(ex.notes, head.tokens.notes()...)
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range names {
 		w.ByPhase[p] = t.phases[p].set.summary(t.phases[p].win.dur(), t.opt.CostPerHourUSD)
 	}
-	few := func(n int) string {
-		if n < t.opt.MinSamples {
-			return fmt.Sprintf("few samples (%d)", n)
-		}
-		return ""
-	}
-	summarySignals(ex.add, few, w.Summary, nil)
-	if a := head.set; t.opt.SLOFor != nil && a.sloDone > 0 {
-		ex.add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", nil, few(a.sloDone))
-	}
+	ex.setSignals(head.set, hw, t.opt, nil)
 	if lag := head.set.lag; lag.N() > 0 {
-		ex.add(evidence.SigScheduleLagP99, lag.QuantileMs(99), "ms", nil, few(lag.N()))
+		ex.add(evidence.SigScheduleLagP99, lag.QuantileMs(99), "ms", nil, fewNote(t.opt.MinSamples)(lag.N()))
 	}
-	if head.n == 1 {
-		ex.notes = append(ex.notes, Note{NoteOneTask, "one task: no rate (goodput, throughput, tokens/s) is computed over its own duration"})
-	}
-	if completed := w.Summary.Requests - w.Summary.Failed - w.Summary.Cancelled; completed < t.opt.MinSamples {
-		ex.notes = append(ex.notes, Note{NoteFewCompleted, fmt.Sprintf("only %d completed tasks in the headline phase (fewer than %d): percentiles are indicative only, not grounds for a verdict", completed, t.opt.MinSamples)})
-	}
+	ex.notes = append(ex.notes, headlineCountNotes(head.n, w.Summary, t.opt.MinSamples)...)
 	ex.notes = append(ex.notes, Note{NoteHeadlineOnly, fmt.Sprintf("load only: stage 1 here is each phase's counts, acceptance, rates and latency percentiles over all %d tasks; "+
 		"the figures per task type, per concurrency band and per second, the shape signals and the multi-step tables are computed by pel analyze DIR", t.n)})
 	return &Result{Start: ex.start, End: ex.end, Phases: ex.phases, Workload: ex.workload, Signals: ex.signals, Notes: ex.notes}
