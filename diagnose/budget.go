@@ -114,6 +114,8 @@ type taskTime struct {
 	// decode's stalls and steps.
 	steadyGap         []float64
 	stallMs, steadyMs float64
+	// slotWait is the task's replayed wait for an engine slot, before any clamping.
+	slotWait float64
 }
 
 // eventGaps fills the per-token gaps of r and splits its decode into steps and stalls.
@@ -183,6 +185,9 @@ type budgetCtx struct {
 	costRatio float64
 	// spans are the engine's own per-request timings (OTLP), used before run-level means.
 	spans map[*record.Record]record.EngineSpan
+	// slotWait is each request's wait for one of the engine's slots, replayed from the
+	// client's records (budget_slots.go); nil when the engine reports no slot count.
+	slotWait map[*record.Record]float64
 }
 
 // firedLayer returns the layer of the highest-ranked credible finding among ids, or "".
@@ -257,8 +262,17 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 			b.unc[cQueue] = "run-level mean given to every task"
 		}
 	}
+	slots, err := strconv.Atoi(ev.Run.EngineConfig["slots"])
+	if err != nil {
+		slots = 0
+	}
+	if slots > 0 && engines == 1 {
+		b.slotWait = slotWaits(recs, slots)
+		b.src[cQueue] = fmt.Sprintf("client records: each task's wait for one of the engine's %d slots, replayed first come first served from every request's send and end", slots)
+		b.unc[cQueue] = "assumes first-come first-served admission; another client's requests are not seen"
+	}
 	if rm, ok := v.val(evidence.SigRunningMax); ok {
-		if slots, err := strconv.Atoi(ev.Run.EngineConfig["slots"]); err == nil && slots > 0 && rm < float64(slots) {
+		if slots > 0 && rm < float64(slots) {
 			b.idle = true
 			b.src[cOutside] = fmt.Sprintf("by elimination: at most %.0f of %d slots ran and the engine's queue holds the rest", rm, slots)
 		}
@@ -271,7 +285,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if it, ok := v.val(evidence.SigServerITLP50); ok {
 		b.perToken = it
 	}
-	if !b.haveQueue && !b.haveEngineTTFT {
+	if !b.haveQueue && !b.haveEngineTTFT && b.slotWait == nil {
 		b.measuredBy[cQueue] = "engine /metrics (queue histogram or waiting gauge) or OTLP spans (gen_ai.latency.time_in_queue)"
 		b.measuredBy[cOutside] = "the engine's own TTFT (vLLM time_to_first_token histogram, OTLP spans) against the client's"
 	}
@@ -500,6 +514,9 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 		t.ms[cRetries] = figure.Ms(r.SentAt.Sub(r.FirstSentAt))
 	}
 	sent := figure.Ms(sentD)
+	if b.slotWait != nil {
+		t.slotWait = b.slotWait[r]
+	}
 
 	// Per-token gaps, from the event gaps spread over the tokens each event carried; an event
 	// gap over stallFactor × the task's median event gap is a stall (a speculative step's
@@ -541,6 +558,16 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 		switch {
 		case b.queueAll:
 			t.ms[cQueue] = pre
+		case b.slotWait != nil:
+			// The task's own wait for a slot; what else preceded its prompt's processing
+			// (the engine finishing the step it was in, the HTTP handler) stays unsplit,
+			// or is outside the engine when its slots never all filled.
+			t.ms[cQueue] = math.Min(pre, b.slotWait[r])
+			if b.idle {
+				t.ms[cOutside] = pre - t.ms[cQueue]
+			} else {
+				t.ms[cTTFTRest] = pre - t.ms[cQueue]
+			}
 		case b.haveQueue:
 			t.ms[cQueue] = math.Min(pre, b.queueMs)
 			if b.idle {
@@ -573,6 +600,9 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 		}
 	case b.queueAll:
 		t.ms[cQueue] = rest
+	case b.slotWait != nil:
+		t.ms[cQueue] = math.Min(rest, b.slotWait[r])
+		t.ms[cTTFTRest] = rest - t.ms[cQueue]
 	case b.haveQueue:
 		t.ms[cQueue] = math.Min(rest, b.queueMs)
 		t.ms[cTTFTRest] = rest - t.ms[cQueue]

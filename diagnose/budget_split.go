@@ -11,6 +11,10 @@ type TaskSplit struct {
 	// PrefillMs is the prefill (at its floor and above it); QueueMs the engine's queue
 	// (the part the load explains and the rest); OutsideMs the time outside the engine.
 	PrefillMs, QueueMs, OutsideMs float64
+	// SlotWaitMs is the task's wait for one of the engine's slots as the client's records
+	// replay it (budget_slots.go), before the budget fits it into the task's time; 0 when
+	// the engine reports no slot count.
+	SlotWaitMs float64
 	// TTFTPartsMs and DecodePartsMs add up each part's components.
 	TTFTPartsMs, DecodePartsMs float64
 	// Components maps each non-zero component's name to its ms.
@@ -23,7 +27,7 @@ func (o *Options) eachTask(r *record.Record, t *taskTime) {
 		return
 	}
 	s := TaskSplit{Rec: r, TTFTMs: t.ttft, DecodeMs: t.decode, Components: map[string]float64{},
-		PrefillMs: t.ms[cPrefillFloor] + t.ms[cPrefillOver], QueueMs: t.ms[cQueueCap] + t.ms[cQueue], OutsideMs: t.ms[cOutside]}
+		PrefillMs: t.ms[cPrefillFloor] + t.ms[cPrefillOver], QueueMs: t.ms[cQueueCap] + t.ms[cQueue], OutsideMs: t.ms[cOutside], SlotWaitMs: t.slotWait}
 	for i, m := range t.ms {
 		switch {
 		case i <= cTTFTRest:

@@ -81,3 +81,49 @@ slo:
 		t.Fatalf("%d warm tasks carried llama.cpp timings, want at least 10", n)
 	}
 }
+
+// slotReplayAgrees: the budget's wait for a slot, which it replays from the client's
+// records alone (each request's send and end, first come first served through the slots
+// /props reports), agrees task by task with what llama.cpp's own timings leave before the
+// prompt's processing: the client's TTFT from send less timings.prompt_ms. The two differ
+// by what precedes a slot's start other than the wait (the HTTP handler, and the loop
+// finishing the step it is in when the slot frees), and by how late the previous task's end
+// reached the client: within two of the task's median token gaps (a step each way) plus
+// 1 ms for the timestamps' millisecond rounding, as for decode above.
+func slotReplayAgrees(t *testing.T, dir string) {
+	t.Helper()
+	var splits []diagnose.TaskSplit
+	if _, _, err := ladder.Analyze(dir, ladder.Options{EachTaskBudget: func(s diagnose.TaskSplit) { splits = append(splits, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	n, waited, worst := 0, 0, 0.0
+	for _, sp := range splits {
+		rec := sp.Rec
+		sent, ok := rec.TTFTFromSent()
+		if rec.Phase != record.PhaseWarm || rec.Server == nil || rec.Server.PrefillUS <= 0 || !ok {
+			continue
+		}
+		var gaps []float64
+		for i := 1; i < len(rec.ChunkUS); i++ {
+			gaps = append(gaps, float64(rec.ChunkUS[i]-rec.ChunkUS[i-1])/1000)
+		}
+		if len(gaps) == 0 {
+			continue
+		}
+		n++
+		if sp.SlotWaitMs > 0 {
+			waited++
+		}
+		pre := float64(sent.Microseconds())/1000 - float64(rec.Server.PrefillUS)/1000
+		tol := 2*quantile.Of(gaps, 0.5) + 1
+		d := math.Abs(sp.SlotWaitMs - pre)
+		worst = math.Max(worst, d/tol)
+		if d > tol {
+			t.Errorf("task %d: replayed slot wait %.1f ms, TTFT from send − prompt_ms %.1f: off by %.1f ms, over %.1f", rec.Seq, sp.SlotWaitMs, pre, d, tol)
+		}
+	}
+	t.Logf("%d warm tasks with timings, %d waited for the slot: replayed wait off by at most %.2f of its tolerance", n, waited, worst)
+	if waited < n/2 || n < 10 {
+		t.Fatalf("%d of %d warm tasks waited for a slot; the case holds four tasks in flight for one slot", waited, n)
+	}
+}
