@@ -3,6 +3,7 @@ package llamacpp_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/pel-ladder/pel/diagnose"
@@ -96,7 +97,16 @@ func slotReplayAgrees(t *testing.T, dir string) {
 	if _, _, err := ladder.Analyze(dir, ladder.Options{EachTaskBudget: func(s diagnose.TaskSplit) { splits = append(splits, s) }}); err != nil {
 		t.Fatal(err)
 	}
-	n, waited, worst := 0, 0, 0.0
+	// Each task's replayed wait is compared with what the engine's own timings leave of its
+	// time to first token once its prompt is processed. The two differ by what the client's
+	// times cannot see: the slot's launch after the previous task's release and the first
+	// token's way back, each about one token gap (hence two median gaps and 1 ms). On a
+	// shared host a thread's wake-up is also delayed now and then by up to a scheduling
+	// period (CFS's sched_latency, 6 ms × (1 + log2 CPUs): 12 ms on two cores), which hits
+	// some tasks and not most; so at least 90% of tasks, and the median, must agree within
+	// the tolerance. A wrong slot count moves most tasks' waits by about one service time.
+	n, waited, within := 0, 0, 0
+	var offs, tols []float64
 	for _, sp := range splits {
 		rec := sp.Rec
 		sent, ok := rec.TTFTFromSent()
@@ -117,13 +127,20 @@ func slotReplayAgrees(t *testing.T, dir string) {
 		pre := float64(sent.Microseconds())/1000 - float64(rec.Server.PrefillUS)/1000
 		tol := 2*quantile.Of(gaps, 0.5) + 1
 		d := math.Abs(sp.SlotWaitMs - pre)
-		worst = math.Max(worst, d/tol)
-		if d > tol {
-			t.Errorf("task %d: replayed slot wait %.1f ms, TTFT from send − prompt_ms %.1f: off by %.1f ms, over %.1f", rec.Seq, sp.SlotWaitMs, pre, d, tol)
+		offs, tols = append(offs, d), append(tols, tol)
+		if d <= tol {
+			within++
+		} else {
+			t.Logf("task %d: replayed slot wait %.1f ms, TTFT from send − prompt_ms %.1f: off by %.1f ms, over %.1f", rec.Seq, sp.SlotWaitMs, pre, d, tol)
 		}
 	}
-	t.Logf("%d warm tasks with timings, %d waited for the slot: replayed wait off by at most %.2f of its tolerance", n, waited, worst)
 	if waited < n/2 || n < 10 {
 		t.Fatalf("%d of %d warm tasks waited for a slot; the case holds four tasks in flight for one slot", waited, n)
+	}
+	medOff, medTol := quantile.Of(offs, 0.5), quantile.Of(tols, 0.5)
+	t.Logf("%d warm tasks with timings, %d waited for the slot, %d agree within their tolerance; median off %.2f ms (tolerance %.2f), worst %.1f ms",
+		n, waited, within, medOff, medTol, slices.Max(offs))
+	if 10*within < 9*n || medOff > medTol {
+		t.Errorf("the replayed slot waits disagree with the engine's timings: %d of %d tasks within tolerance (90%% needed), median off %.2f ms against %.2f", within, n, medOff, medTol)
 	}
 }
