@@ -531,6 +531,15 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 	// Tokens that came with the first event were generated before the client saw any.
 	if len(r.ChunkTokens) > 0 && r.ChunkTokens[0] > 1 && perTok > 0 {
 		t.ms[cDelivery] = math.Min(sent, float64(r.ChunkTokens[0]-1)*perTok)
+		if r.Server != nil && r.Server.PrefillUS > 0 {
+			// The engine measured its prompt's processing, which ends before the first
+			// token exists; those tokens were made after it. The event's token count is
+			// often spread by bytes from the stream's total (llama.cpp's process_token,
+			// examples/server/server.cpp, holds back a token that ends mid UTF-8
+			// character and sends it with the next), so it gives way to the measured
+			// prefill, not the other way round.
+			t.ms[cDelivery] = math.Min(t.ms[cDelivery], math.Max(0, sent-float64(r.Server.PrefillUS)/1000))
+		}
 	}
 	rest := sent - t.ms[cDelivery]
 	var prefill float64

@@ -260,3 +260,38 @@ func TestBudgetCPUPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 		t.Errorf("owner kernel from a prefill no floor splits: %s", ev.Verdict)
 	}
 }
+
+// A first event carrying several tokens by a byte-weighted spread (llama.cpp holds back a
+// token that ends mid UTF-8 character) never shortens the prefill the engine measured:
+// those tokens were made after the prompt's processing, so they get what the time to first
+// token leaves after it, and the measured prefill stands.
+func TestBudgetFirstEventTokensGiveWayToMeasuredPrefill(t *testing.T) {
+	var rs []record.Record
+	for i := 0; i < 30; i++ {
+		// 250 ms to the first event, of which the engine measured 245 ms of prompt
+		// processing; 20 ms between tokens, 24 tokens in 23 events, the first counted 2.
+		r := task(i, float64(i)*2, 250*time.Millisecond, 20*time.Millisecond, 23)
+		r.OutputTokens = 24
+		r.ChunkTokens[0] = 2
+		r.Server = &record.ServerTimings{PrefillUS: 245_000, DecodeUS: 23 * 20_000, PromptN: 100}
+		rs = append(rs, r)
+	}
+	res := stats.Compute(rs, stats.Options{Start: t0})
+	ev := evidence.New()
+	ev.Run.StartedAt = t0
+	ev.Run.Engine = "llamacpp"
+	res.Apply(ev)
+	var splits []TaskSplit
+	Diagnose(ev, rs, Options{Resamples: 50, EachTaskBudget: func(s TaskSplit) { splits = append(splits, s) }})
+	if len(splits) != len(rs) {
+		t.Fatalf("%d task budgets, want %d", len(splits), len(rs))
+	}
+	for _, s := range splits {
+		if math.Abs(s.PrefillMs-245) > 1e-6 {
+			t.Errorf("task %d: budget prefill %.3f ms, the engine measured 245", s.Rec.Seq, s.PrefillMs)
+		}
+		if math.Abs(s.TTFTPartsMs-s.TTFTMs) > 0.01 {
+			t.Errorf("task %d: parts %.3f ms, measured %.3f", s.Rec.Seq, s.TTFTPartsMs, s.TTFTMs)
+		}
+	}
+}
