@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -545,6 +547,44 @@ type streamState struct {
 	keptWeight int64 // content bytes of the events whose timings were kept
 	usages     int   // chunks that carried a usage
 	maxRunning int   // the largest completion_tokens any of them claimed
+
+	// timed holds the kept chunks' timings while the stream is open: per chunk, its
+	// arrival's change from the previous one's (µs, zigzag varint) and its token count or
+	// byte weight (uvarint). A chunk 100 ms after the previous one, carrying a token, takes
+	// 4 bytes here against 16 in the record's two slices (grown by doubling, so up to 32);
+	// finishTokens writes them to rec.ChunkUS and rec.ChunkTokens once, exactly sized.
+	// With thousands of long streams open, the timings are most of a stream's heap.
+	timed   []byte
+	nTimed  int
+	timedUS int64 // the last kept chunk's µs after SentAt
+}
+
+// keep appends one chunk's timing to st.timed.
+func (st *streamState) keep(us int64, tokens int) {
+	st.timed = binary.AppendVarint(st.timed, us-st.timedUS)
+	st.timed = binary.AppendUvarint(st.timed, uint64(tokens))
+	st.timedUS = us
+	st.nTimed++
+}
+
+// unpackTimings writes the kept chunks' timings to rec.ChunkUS and rec.ChunkTokens (reusing
+// their capacity, which a retried attempt's reset keeps) and empties st.timed.
+func (st *streamState) unpackTimings(rec *record.Record) {
+	if st.nTimed == 0 {
+		return
+	}
+	rec.ChunkUS = slices.Grow(rec.ChunkUS[:0], st.nTimed)
+	rec.ChunkTokens = slices.Grow(rec.ChunkTokens[:0], st.nTimed)
+	us, b := int64(0), st.timed
+	for range st.nTimed {
+		d, n := binary.Varint(b)
+		k, m := binary.Uvarint(b[n:])
+		b = b[n+m:]
+		us += d
+		rec.ChunkUS = append(rec.ChunkUS, us)
+		rec.ChunkTokens = append(rec.ChunkTokens, int(k))
+	}
+	st.timed, st.nTimed, st.timedUS = nil, 0, 0
 }
 
 // readStream reads an SSE completion. It returns the usage block the server sent (nil if
@@ -658,7 +698,7 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 		} else {
 			st.continuous = false
 		}
-		if len(rec.ChunkUS) >= maxChunkTimings {
+		if st.nTimed >= maxChunkTimings {
 			// Past the bound: counted (Chunks, usage), not timed.
 			rec.AddFlag(record.FlagTruncatedRecord)
 			if cum >= 0 {
@@ -667,17 +707,17 @@ func (c *Client) readStream(body io.Reader, r *workload.Request, rec *record.Rec
 			continue
 		}
 		st.keptWeight += int64(content)
-		rec.ChunkUS = append(rec.ChunkUS, now.Sub(rec.SentAt).Microseconds())
+		us := now.Sub(rec.SentAt).Microseconds()
 		if cum >= 0 {
-			rec.ChunkTokens = append(rec.ChunkTokens, min(max(cum-st.prevCum, 0), record.MaxTokens))
+			st.keep(us, min(max(cum-st.prevCum, 0), record.MaxTokens))
 			st.prevCum = max(cum, st.prevCum)
 		} else {
-			// Until the end, ChunkTokens holds each chunk's byte length (weights for spreadTokens).
-			rec.ChunkTokens = append(rec.ChunkTokens, content)
+			// Until the end, a chunk's count is its byte length (weights for spreadTokens).
+			st.keep(us, content)
 		}
 	}
 	rec.Status = record.StatusOK
-	finishTokens(rec, r, &st, st.continuous && len(rec.ChunkTokens) > 0)
+	finishTokens(rec, r, &st, st.continuous && st.nTimed > 0)
 	if st.done && rec.FinishReason == "" {
 		fail(record.StatusStreamError, record.ErrNoFinish, "stream ended with [DONE] but no choice had a finish_reason (the server did not say the completion ended)")
 	}
@@ -749,6 +789,7 @@ func codeOf(raw json.RawMessage) (int, bool) {
 // counts are clamped, so nothing downstream loops over a hostile figure; validate fails
 // the task.
 func finishTokens(rec *record.Record, r *workload.Request, st *streamState, continuous bool) {
+	st.unpackTimings(rec)
 	if rec.Chunks == len(rec.ChunkUS) {
 		rec.Chunks = 0 // only recorded when some timings were not kept
 	}
