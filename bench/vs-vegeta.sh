@@ -9,7 +9,8 @@
 #
 # For each rate, PAIRS interleaved rounds of: pel run, vegeta attack, pel run --no-analysis
 # (driving only), and with OLD set, the OLD commit's pel run --no-analysis (builds compared
-# in the same pairs, at the same load). Each is its own process under /usr/bin/time: CPU is user + sys of the
+# in the same pairs, at the same load); even rounds run in the reverse order (ABBA), so give
+# PAIRS even for a drift to cancel. Each is its own process under /usr/bin/time: CPU is user + sys of the
 # whole process divided by the requests it sent, peak RSS its maximum resident set. pel's
 # schedule lag p99 is read from its evidence.json. Every row carries the 1-minute load
 # average seen before each of its runs: on a shared machine the lag is the neighbours' as
@@ -119,9 +120,18 @@ rows=()
 olds=()
 for rate in "${rates[@]}"; do
 	for i in $(seq "$PAIRS"); do
-		l=$(load1); read -r pc pm pn plag <<<"$(runpel "$work/pel-$rate-$i")"
-		l="$l $(load1)"; read -r vc vm vn vok <<<"$(runveg "$work/veg-$rate-$i")"
-		l="$l $(load1)"; read -r dc dm dn dlag <<<"$(runpel "$work/drv-$rate-$i" --no-analysis)"
+		# Odd pairs run pel, vegeta, driving only, OLD; even pairs the mirror image (ABBA),
+		# so a load that drifts steadily through the script favours no tool over a pair of pairs.
+		l=""
+		runold() {
+			[ -n "${OLD:-}" ] || return 0
+			ol=$(load1); read -r oc om on olag <<<"$(PELBIN=$work/pel-old runpel "$work/old-$rate-$i" --no-analysis)"
+		}
+		runall() { l="$l $(load1)"; read -r pc pm pn plag <<<"$(runpel "$work/pel-$rate-$i")"; }
+		runv() { l="$l $(load1)"; read -r vc vm vn vok <<<"$(runveg "$work/veg-$rate-$i")"; }
+		rund() { l="$l $(load1)"; read -r dc dm dn dlag <<<"$(runpel "$work/drv-$rate-$i" --no-analysis)"; }
+		if [ $((i % 2)) -eq 1 ]; then runall; runv; rund; runold; else runold; rund; runv; runall; fi
+		l=${l# }
 		line=$(python3 -c "
 pc,pn,vc,vn,dc,dn=$pc,$pn,$vc,$vn,$dc,$dn
 p=pc/pn*1e6; v=vc/vn*1e6; d=dc/dn*1e6
@@ -131,7 +141,6 @@ print(f'{p:.0f} {d:.0f} {v:.0f} {r(d):.2f} {r(p):.2f}')")
 		echo "rate $rate pair $i: pel ${pus} µs/req (driving only ${dus}), vegeta ${vus} (vegeta success $vok); ratio driving/vegeta $ratio (whole run $fullratio); peak RSS pel $((pm / 1024)) MB, --no-analysis $((dm / 1024)) MB, vegeta $((vm / 1024)) MB; lag p99 ${plag} ms (--no-analysis ${dlag} ms); load average $l"
 		rows+=("$rate $pus $dus $vus $ratio $fullratio $pm $dm $vm $plag $dlag $l")
 		if [ -n "${OLD:-}" ]; then
-			ol=$(load1); read -r oc om on olag <<<"$(PELBIN=$work/pel-old runpel "$work/old-$rate-$i" --no-analysis)"
 			read -r ous oratio <<<"$(python3 -c "o=$oc/$on*1e6; d=$dc/$dn*1e6; print(f'{o:.0f} {d/o if o else float(\"nan\"):.2f}')")"
 			echo "rate $rate pair $i: $OLD --no-analysis ${ous} µs/req; this build / $OLD $oratio (lag p99 ${olag} ms; load average $ol)"
 			olds+=("$rate $ous $oratio")
