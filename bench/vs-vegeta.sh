@@ -115,6 +115,15 @@ except Exception as err:
 EOF
 }
 
+# One run each of a pair (rate and i are the loop's): its figures, and the load before it in l.
+runall() { l="$l $(load1)"; read -r pc pm pn plag <<<"$(runpel "$work/pel-$rate-$i")"; }
+runv() { l="$l $(load1)"; read -r vc vm vn vok <<<"$(runveg "$work/veg-$rate-$i")"; }
+rund() { l="$l $(load1)"; read -r dc dm dn dlag <<<"$(runpel "$work/drv-$rate-$i" --no-analysis)"; }
+runold() {
+	[ -n "${OLD:-}" ] || return 0
+	ol=$(load1); read -r oc om on olag <<<"$(PELBIN=$work/pel-old runpel "$work/old-$rate-$i" --no-analysis)"
+}
+
 echo "# pel $(git rev-parse --short HEAD) vs vegeta v12.13.0; $(nproc) cores; $PAIRS interleaved pairs of $DURATION per rate; token server: 8-token answers, TTFT 5 ms, ITL 1 ms"
 rows=()
 olds=()
@@ -123,13 +132,6 @@ for rate in "${rates[@]}"; do
 		# Odd pairs run pel, vegeta, driving only, OLD; even pairs the mirror image (ABBA),
 		# so a load that drifts steadily through the script favours no tool over a pair of pairs.
 		l=""
-		runold() {
-			[ -n "${OLD:-}" ] || return 0
-			ol=$(load1); read -r oc om on olag <<<"$(PELBIN=$work/pel-old runpel "$work/old-$rate-$i" --no-analysis)"
-		}
-		runall() { l="$l $(load1)"; read -r pc pm pn plag <<<"$(runpel "$work/pel-$rate-$i")"; }
-		runv() { l="$l $(load1)"; read -r vc vm vn vok <<<"$(runveg "$work/veg-$rate-$i")"; }
-		rund() { l="$l $(load1)"; read -r dc dm dn dlag <<<"$(runpel "$work/drv-$rate-$i" --no-analysis)"; }
 		if [ $((i % 2)) -eq 1 ]; then runall; runv; rund; runold; else runold; rund; runv; runall; fi
 		l=${l# }
 		line=$(python3 -c "
