@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -25,7 +24,7 @@ import (
 //	"slo ttft max 2s", "slo itl max 50ms", "slo tpot max 40ms", "slo e2e max 30s".
 //
 // A failed task gets only its error reason: its output and timings are not meaningful.
-// Percentile bounds are not judged here: they hold over many tasks (see SLOFor).
+// Percentile bounds are not judged here: they hold over many tasks (see Objectives).
 func (c *Contract) Judge(rec *record.Record, output string) {
 	var reasons []string
 	if r := errorReason(rec); r != "" {
@@ -41,7 +40,7 @@ func (c *Contract) Judge(rec *record.Record, output string) {
 				reasons = append(reasons, "check "+ch.Label())
 			}
 		}
-		reasons = append(reasons, sloReasons(c.SLOFor(rec.Task), rec)...)
+		reasons = append(reasons, sloReasons(c.ObjectivesFor(rec.Task), rec)...)
 	}
 	rec.Accepted = len(reasons) == 0
 	rec.Reasons = reasons
@@ -72,28 +71,14 @@ func errorReason(rec *record.Record) string {
 	return "error: " + rec.Status
 }
 
-func sloReasons(s SLO, rec *record.Record) []string {
+// sloReasons lists the per-request objectives in objs that rec exceeds, as reasons.
+func sloReasons(objs []Objective, rec *record.Record) []string {
 	var out []string
-	over := func(metric string, bound time.Duration, v time.Duration, ok bool) {
-		if bound > 0 && ok && v > bound {
-			out = append(out, fmt.Sprintf("slo %s max %s", metric, bound))
+	for _, o := range objs {
+		if o.Exceeded(rec) {
+			out = append(out, o.Reason())
 		}
 	}
-	ttft, ok := rec.TTFT()
-	over("ttft", s.TTFT.Max, ttft, ok)
-	if s.ITL.Max > 0 {
-		var worst time.Duration
-		seen := false
-		rec.ITLRuns(func(d time.Duration, _ int) {
-			seen = true
-			worst = max(worst, d)
-		})
-		over("itl", s.ITL.Max, worst, seen)
-	}
-	tpot, ok := rec.TPOT()
-	over("tpot", s.TPOT.Max, tpot, ok)
-	e2e, ok := rec.E2E()
-	over("e2e", s.E2E.Max, e2e, ok)
 	return out
 }
 

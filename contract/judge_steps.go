@@ -28,9 +28,13 @@ func (c *Contract) JudgeStep(rec *record.Record, output string, answer bool) {
 				}
 			}
 		}
-		s := c.SLOFor(rec.Task)
-		s.E2E = Bound{}
-		reasons = append(reasons, sloReasons(s, rec)...)
+		var objs []Objective
+		for _, o := range c.ObjectivesFor(rec.Task) {
+			if o.Metric != MetricE2E { // the whole task's, judged by JudgeTask
+				objs = append(objs, o)
+			}
+		}
+		reasons = append(reasons, sloReasons(objs, rec)...)
 	}
 	rec.Accepted = len(reasons) == 0
 	rec.Reasons = reasons
@@ -60,10 +64,12 @@ func (c *Contract) JudgeTask(task *record.Record, steps []*record.Record, unfini
 		if unfinished != "" {
 			reasons = append(reasons, unfinished)
 		}
-		s := c.SLOFor(task.Task)
-		if e2e, ok := task.E2E(); ok && s.E2E.Max > 0 && e2e > s.E2E.Max {
-			reasons = append(reasons, fmt.Sprintf("slo e2e max %s", s.E2E.Max))
+		for _, o := range c.ObjectivesFor(task.Task) {
+			if o.Metric == MetricE2E && o.Exceeded(task) {
+				reasons = append(reasons, o.Reason())
+			}
 		}
+		s := c.SLOFor(task.Task)
 		if s.MaxSteps > 0 && len(steps) > s.MaxSteps {
 			reasons = append(reasons, fmt.Sprintf("slo steps max %d", s.MaxSteps))
 		}

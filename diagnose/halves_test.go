@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -106,7 +107,9 @@ func TestHalfViewIsStageOne(t *testing.T) {
 	ev := build(sig{evidence.SigKVUsageMax, 1})
 	stats.Compute(rs, stats.Options{Start: t0}).Apply(ev)
 	full := newView(ev)
-	o := &Options{Stage1: stats.Options{Start: t0, SLOFor: func(string) stats.RequestSLO { return stats.RequestSLO{TTFT: 250 * time.Millisecond} }}}
+	o := &Options{Stage1: stats.Options{Start: t0, Objectives: func(string) []contract.Objective {
+		return []contract.Objective{{Metric: contract.MetricTTFT, Limit: 250 * time.Millisecond}}
+	}}}
 	o.defaults()
 	w, arrivalsEnd, _ := warmWindow(ev, rs)
 	for _, h := range halves(w, arrivalsEnd) {

@@ -256,10 +256,7 @@ func (d *Dir) noteFolded(ev *evidence.Evidence) {
 
 // StatsOptions are stage 1's options for a contract and a run start.
 func StatsOptions(c *contract.Contract, start time.Time) stats.Options {
-	opt := stats.Options{Start: start, SLOFor: func(task string) stats.RequestSLO {
-		s := c.SLOFor(task)
-		return stats.RequestSLO{TTFT: s.TTFT.Max, ITL: s.ITL.Max, TPOT: s.TPOT.Max, E2E: s.E2E.Max}
-	}}
+	opt := stats.Options{Start: start, Objectives: c.ObjectivesFor}
 	if c.Cost.Known() {
 		opt.CostPerHourUSD = c.Cost.AcceleratorHourUSD * float64(c.Cost.Accelerators)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -28,7 +29,7 @@ func newSetAcc() *setAcc {
 	return &setAcc{ttft: NewDist(), fromSent: NewDist(), itl: NewDist(), tpot: NewDist(), e2e: NewDist(), lag: NewDist()}
 }
 
-func (a *setAcc) add(r *record.Record, slo func(string) RequestSLO) {
+func (a *setAcc) add(r *record.Record, slo func(string) []contract.Objective) {
 	a.requests++
 	if r.Accepted {
 		a.accepted++

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -221,7 +222,9 @@ func TestComputeSignalsAndPhases(t *testing.T) {
 		}
 		rs = append(rs, rec(spec{phase: phase, sched: s, sent: s, chunkMs: []float64{ttft, ttft + 10}, tokens: []int{1, 3}, done: s + ttft + 10, accepted: true}))
 	}
-	res := Compute(rs, Options{Start: t0, SLOFor: func(string) RequestSLO { return RequestSLO{TTFT: 60 * time.Millisecond} }})
+	res := Compute(rs, Options{Start: t0, Objectives: func(string) []contract.Objective {
+		return []contract.Objective{{Metric: contract.MetricTTFT, Limit: 60 * time.Millisecond}}
+	}})
 	ev := evidence.New()
 	res.Apply(ev)
 	want := map[string]float64{

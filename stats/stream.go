@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -63,9 +64,9 @@ func (s *Stream) addState(r *record.Record) {
 		p = newPhaseAcc()
 		s.phases[r.Phase] = p
 	}
-	var slo func(string) RequestSLO
-	if s.opt.SLOFor != nil {
-		slo = s.opt.SLOFor
+	var slo func(string) []contract.Objective
+	if s.opt.Objectives != nil {
+		slo = s.opt.Objectives
 	}
 	p.add(r, slo)
 	s.ser.add(r)
@@ -298,7 +299,7 @@ func fewNote(minSamples int) func(n int) string {
 func (ex *exactResult) setSignals(a *setAcc, hw window, opt Options, labels map[string]string) {
 	few := fewNote(opt.MinSamples)
 	summarySignals(ex.add, few, a.summary(hw.dur(), 0), labels)
-	if opt.SLOFor != nil && a.sloDone > 0 {
+	if opt.Objectives != nil && a.sloDone > 0 {
 		ex.add(evidence.SigSLOMissRate, float64(a.sloMissed)/float64(a.sloDone), "ratio", labels, few(a.sloDone))
 	}
 }
@@ -486,7 +487,7 @@ func newPhaseAcc() *phaseAcc {
 		headers: NewDist(), gaps: NewDist(), queue: NewDist(), bands: bandAccs{}}
 }
 
-func (p *phaseAcc) add(r *record.Record, slo func(string) RequestSLO) {
+func (p *phaseAcc) add(r *record.Record, slo func(string) []contract.Objective) {
 	p.win.add(r, p.n == 0)
 	p.n++
 	p.set.add(r, slo)

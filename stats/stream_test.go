@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -139,8 +140,8 @@ func fillChunks(rng *rand.Rand, r *record.Record, ttft time.Duration, n int) {
 }
 
 func streamOpts() Options {
-	return Options{Start: t0, CostPerHourUSD: 2.5, SLOFor: func(task string) RequestSLO {
-		return RequestSLO{TTFT: 120 * time.Millisecond, ITL: 40 * time.Millisecond}
+	return Options{Start: t0, CostPerHourUSD: 2.5, Objectives: func(task string) []contract.Objective {
+		return []contract.Objective{{Metric: contract.MetricTTFT, Limit: 120 * time.Millisecond}, {Metric: contract.MetricITL, Limit: 40 * time.Millisecond}}
 	}}
 }
 

@@ -8,20 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
 
-// RequestSLO holds the per-request (max) bounds of one task type; zero means unbounded.
-type RequestSLO struct {
-	TTFT, ITL, TPOT, E2E time.Duration
-}
-
 // Options are the inputs the records do not carry.
 type Options struct {
-	// SLOFor returns the per-request bounds of a task type (for client.slo_miss_rate);
-	// nil means none.
-	SLOFor func(task string) RequestSLO
+	// Objectives returns the objectives a task type is held to (contract.ObjectivesFor):
+	// its per-request bounds give client.slo_miss_rate; nil means none.
+	Objectives func(task string) []contract.Objective
 	// CostPerHourUSD is the price of the accelerators per hour (price × count); 0: unknown,
 	// and cost per accepted task is null.
 	CostPerHourUSD float64
@@ -169,25 +165,14 @@ func Band(inFlight int) (name string, lo, hi int) {
 	return fmt.Sprintf("%d-%d", lo, hi), lo, hi
 }
 
-// MissedSLO lists the per-request bounds a completed task exceeded ("ttft", "itl", "tpot",
-// "e2e"); ITL is judged on the task's worst token gap.
-func MissedSLO(r *record.Record, s RequestSLO) []string {
+// MissedSLO lists the metrics of the per-request objectives in objs that a completed task
+// exceeded ("ttft", "itl", "tpot", "e2e"; ITL judged on the task's worst token gap).
+func MissedSLO(r *record.Record, objs []contract.Objective) []string {
 	var out []string
-	if v, ok := r.TTFT(); ok && s.TTFT > 0 && v > s.TTFT {
-		out = append(out, "ttft")
-	}
-	if s.ITL > 0 {
-		var worst time.Duration
-		r.ITLRuns(func(d time.Duration, _ int) { worst = max(worst, d) })
-		if worst > s.ITL {
-			out = append(out, "itl")
+	for _, o := range objs {
+		if o.Exceeded(r) {
+			out = append(out, string(o.Metric))
 		}
-	}
-	if v, ok := r.TPOT(); ok && s.TPOT > 0 && v > s.TPOT {
-		out = append(out, "tpot")
-	}
-	if v, ok := r.E2E(); ok && s.E2E > 0 && v > s.E2E {
-		out = append(out, "e2e")
 	}
 	return out
 }

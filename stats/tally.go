@@ -54,7 +54,7 @@ func (t *Tally) Add(r *record.Record) {
 	if r.DoneAt.After(t.end) {
 		t.end = r.DoneAt
 	}
-	p.set.add(r, t.opt.SLOFor)
+	p.set.add(r, t.opt.Objectives)
 	p.tokens.add(r)
 }
 
