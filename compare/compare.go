@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	mstats "github.com/aclements/go-moremath/stats"
 
@@ -49,6 +48,9 @@ const (
 	StatusUncertain     = "uncertain"      // the CI straddles the bound
 	StatusBaselineFails = "baseline_fails" // an SLO bound the baseline breaks too: not the change's doing
 	StatusNotChecked    = "not_checked"    // the signal cannot be computed for the candidate
+	// StatusPerRequest: a per-request (max) objective, shown with its worst value; acceptance
+	// judges it task by task, so it decides through the acceptance rate, not as a check.
+	StatusPerRequest = "per_request"
 )
 
 // Options tune the statistics. Zero values take the defaults.
@@ -429,7 +431,11 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 		if i == 0 {
 			// The primary phase also carries the stats behind triggers and SLO bounds.
 			stats = appendUnique(stats, triggerStats(base.Evidence)...)
-			stats = appendUnique(stats, sloStats(base.Contract.SLO)...)
+			for _, g := range objectiveGroups(base.Contract, "") {
+				if g.task == "" && g.metric == "" {
+					stats = appendUnique(stats, objectiveStats(g.objs)...)
+				}
+			}
 		}
 		bb := bs.bootstrap(stats, o.Resamples, rng(o.Seed, "base", p.base))
 		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate", p.cand))
@@ -480,14 +486,7 @@ func Compare(base, cand *Run, o Options) (*Result, error) {
 			res.Triggers = append(res.Triggers, ch)
 		}
 	}
-	for _, sb := range sloBounds(base.Contract.SLO) {
-		j := find(sb.st)
-		ch := Check{Source: "contract slo", Signal: sb.signal, Op: ">", Bound: sb.bound, Unit: "ms", Scope: "all tasks"}
-		judge(&ch, primary.c, sb.st, primary.cb.point[j], primary.cb.reps[j], o.Level)
-		baselineToo(&ch, primary.b, sb.st, primary.bb.point[j], primary.bb.reps[j], o.Level)
-		res.SLO = append(res.SLO, ch)
-	}
-	res.SLO = append(res.SLO, taskSLOChecks(base, primary.bps, primary.cps, pairs[0], o)...)
+	res.SLO = append(res.SLO, objectiveChecks(base, primary.b, primary.bb, primary.c, primary.cb, primary.stats, primary.bps, primary.cps, pairs[0], o)...)
 
 	res.Preconditions = preconditions(base, cand, res, pairs[0], primary.bps, primary.cps, res.Phases[0].Metrics, o)
 	if cand.windows != nil {
@@ -600,75 +599,171 @@ func triggerStats(ev *evidence.Evidence) []stat {
 	return out
 }
 
-type sloBound struct {
-	signal string
-	metric string  // ttft, itl, tpot, e2e
-	bound  float64 // ms
-	st     stat
+// kindOf is the statistic kind that measures a contract metric.
+var kindOf = map[contract.Metric]kind{contract.MetricTTFT: kTTFT, contract.MetricITL: kITL, contract.MetricTPOT: kTPOT, contract.MetricE2E: kE2E}
+
+// statOf is the statistic an objective bounds: its quantile of the metric, or the worst
+// value (quantile 1) for a per-request max.
+func statOf(ob contract.Objective) stat {
+	q := ob.Quantile
+	if ob.PerRequest() {
+		q = 1
+	}
+	return stat{kindOf[ob.Metric], q}
 }
 
-// sloBounds lists an SLO's percentile bounds (per-request max bounds are already part of
-// acceptance: a task over one is not accepted).
-func sloBounds(s contract.SLO) []sloBound {
-	var out []sloBound
-	for _, m := range []struct {
-		name string
-		k    kind
-		b    contract.Bound
-	}{{"ttft", kTTFT, s.TTFT}, {"itl", kITL, s.ITL}, {"tpot", kTPOT, s.TPOT}, {"e2e", kE2E, s.E2E}} {
-		ps := m.b.Percentiles()
-		var qs []float64
-		for q := range ps {
-			qs = append(qs, q)
+// objectiveGroup is the objectives judged over one population of a phase's tasks (scope),
+// bootstrapped together under key.
+type objectiveGroup struct {
+	scope, key string
+	objs       []contract.Objective
+	// task is the task type of a type's own objectives; metric, for global ones, the metric
+	// some task types replace (so the group sees only the types that do not); both empty:
+	// every task of the phase.
+	task   string
+	metric contract.Metric
+}
+
+// objectiveGroups splits the contract's objectives by the tasks each governs: the global
+// ones over every task (or, for a metric a task type replaces, over the types that keep the
+// global bound), a task type's own over its tasks; percentile objectives first in each, as
+// contract.Objectives orders them.
+func objectiveGroups(c *contract.Contract, prefix string) []objectiveGroup {
+	var out []objectiveGroup
+	idx := map[string]int{}
+	scoped := scopedMetrics(c)
+	for _, ob := range c.Objectives() {
+		g := objectiveGroup{scope: "all tasks"}
+		switch {
+		case ob.Task != "":
+			g.scope, g.task = "task "+ob.Task, ob.Task
+		case scoped[ob.Metric]:
+			g.scope, g.metric = "tasks held to the global "+string(ob.Metric)+" bounds", ob.Metric
 		}
-		sort.Float64s(qs)
-		for _, q := range qs {
-			out = append(out, sloBound{
-				signal: fmt.Sprintf("client.%s_p%g_ms", m.name, q),
-				metric: m.name,
-				bound:  float64(ps[q]) / float64(time.Millisecond),
-				st:     stat{m.k, q / 100},
-			})
+		g.key = prefix + g.scope
+		i, ok := idx[g.scope]
+		if !ok {
+			i = len(out)
+			idx[g.scope] = i
+			out = append(out, g)
+		}
+		out[i].objs = append(out[i].objs, ob)
+	}
+	for i := range out {
+		// Percentile objectives first: their statistics lead each bootstrap, as they did
+		// before per-request ones joined it, so a replicate's draws serve both unchanged.
+		objs := out[i].objs
+		var ps, ms []contract.Objective
+		for _, ob := range objs {
+			if ob.PerRequest() {
+				ms = append(ms, ob)
+			} else {
+				ps = append(ps, ob)
+			}
+		}
+		out[i].objs = append(ps, ms...)
+	}
+	return out
+}
+
+// scopedMetrics are the metrics some task type of c replaces with bounds of its own.
+func scopedMetrics(c *contract.Contract) map[contract.Metric]bool {
+	out := map[contract.Metric]bool{}
+	for _, ob := range c.Objectives() {
+		if ob.Task != "" {
+			out[ob.Metric] = true
 		}
 	}
 	return out
 }
 
-func sloStats(s contract.SLO) []stat {
-	var out []stat
-	for _, b := range sloBounds(s) {
-		out = append(out, b.st)
+func objectiveStats(objs []contract.Objective) []stat {
+	out := make([]stat, len(objs))
+	for i, ob := range objs {
+		out[i] = statOf(ob)
 	}
 	return out
 }
 
-// taskSLOChecks checks the percentile bounds a task's own slo block sets, over that task's
-// tasks in the primary phase.
-func taskSLOChecks(base *Run, bps, cps *phaseSum, p phasePair, o Options) []Check {
+// groupSide is a group's side of a phase.
+func (ps *phaseSum) groupSide(g objectiveGroup, costPerHour float64) *side {
+	switch {
+	case g.task != "":
+		return ps.taskSide(g.task)
+	case g.metric != "":
+		if ps == nil || ps.global[g.metric] == nil {
+			return newSideAcc(false).side(0)
+		}
+		return ps.global[g.metric].side(0)
+	}
+	return ps.side(costPerHour)
+}
+
+// objectiveCheck is the check of one objective against a side: a percentile's point value,
+// interval and status; a per-request max's worst value, which acceptance judges task by
+// task (its tasks over the limit are rejected and counted in the acceptance rate), so it
+// never decides a comparison on its own.
+func objectiveCheck(ob contract.Objective, scope string, s *side, point float64, reps []float64, level float64) Check {
+	ch := Check{Source: "contract slo", Signal: ob.Signal(), Op: ">", Bound: ob.LimitMs(), Unit: "ms", Scope: scope}
+	if ob.PerRequest() {
+		ch.Candidate = num(point)
+		ch.Values = s.lat[kindOf[ob.Metric]].Len()
+		ch.Status = StatusPerRequest
+		ch.Note = "the worst value; a per-request bound is judged task by task, its misses counted in the acceptance rate"
+		return ch
+	}
+	judge(&ch, s, statOf(ob), point, reps, level)
+	return ch
+}
+
+// objectiveChecks checks every objective of the base's contract on both sides of the
+// primary phase pair: the whole-phase group reuses the primary bootstrap (all its stats are
+// in it), the others bootstrap their own sides.
+func objectiveChecks(base *Run, primary *side, pb boot, primaryC *side, pc boot, stats []stat, bps, cps *phaseSum, p phasePair, o Options) []Check {
 	var out []Check
-	for _, t := range base.Contract.Tasks {
-		if t.SLO == nil {
+	find := func(st stat) int {
+		for i, s := range stats {
+			if s == st {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, g := range objectiveGroups(base.Contract, "") {
+		if g.task == "" && g.metric == "" {
+			for _, ob := range g.objs {
+				j := find(statOf(ob))
+				ch := objectiveCheck(ob, g.scope, primaryC, pc.point[j], pc.reps[j], o.Level)
+				objectiveBase(&ch, ob, primary, pb.point[j], pb.reps[j], o.Level)
+				out = append(out, ch)
+			}
 			continue
 		}
-		bounds := sloBounds(*t.SLO)
-		if len(bounds) == 0 {
-			continue
+		sts := objectiveStats(g.objs)
+		bs, cs := bps.groupSide(g, 0), cps.groupSide(g, 0)
+		who := "task/" + g.task
+		if g.metric != "" {
+			who = "global/" + string(g.metric)
 		}
-		stats := make([]stat, len(bounds))
-		for i, b := range bounds {
-			stats[i] = b.st
-		}
-		bs, cs := bps.taskSide(t.Name), cps.taskSide(t.Name)
-		bb := bs.bootstrap(stats, o.Resamples, rng(o.Seed, "base/task/"+t.Name, p.base))
-		cb := cs.bootstrap(stats, o.Resamples, rng(o.Seed, "candidate/task/"+t.Name, p.cand))
-		for i, b := range bounds {
-			ch := Check{Source: "contract slo", Signal: b.signal, Op: ">", Bound: b.bound, Unit: "ms", Scope: "task " + t.Name}
-			judge(&ch, cs, b.st, cb.point[i], cb.reps[i], o.Level)
-			baselineToo(&ch, bs, b.st, bb.point[i], bb.reps[i], o.Level)
+		bb := bs.bootstrap(sts, o.Resamples, rng(o.Seed, "base/"+who, p.base))
+		cb := cs.bootstrap(sts, o.Resamples, rng(o.Seed, "candidate/"+who, p.cand))
+		for i, ob := range g.objs {
+			ch := objectiveCheck(ob, g.scope, cs, cb.point[i], cb.reps[i], o.Level)
+			objectiveBase(&ch, ob, bs, bb.point[i], bb.reps[i], o.Level)
 			out = append(out, ch)
 		}
 	}
 	return out
+}
+
+// objectiveBase adds the base's value to a check (and, for a percentile, whether the base
+// breaks the bound too).
+func objectiveBase(ch *Check, ob contract.Objective, s *side, point float64, reps []float64, level float64) {
+	if ob.PerRequest() {
+		ch.Base = num(point)
+		return
+	}
+	baselineToo(ch, s, statOf(ob), point, reps, level)
 }
 
 func num(f float64) *float64 {

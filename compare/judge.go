@@ -2,8 +2,6 @@ package compare
 
 import (
 	"math/rand/v2"
-
-	"github.com/pel-ladder/pel/contract"
 )
 
 // The judging primitives below are the ones a comparison applies to its candidate side;
@@ -23,56 +21,32 @@ func Needed(n int, point, lo, hi, bound float64) int { return needed(n, point, l
 // resamples from, under seed.
 func Stream(seed uint64, who, phase string) *rand.Rand { return rng(seed, who, phase) }
 
-// CheckBounds judges the run's tasks of phase (task "": all of them; else those of that
-// task type, to which the run's contract gives percentile bounds of its own) against the
-// percentile bounds slo sets, as a comparison judges its candidate side (the point value,
-// its interval, pass/fail/uncertain), each check under scope. key and phase seed the
-// bootstrap. No bounds: none. It reads the run's summary, so it comes after the last Add.
-func (r *Run) CheckBounds(phase, task string, slo contract.SLO, scope, key string, o Options) ([]Check, error) {
+// CheckObjectives judges the run's tasks of phase against every objective of its contract
+// (contract.Objectives), each over the tasks it governs, as a comparison judges its
+// candidate side (the point value, its interval, pass/fail/uncertain; a per-request max
+// with its worst value, StatusPerRequest). key and phase seed the bootstrap. No objectives:
+// none. It reads the run's summary, so it comes after the last Add.
+func (r *Run) CheckObjectives(phase, key string, o Options) ([]Check, error) {
 	o.defaults()
-	bounds := sloBounds(slo)
-	if len(bounds) == 0 {
+	groups := objectiveGroups(r.Contract, key+"/")
+	if len(groups) == 0 {
 		return nil, nil
 	}
 	sum, err := r.summary()
 	if err != nil {
 		return nil, err
 	}
-	sts := make([]stat, len(bounds))
-	for i, b := range bounds {
-		sts[i] = b.st
-	}
 	ps := sum.phases[phase]
-	s := ps.side(0)
-	if task != "" {
-		s = ps.taskSide(task)
-	}
-	b := s.bootstrap(sts, o.Resamples, rng(o.Seed, key, phase))
-	out := make([]Check, 0, len(bounds))
-	for i, bd := range bounds {
-		ch := Check{Source: "contract slo", Signal: bd.signal, Op: ">", Bound: bd.bound, Unit: "ms", Scope: scope}
-		judge(&ch, s, bd.st, b.point[i], b.reps[i], o.Level)
-		out = append(out, ch)
+	var out []Check
+	for _, g := range groups {
+		sts := objectiveStats(g.objs)
+		s := ps.groupSide(g, 0)
+		b := s.bootstrap(sts, o.Resamples, rng(o.Seed, g.key, phase))
+		for i, ob := range g.objs {
+			out = append(out, objectiveCheck(ob, g.scope, s, b.point[i], b.reps[i], o.Level))
+		}
 	}
 	return out, nil
-}
-
-// SLOBound is one percentile bound of an SLO, as comparisons and sweeps check it.
-type SLOBound struct {
-	Signal   string  // e.g. client.ttft_p99_ms
-	Metric   string  // ttft, itl, tpot, e2e
-	Quantile float64 // in (0, 1]
-	BoundMs  float64
-}
-
-// SLOBounds lists the percentile bounds an SLO sets, per metric (ttft, itl, tpot, e2e) in
-// ascending quantile: the bounds CheckBounds judges, named as it names them.
-func SLOBounds(s contract.SLO) []SLOBound {
-	var out []SLOBound
-	for _, b := range sloBounds(s) {
-		out = append(out, SLOBound{Signal: b.signal, Metric: b.metric, Quantile: b.st.q, BoundMs: b.bound})
-	}
-	return out
 }
 
 // AcceptanceRate is the acceptance rate of the run's tasks of phase (stats.AcceptanceRate

@@ -23,14 +23,20 @@ type summary struct {
 	order   []string        // the phases, in the order their first task was read
 	first   time.Time       // earliest scheduled_at
 	prompts distinct        // prompt hashes, every phase
-	taskSet map[string]bool // the contract's task types with percentile bounds of their own
-	budget  pools
+	taskSet map[string]bool // the contract's task types with objectives of their own
+	// scoped are the metrics some task type replaces with bounds of its own, each with the
+	// task types that keep the global bounds of it (the global objectives' tasks).
+	scoped map[contract.Metric]map[string]bool
+	budget pools
 }
 
 // phaseSum is one phase of a run.
 type phaseSum struct {
 	all    *sideAcc
 	byTask map[string]*sideAcc // the contract's task types with bounds of their own
+	// global holds, for each scoped metric, the tasks of the types its global objectives
+	// govern.
+	global map[contract.Metric]*sideAcc
 	// prompts are the phase's prompt hashes; cached and prompt the completed tasks' cached
 	// and prompt tokens; usageCache whether any task reported cached tokens.
 	prompts        distinct
@@ -42,13 +48,23 @@ type phaseSum struct {
 }
 
 func newSummary(c *contract.Contract) *summary {
-	s := &summary{phases: map[string]*phaseSum{}, taskSet: map[string]bool{}}
-	if c != nil {
+	s := &summary{phases: map[string]*phaseSum{}, taskSet: map[string]bool{}, scoped: map[contract.Metric]map[string]bool{}}
+	if c == nil {
+		return s
+	}
+	for _, ob := range c.Objectives() {
+		if ob.Task != "" {
+			s.taskSet[ob.Task] = true
+		}
+	}
+	for m := range scopedMetrics(c) {
+		keep := map[string]bool{}
 		for _, t := range c.Tasks {
-			if t.SLO != nil && len(sloBounds(*t.SLO)) > 0 {
-				s.taskSet[t.Name] = true
+			if c.Governs(contract.Objective{Metric: m}, t.Name) {
+				keep[t.Name] = true
 			}
 		}
+		s.scoped[m] = keep
 	}
 	return s
 }
@@ -70,7 +86,7 @@ func (s *summary) add(r *record.Record) error {
 		if len(s.phases) == maxPhases {
 			return fmt.Errorf("task %d: phase %.40q is one more than the %d distinct phases a run holds (pel writes cold, warm and canary)", r.Seq, r.Phase, maxPhases)
 		}
-		ps = &phaseSum{all: s.budget.add(newSideAcc(true)), byTask: map[string]*sideAcc{}, lag: quantile.NewHist()}
+		ps = &phaseSum{all: s.budget.add(newSideAcc(true)), byTask: map[string]*sideAcc{}, global: map[contract.Metric]*sideAcc{}, lag: quantile.NewHist()}
 		s.phases[r.Phase] = ps
 		s.order = append(s.order, r.Phase)
 	}
@@ -85,6 +101,17 @@ func (s *summary) add(r *record.Record) error {
 			ps.byTask[r.Task] = t
 		}
 		t.add(r)
+	}
+	for m, keep := range s.scoped {
+		if !keep[r.Task] {
+			continue
+		}
+		g := ps.global[m]
+		if g == nil {
+			g = s.budget.add(newSideAcc(false))
+			ps.global[m] = g
+		}
+		g.add(r)
 	}
 	s.budget.check()
 	if h := r.PromptHash; h != "" {

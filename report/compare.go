@@ -68,7 +68,7 @@ func CompareText(w io.Writer, r *compare.Result) error {
 	for _, sec := range []struct {
 		title string
 		list  []compare.Check
-	}{{"rollback triggers (from the base's evidence.json; breach when value op bound)", r.Triggers}, {"contract SLO percentile bounds (breach when value > bound)", r.SLO}} {
+	}{{"rollback triggers (from the base's evidence.json; breach when value op bound)", r.Triggers}, {"contract objectives (breach when value > bound; a max is the worst task, judged task by task in the acceptance rate)", r.SLO}} {
 		if len(sec.list) == 0 {
 			continue
 		}

@@ -11,9 +11,9 @@ type SLOResult struct {
 	Tasks int    `json:"tasks"`
 	// AcceptanceRate of the phase's tasks (per-request max bounds and output checks).
 	AcceptanceRate float64 `json:"acceptance_rate"`
-	// Checks are the global and per-task percentile bounds, each with the run's point
-	// value, its interval and a status (pass/fail/uncertain) from the same statistics as a
-	// comparison's candidate side.
+	// Checks are the contract's objectives, global and per task, each with the run's point
+	// value, its interval and a status (pass/fail/uncertain; per_request for a max) from the
+	// same statistics as a comparison's candidate side.
 	Checks []compare.Check `json:"checks"`
 }
 
@@ -32,21 +32,11 @@ func CheckSLO(r *compare.Run, o compare.Options) (SLOResult, error) {
 	} else if ok {
 		res.AcceptanceRate, res.Tasks = a, n
 	}
-	all, err := r.CheckBounds(phase, "", r.Contract.SLO, "all tasks", "slo/all tasks", o)
+	checks, err := r.CheckObjectives(phase, "slo", o)
 	if err != nil {
 		return SLOResult{}, err
 	}
-	res.Checks = append(res.Checks, all...)
-	for _, t := range r.Contract.Tasks {
-		if t.SLO == nil {
-			continue
-		}
-		of, err := r.CheckBounds(phase, t.Name, *t.SLO, "task "+t.Name, "slo/task "+t.Name, o)
-		if err != nil {
-			return SLOResult{}, err
-		}
-		res.Checks = append(res.Checks, of...)
-	}
+	res.Checks = append(res.Checks, checks...)
 	return res, nil
 }
 

@@ -473,12 +473,14 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	return p
 }
 
-// sloLines lists the contract's global percentile bounds, for the charts: the bounds each
-// point is judged against (compare.SLOBounds).
+// sloLines lists the contract's global percentile objectives, for the charts: lines a
+// point's percentile is drawn against (every objective is judged in its checks).
 func sloLines(c *contract.Contract) []SLOLine {
 	out := []SLOLine{}
-	for _, b := range compare.SLOBounds(c.SLO) {
-		out = append(out, SLOLine{Signal: b.Signal, Metric: b.Metric, Quantile: b.Quantile, BoundMs: b.BoundMs})
+	for _, ob := range c.Objectives() {
+		if ob.Task == "" && !ob.PerRequest() {
+			out = append(out, SLOLine{Signal: ob.Signal(), Metric: string(ob.Metric), Quantile: ob.Quantile, BoundMs: ob.LimitMs()})
+		}
 	}
 	return out
 }
