@@ -171,12 +171,34 @@ func (c *Contract) ObjectivesFor(task string) []Objective {
 
 // Governs reports whether objective o holds tasks of type task: its own type's, or a global
 // one whose metric the type's slo block leaves to the global block.
-func (c *Contract) Governs(o Objective, task string) bool {
+func (c *Contract) Governs(o Objective, task string) bool { return Governs(c.Objectives(), o, task) }
+
+// Governs reports whether objective o of the list all (a contract's Objectives) holds tasks
+// of type task: o is the type's own, or o is global and the type states no objective of
+// o's metric in all (a type's slo block that names a metric states at least one bound of
+// it, and replaces the global ones).
+func Governs(all []Objective, o Objective, task string) bool {
 	if o.Task != "" {
 		return o.Task == task
 	}
-	t := c.Task(task)
-	return t == nil || t.SLO == nil || t.SLO.bound(o.Metric).IsZero()
+	for _, x := range all {
+		if x.Task == task && x.Metric == o.Metric {
+			return false
+		}
+	}
+	return true
+}
+
+// ObjectivesOf is the objectives of the list all (a contract's Objectives) that hold tasks
+// of type task (Governs): Contract.ObjectivesFor for a holder of the list alone.
+func ObjectivesOf(all []Objective, task string) []Objective {
+	var out []Objective
+	for _, o := range all {
+		if Governs(all, o, task) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Each calls f with each value of metric m one completed task contributes, n values at

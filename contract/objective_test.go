@@ -69,6 +69,9 @@ func TestObjectives(t *testing.T) {
 		if a, b := names(governed), names(c.ObjectivesFor(tc.task)); !sameSet(a, b) {
 			t.Errorf("%s: Governs gives %q, ObjectivesFor %q", tc.task, a, b)
 		}
+		if a, b := names(ObjectivesOf(c.Objectives(), tc.task)), names(c.ObjectivesFor(tc.task)); !sameSet(a, b) {
+			t.Errorf("%s: ObjectivesOf gives %q, ObjectivesFor %q", tc.task, a, b)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/gpuspec"
 	"github.com/pel-ladder/pel/internal/figure"
@@ -682,54 +683,52 @@ type over struct {
 	why       []string
 }
 
-// excessOf finds a task's excess over its own type's bounds: the per-request bounds it was
-// rejected for, and the percentile bounds the run missed, for the tasks beyond them.
-func excessOf(t *taskTime, o *Options, missed map[string]bool) over {
+// excessOf finds a task's excess over its own type's objectives: the per-request ones it
+// exceeded (and was rejected for), and the percentile ones the run missed, for the tasks
+// beyond them. Each metric's tightest such limit sets the excess.
+func excessOf(t *taskTime, o *Options, missed objectiveSet) over {
 	var x over
 	r := t.r
-	task := r.Task
-	rejected := func(metric string) bool {
-		for _, why := range r.Reasons {
-			if strings.HasPrefix(why, "slo "+metric+" max") {
-				return true
-			}
+	var ttftB, e2eB, itlB, tpotB float64
+	median := false
+	lower := func(b *float64, lim float64) bool {
+		if *b == 0 || lim < *b {
+			*b = lim
+			return true
 		}
 		return false
 	}
-	ttftB := 0.0
-	for _, sig := range []string{evidence.SigTTFTP50, evidence.SigTTFTP95, evidence.SigTTFTP99} {
-		if b, ok := o.boundFor(task, sig); ok && missed[sig] && t.ttft > b && (ttftB == 0 || b < ttftB) {
-			ttftB = b
+	e2e := t.ttft + t.decode
+	for _, ob := range o.forTask(r.Task) {
+		if !missed[ob] && !ob.Exceeded(r) {
+			continue
+		}
+		lim := ob.LimitMs()
+		switch ob.Metric {
+		case contract.MetricTTFT:
+			if t.ttft > lim {
+				lower(&ttftB, lim)
+			}
+		case contract.MetricE2E:
+			if e2e > lim {
+				lower(&e2eB, lim)
+			}
+		case contract.MetricITL:
+			if lower(&itlB, lim) {
+				// A missed median is the typical step's: only steps count, not stalls.
+				median = ob.Quantile == 0.5
+			}
+		case contract.MetricTPOT:
+			lower(&tpotB, lim)
 		}
 	}
-	if rejected("ttft") {
-		if b, ok := o.taskMax(task, "ttft"); ok && (ttftB == 0 || b < ttftB) {
-			ttftB = b
-		}
+	if e2eB > 0 {
+		x.e2e = e2e - e2eB
+		x.why = append(x.why, "e2e")
 	}
-	if rejected("e2e") {
-		if b, ok := o.taskMax(task, "e2e"); ok && t.ttft+t.decode > b {
-			x.e2e = t.ttft + t.decode - b
-			x.why = append(x.why, "e2e")
-		}
-	}
-	if ttftB > 0 && t.ttft > ttftB {
+	if ttftB > 0 {
 		x.ttft = t.ttft - ttftB
 		x.why = append(x.why, "ttft")
-	}
-	// A missed median (ITL p50, TPOT) is the typical step's: only steps count, not stalls.
-	itlB, median := 0.0, false
-	for _, sig := range []string{evidence.SigITLP50, evidence.SigITLP99, evidence.SigTPOTP50} {
-		if b, ok := o.boundFor(task, sig); ok && missed[sig] && (itlB == 0 || b < itlB) {
-			itlB, median = b, sig != evidence.SigITLP99
-		}
-	}
-	if rejected("itl") || rejected("tpot") {
-		for _, m := range []string{"itl", "tpot"} {
-			if b, ok := o.taskMax(task, m); ok && rejected(m) && (itlB == 0 || b < itlB) {
-				itlB, median = b, false
-			}
-		}
 	}
 	if itlB > 0 {
 		e, steady := 0.0, 0.0
@@ -745,24 +744,21 @@ func excessOf(t *taskTime, o *Options, missed map[string]bool) over {
 		}
 		if e > 0 {
 			x.itl, x.itlSteady = e, steady
-			x.why = append(x.why, "itl")
 		}
 	}
+	if tpotB > 0 && t.tokens > 0 {
+		// TPOT is the task's mean time per token after the first: what its decode took beyond
+		// the limit for each token, the steady steps' share first, the stalls the rest.
+		e := t.decode - tpotB*t.tokens
+		steady := math.Max(0, math.Min(e, t.steadyMs-tpotB*t.tokens))
+		if e > x.itl {
+			x.itl, x.itlSteady = e, steady
+		}
+	}
+	if x.itl > 0 {
+		x.why = append(x.why, "itl")
+	}
 	return x
-}
-
-// taskMax is a task type's per-request bound on one metric, in ms: the contract's max
-// (OptionsFor fills Max), else the p99 signal's bound, which SLOBounds takes from the max
-// when no p99 is given.
-func (o *Options) taskMax(task, metric string) (float64, bool) {
-	if b, ok := o.Max[task+"/"+metric]; ok && b > 0 {
-		return b, true
-	}
-	if b, ok := o.Max[metric]; ok && b > 0 {
-		return b, true
-	}
-	sig := map[string]string{"ttft": evidence.SigTTFTP99, "itl": evidence.SigITLP99, "tpot": evidence.SigTPOTP50, "e2e": evidence.SigE2EP99}[metric]
-	return o.boundFor(task, sig)
 }
 
 // ttftParts and steadyParts are the components above the floors, per part.
@@ -850,16 +846,7 @@ func (a *acc) add(b *budgetCtx, r *record.Record, t *taskTime) {
 func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record, spans map[*record.Record]record.EngineSpan) *evidence.Budget {
 	b := newBudgetCtx(ev, v, o, found, specs, recs)
 	b.useSpans(spans)
-	missed := map[string]bool{}
-	for _, sig := range breachSignals {
-		bd, ok := o.bound(sig)
-		if !ok && !o.perType(sig) {
-			continue
-		}
-		if _, m := v.missed(sig, bd); m {
-			missed[sig] = true
-		}
-	}
+	missed := missedSet(o, v.objectives)
 	accs := map[string]*acc{}
 	var order []string
 	excess := map[string]float64{} // bucket → ms
@@ -966,11 +953,16 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			tb.Failed = e.n
 			tb.Components = append(tb.Components, e.items(ectx)...)
 		}
-		if bd, ok := o.boundFor(task, evidence.SigTTFTP99); ok {
-			tb.TTFTBoundMs = bd
-		}
-		if bd, ok := o.boundFor(task, evidence.SigITLP99); ok {
-			tb.ITLBoundMs = bd
+		for _, m := range []contract.Metric{contract.MetricTTFT, contract.MetricITL} {
+			bd, ok := o.limitFor(task, m, 0.99)
+			if !ok {
+				bd, ok = o.limitFor(task, m, 0)
+			}
+			if ok && m == contract.MetricTTFT {
+				tb.TTFTBoundMs = bd
+			} else if ok {
+				tb.ITLBoundMs = bd
+			}
 		}
 		if b.floors {
 			tb.TTFTFloorMs, tb.DecodeFloorMs = figure.Sig3(a.ttftFl/n), figure.Sig3(a.decFl/n)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 )
@@ -26,7 +27,7 @@ func TestBudgetShedRequests(t *testing.T) {
 		}
 		rs = append(rs, r)
 	}
-	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}}
 	for _, tc := range []struct {
 		name    string
 		cfg     map[string]string
@@ -79,7 +80,7 @@ func TestBudgetShedRequests(t *testing.T) {
 // in the task count); alone they stay unattributed.
 func TestBudgetTimeouts(t *testing.T) {
 	sigs := []sig{{evidence.SigServerTTFTMean, 880}, {evidence.SigServerQueueMean, 800}, {evidence.SigServerPrefillMean, 80}}
-	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}}
 	for _, tc := range []struct {
 		name     string
 		late     bool
@@ -117,7 +118,7 @@ func TestBudgetTimeouts(t *testing.T) {
 // the excess, no layer is named, nothing below the owner's confidence stays a warning, and
 // the verdict says to rerun on a quieter machine.
 func TestBudgetClientLatenessLeads(t *testing.T) {
-	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}}
 	sigs := []sig{{evidence.SigServerTTFTMean, 110}, {evidence.SigServerQueueMean, 10}, {evidence.SigServerPrefillMean, 100}}
 	var rs []record.Record
 	for i := 0; i < 80; i++ {

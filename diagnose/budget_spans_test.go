@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -26,7 +27,7 @@ func TestBudgetPerTaskSpans(t *testing.T) {
 		}
 		rs = append(rs, r)
 	}
-	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}, Resamples: 50}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}, Resamples: 50}
 	for _, tc := range []struct {
 		name string
 		slow record.EngineSpan

@@ -2,10 +2,9 @@ package diagnose
 
 import (
 	"math"
-	"regexp"
-	"strconv"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 )
@@ -14,15 +13,12 @@ import (
 // timings: ScheduledAt is when the call was due, so its lateness is its own), and the time
 // between a call's end and the next call's due time is the plan's (think time and tool
 // latency the contract sets) or, beyond the plan, the client's. The task's excess is found
-// where its record says it missed: a call's TTFT or ITL ("(step N)" in the reason), else
-// its end-to-end time, which is split over every call's components and the waits between.
-
-// stepReason matches a multi-step task's per-call rejection: the metric, its bound, the call.
-var stepReason = regexp.MustCompile(`^slo (ttft|itl|tpot) max (\S+) \(step (\d+)\)$`)
+// where it is over an objective: a call's own TTFT, ITL or TPOT, and the whole task's
+// end-to-end time, which is split over every call's components and the waits between.
 
 // multiStep adds a multi-step task's calls to a and charges its excess; it reports whether
 // the task was over its bounds.
-func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[string]bool, charge func(int, float64)) bool {
+func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed objectiveSet, charge func(int, float64)) bool {
 	steps := r.StepRecords()
 	if len(steps) == 0 {
 		return false
@@ -64,42 +60,30 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed map[s
 		prevEnd = s.DoneAt
 	}
 	isOver := false
-	for _, why := range r.Reasons {
-		m := stepReason.FindStringSubmatch(why)
-		if m != nil {
-			n, err := strconv.Atoi(m[3])
-			d, err2 := time.ParseDuration(m[2])
-			if err != nil || err2 != nil || n < 1 || n > len(calls) || calls[n-1] == nil {
-				continue
-			}
-			t := calls[n-1]
-			var x over
-			if m[1] == "ttft" && t.ttft > figure.Ms(d) {
-				x.ttft = t.ttft - figure.Ms(d)
-			} else if m[1] != "ttft" {
-				bound := figure.Ms(d)
-				for i, g := range t.gaps {
-					if g > bound {
-						k := float64(t.gapN[i])
-						x.itl += k * (g - bound)
-						x.itlSteady += k * math.Max(0, math.Min(g, t.steadyGap[i])-bound)
-					}
-				}
-			}
-			if x.ttft > 0 || x.itl > 0 {
-				b.excessShares(t, x, charge)
-				isOver = true
-			}
+	// A call over a per-request objective of its own (judged like a task, less e2e).
+	for _, t := range calls {
+		if t == nil {
 			continue
 		}
-		if len(why) > len("slo e2e max ") && why[:len("slo e2e max ")] == "slo e2e max " {
-			d, err := time.ParseDuration(why[len("slo e2e max "):])
-			e2e, ok := r.E2E()
-			if err != nil || !ok || figure.Ms(e2e) <= figure.Ms(d) {
-				continue
+		x := excessOf(t, o, nil)
+		x.e2e = 0
+		if x.ttft > 0 || x.itl > 0 {
+			b.excessShares(t, x, charge)
+			isOver = true
+		}
+	}
+	// The whole task over an e2e objective: split over every call's components and the
+	// waits between them.
+	if e2e, ok := r.E2E(); ok {
+		lim := 0.0
+		for _, ob := range o.forTask(r.Task) {
+			if ob.Metric == contract.MetricE2E && (ob.Exceeded(r) || missed[ob]) && (lim == 0 || ob.LimitMs() < lim) {
+				lim = ob.LimitMs()
 			}
+		}
+		if e := figure.Ms(e2e) - lim; lim > 0 && e > 0 {
 			all := append(append(append([]int{}, ttftParts...), steadyParts...), cStalls, cDecodeRest, cBetweenPlanned, cBetweenRest)
-			split(&agg, figure.Ms(e2e)-figure.Ms(d), []int{cPrefillFloor, cDecodeFloor}, all, charge)
+			split(&agg, e, []int{cPrefillFloor, cDecodeFloor}, all, charge)
 			isOver = true
 		}
 	}

@@ -42,8 +42,7 @@ func TestPerTypeBoundsHonoured(t *testing.T) {
 		}
 		rs = append(rs, r)
 	}
-	global := map[string]float64{evidence.SigTTFTP99: 500}
-	o := Options{SLO: global, TaskSLO: map[string]map[string]float64{"long-doc": {evidence.SigTTFTP99: 3000}}}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 500 * time.Millisecond}, {Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 3000 * time.Millisecond, Task: "long-doc"}}}
 	ev := diagnoseWith(rs, o, nil)
 	if ev.OwnerLayer != nil {
 		t.Errorf("owner %s: %s", *ev.OwnerLayer, ev.Verdict)
@@ -57,7 +56,7 @@ func TestPerTypeBoundsHonoured(t *testing.T) {
 		t.Errorf("budget %+v: no task is over its own bound", ev.Budget)
 	}
 	// The same run held to the contract-wide bound alone misses it: the test can fail.
-	ev = diagnoseWith(rs, Options{SLO: global}, nil)
+	ev = diagnoseWith(rs, Options{Objectives: o.Objectives[:1]}, nil)
 	if ev.Budget == nil || ev.Budget.Excess == nil {
 		t.Error("without the per-type bound the long documents are over 500 ms and must count")
 	}
@@ -82,20 +81,21 @@ system: {gpu: l4, params: 8e9}
 		t.Fatal(err)
 	}
 	o := OptionsFor(c)
-	if b, _ := o.boundFor("doc", evidence.SigTTFTP99); b != 3000 {
-		t.Errorf("doc ttft p99 bound %v", b)
-	}
-	if b, _ := o.boundFor("doc", evidence.SigITLP99); b != 50 {
-		t.Errorf("doc keeps the global itl bound, got %v", b)
-	}
-	if b, _ := o.boundFor("chat", evidence.SigTTFTP99); b != 500 {
-		t.Errorf("chat ttft bound %v", b)
-	}
-	if b, _ := o.taskMax("doc", "ttft"); b != 5000 {
-		t.Errorf("doc ttft max %v", b)
-	}
-	if !o.perType(evidence.SigTTFTP99) || o.perType(evidence.SigITLP99) {
-		t.Error("perType: only ttft p99 differs by type")
+	for _, tc := range []struct {
+		task   string
+		metric contract.Metric
+		q      float64
+		want   float64
+	}{
+		{"doc", contract.MetricTTFT, 0.99, 3000},
+		{"doc", contract.MetricITL, 0.99, 50}, // doc keeps the global itl bound
+		{"chat", contract.MetricTTFT, 0.99, 500},
+		{"doc", contract.MetricTTFT, 0, 5000},
+		{"chat", contract.MetricTTFT, 0, 1000},
+	} {
+		if b, _ := o.limitFor(tc.task, tc.metric, tc.q); b != tc.want {
+			t.Errorf("%s %s q%v: limit %v, want %v", tc.task, tc.metric, tc.q, b, tc.want)
+		}
 	}
 	if o.System.GPU != "l4" {
 		t.Errorf("system %+v", o.System)
@@ -171,7 +171,7 @@ func TestBudgetEngineQueueOwnsExcess(t *testing.T) {
 		}
 		rs = append(rs, r)
 	}
-	o := Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}}
+	o := Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}}
 	ev := diagnoseWith(rs, o, nil, sig{evidence.SigServerTTFTMean, 880}, sig{evidence.SigServerQueueMean, 800},
 		sig{evidence.SigServerPrefillMean, 80}, sig{evidence.SigRunningMean, 4}, sig{evidence.SigWaitingMean, 3})
 	b := ev.Budget
@@ -235,7 +235,7 @@ func TestBudgetCPUPrefillWithoutFloorNamesNoLayer(t *testing.T) {
 		reject(&r, "slo ttft max")
 		rs = append(rs, r)
 	}
-	ev := fromRecords("llamacpp", rs, map[string]float64{evidence.SigTTFTP99: 1000})
+	ev := fromRecords("llamacpp", rs, []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}})
 	fired := false
 	for _, f := range ev.Findings {
 		fired = fired || f.ID == "prefill-compute"

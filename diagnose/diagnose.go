@@ -15,15 +15,10 @@ import (
 
 // Options tune a diagnosis. The zero value is usable: defaults fill in.
 type Options struct {
-	// SLO maps a client signal (evidence.SigTTFTP99, SigITLP99, SigE2EP99...) to the
-	// contract's bound in that signal's unit. It decides "over its bound" and headroom.
-	SLO map[string]float64
-	// TaskSLO maps a task type whose slo block overrides the contract's to its merged bounds
-	// (same keys as SLO): every bound test of its tasks uses them (OptionsFor fills it).
-	TaskSLO map[string]map[string]float64
-	// Max holds the per-request bounds in ms, by metric (ttft, itl, tpot, e2e) and by
-	// "task/metric" for a task type's own (OptionsFor fills it).
-	Max map[string]float64
+	// Objectives are the contract's objectives (contract.Contract.Objectives), global and per
+	// task type: stage 1 judges them (evidence.Workload.Objectives) and the decision, the
+	// budget's excess, the rules' symptoms and headroom read those results.
+	Objectives []contract.Objective
 	// System is the contract's system block: the floors' inputs no endpoint reports.
 	System contract.System
 	// Seed and Resamples drive the bootstrap behind rollback triggers (default 1, 400).
@@ -60,35 +55,6 @@ func (o *Options) defaults() {
 	if o.MaxSeriesPoints <= 0 {
 		o.MaxSeriesPoints = 240
 	}
-}
-
-// bound returns the contract bound for a signal.
-func (o *Options) bound(sig string) (float64, bool) {
-	b, ok := o.SLO[sig]
-	return b, ok && b > 0
-}
-
-// boundFor returns the bound of a signal for one task type: its own where its slo block
-// sets one, else the contract's.
-func (o *Options) boundFor(task, sig string) (float64, bool) {
-	if t, ok := o.TaskSLO[task]; ok {
-		b, ok := t[sig]
-		return b, ok && b > 0
-	}
-	return o.bound(sig)
-}
-
-// perType reports whether some task type's bound for sig differs from the contract's: a
-// run-level percentile then mixes tasks held to different bounds, and only the per-task
-// bound test says whether the bound is missed.
-func (o *Options) perType(sig string) bool {
-	g, _ := o.bound(sig)
-	for _, t := range o.TaskSLO {
-		if t[sig] != g {
-			return true
-		}
-	}
-	return false
 }
 
 // Owner-layer gate: the top finding must be at least warn, this confident, and clear of any
@@ -131,9 +97,8 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	addClientSeries(ev, recs)
 	full := newView(ev)
 	full.cold = coldSignals(ev, t)
-	if t.present() {
-		full.bounds = boundTests(recs, o)
-	}
+	full.objectives = objectiveResults(ev, recs, o)
+	ev.Workload.Objectives = full.objectives
 
 	lagNote, penalty := "", 1.0
 	simNote := ""
@@ -279,7 +244,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
 			return true
 		}
-		return len(aggregateBreaches(full, o, specs[f.ID].dims)) > 0
+		return len(aggregateBreaches(full, specs[f.ID].dims)) > 0
 	}, full)
 	owner, ownerWhy = applyBudget(ev, owner, ownerWhy)
 	if owner != nil {
@@ -301,7 +266,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	// Stage-local findings (e.g. pel trace's) follow the ladder's own, as context.
 	ev.Findings = append(ev.Findings, external...)
 
-	ev.Headroom = headroom(full, o)
+	ev.Headroom = headroom(full)
 	ev.Missing = missingSources(full)
 	triggers, rollbackWhy := t.withSampleNote(rollbackTriggers(recs, o))
 	if triggers == nil {
@@ -310,13 +275,13 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	ev.Rollback = evidence.Rollback{Triggers: triggers}
 	var breach []string
 	if owner != nil {
-		breach = aggregateBreaches(full, o, specs[owner.ID].dims)
+		breach = aggregateBreaches(full, specs[owner.ID].dims)
 		if im := owner.AcceptanceImpact; im != nil && len(breach) > 0 {
 			im.Basis += "; the run also misses " + strings.Join(breach, ", ")
 		}
 	}
 	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, o) + verdict(ev, lead, owner, ownerWhy, watch, full, o)
+	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, full.objectives) + verdict(ev, lead, owner, ownerWhy, watch, full, o)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -358,14 +323,12 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	var items []evidence.EvidenceItem
 	layer := evidence.LayerScheduling
 	dims := []string{}
-	for _, sig := range breachSignals {
-		b, ok := o.bound(sig)
-		if !ok && !o.perType(sig) {
-			continue
-		}
-		if m, missed := v.missed(sig, b); missed {
-			items = append(items, m.item)
-			dims = append(dims, sig)
+	var missed []evidence.Objective
+	for _, r := range v.objectives {
+		if r.Missed() {
+			items = append(items, objectiveItem(r))
+			dims = append(dims, r.Name)
+			missed = append(missed, r)
 		}
 	}
 	if m := v.judge(evidence.SigSLOMissRate, ">=", sloMissMin); m.present && m.holds {
@@ -378,18 +341,21 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 	// the engine and the client ("server metrics fine, users unhappy"). A client late on its
 	// own schedule is then the first suspect: its machine, not the path, may add the time.
 	var within []string
-	for _, sig := range dims {
-		b, _ := o.bound(sig)
-		if m := v.judge(engineTwin[sig], "<=", b); m.present && m.holds {
+	for _, r := range missed {
+		twin, ok := engineTwin[r.Signal]
+		if !ok || r.Task != "" {
+			continue
+		}
+		if m := v.judge(twin, "<=", r.LimitMs); m.present && m.holds {
 			within = append(within, fmt.Sprintf("%s %.3g %s", m.item.Signal, m.item.Value, m.item.Unit))
 			items = append(items, m.item)
 		}
 	}
-	engineFine := len(dims) > 0 && len(within) == len(dims)
+	engineFine := len(missed) > 0 && len(within) == len(missed)
 	switch {
 	case engineFine:
 		layer = evidence.LayerApplication
-	case strings.Contains(items[0].Signal, "itl") || strings.Contains(items[0].Signal, "tpot"):
+	case len(missed) > 0 && (missed[0].Metric == string(contract.MetricITL) || missed[0].Metric == string(contract.MetricTPOT)):
 		layer = evidence.LayerHardware // decode time: bandwidth first, then kernels
 	}
 	f := evidence.Finding{
@@ -473,22 +439,17 @@ func missingText(f *evidence.Finding) string {
 // aggregateBreaches lists the contract's percentile bounds the run exceeds in the given
 // dimensions ("p99 ITL 181 ms > 60 ms"): tasks are accepted one by one, but the run as a
 // whole misses its contract.
-func aggregateBreaches(v *view, o *Options, dims []string) []string {
+func aggregateBreaches(v *view, dims []string) []string {
 	var out []string
-	for _, sig := range breachSignals {
-		b, ok := o.bound(sig)
-		if !ok && !o.perType(sig) {
-			continue
+	for _, r := range v.objectives {
+		if !r.Missed() || r.Form == "max" || r.ValueMs == nil {
+			continue // a max missed rejected its tasks: the acceptance impact counts them
 		}
-		inDims := false
 		for _, d := range dims {
-			if strings.Contains(sig, "."+d+"_") {
-				inDims = true
+			if objectiveDim(r.Metric) == d {
+				out = append(out, fmt.Sprintf("its %s objective (%.4g ms > %.4g ms)", r.Name, *r.ValueMs, r.LimitMs))
+				break
 			}
-		}
-		// Over on too few values is no miss (unsupportedBreaches says so).
-		if m, missed := v.missed(sig, b); inDims && missed {
-			out = append(out, fmt.Sprintf("its %s bound (%s %.4g %s > %.4g)", strings.TrimPrefix(sig, "client."), sig, m.item.Value, m.item.Unit, b))
 		}
 	}
 	return out
@@ -533,13 +494,11 @@ func stopConditions(ev *evidence.Evidence, owner *evidence.Finding, ownerWhy str
 }
 
 // headroom lists how close each bounded quantity is to its bound, nearest first.
-func headroom(v *view, o *Options) []evidence.Headroom {
+func headroom(v *view) []evidence.Headroom {
 	var out []evidence.Headroom
-	for _, sig := range boundedSignals {
-		b, ok := o.bound(sig)
-		s, ok2 := v.sig[sig]
-		if ok && ok2 {
-			out = append(out, evidence.Headroom{Signal: sig, Value: s.Value, Bound: b, Unit: s.Unit, Note: "contract SLO"})
+	for _, r := range v.objectives {
+		if r.ValueMs != nil {
+			out = append(out, evidence.Headroom{Signal: objectiveItem(r).Signal, Value: *r.ValueMs, Bound: r.LimitMs, Unit: "ms", Note: "contract objective " + r.Name})
 		}
 	}
 	// Device and cache ceilings: the resources that run out first in LLM serving.
@@ -648,7 +607,7 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 		}
 		s += "; watch: " + strings.Join(ws, "; ") + " (none explains a rejected task or a missed bound at this load)"
 	}
-	if ub := unsupportedBreaches(v, o); len(ub) > 0 {
+	if ub := unsupportedBreaches(v.objectives); len(ub) > 0 {
 		s += "; " + strings.Join(ub, "; ")
 	}
 	if len(ev.Headroom) > 0 {

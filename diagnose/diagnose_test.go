@@ -113,7 +113,7 @@ func rejectEvery(k int, reason string) func(int, float64, *record.Record) {
 	}
 }
 
-var slo = map[string]float64{evidence.SigTTFTP99: 500, evidence.SigITLP99: 50, evidence.SigE2EP99: 5000}
+var slo = []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 500 * time.Millisecond}, {Metric: contract.MetricITL, Quantile: 0.99, Limit: 50 * time.Millisecond}, {Metric: contract.MetricE2E, Quantile: 0.99, Limit: 5 * time.Second}}
 
 func TestRules(t *testing.T) {
 	healthyClient := []sig{{evidence.SigTTFTP50, 90}, {evidence.SigTTFTP99, 200}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
@@ -194,7 +194,7 @@ func TestRules(t *testing.T) {
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := Diagnose(tc.ev, tc.recs, Options{SLO: slo, Resamples: 100})
+			ev := Diagnose(tc.ev, tc.recs, Options{Objectives: slo, Resamples: 100})
 			top := ""
 			if len(ev.Findings) > 0 {
 				top = ev.Findings[0].ID
@@ -293,7 +293,7 @@ func TestMissingSourcesNeverConfidentlyWrong(t *testing.T) {
 			sigs = append(sigs, sig{evidence.SigTTFTFromSentP50, 400}, sig{evidence.SigTokensPerChunk, 8})
 		}
 		for _, drop := range [][]int{nil, {2}, {3}, {4}, {2, 3}, {2, 3, 4}, {2, 3, 4, 5}} {
-			ev := Diagnose(without(build(sigs...), drop...), rs, Options{SLO: slo, Resamples: 50})
+			ev := Diagnose(without(build(sigs...), drop...), rs, Options{Objectives: slo, Resamples: 50})
 			if ev.OwnerLayer != nil && *ev.OwnerLayer != c.layer {
 				t.Errorf("%s without stages %v: confident wrong layer %s (%s)", c.layer, drop, *ev.OwnerLayer, ev.Verdict)
 			}
@@ -458,23 +458,6 @@ func TestNoUtilizationAsExplanation(t *testing.T) {
 	}
 }
 
-func TestSLOBounds(t *testing.T) {
-	got := SLOBounds(contract.SLO{
-		TTFT: contract.Bound{P99: 500 * time.Millisecond, Max: 2 * time.Second},
-		ITL:  contract.Bound{Max: 50 * time.Millisecond},
-		E2E:  contract.Bound{P50: time.Second},
-	})
-	want := map[string]float64{evidence.SigTTFTP99: 500, evidence.SigITLP99: 50, evidence.SigE2EP50: 1000}
-	if len(got) != len(want) {
-		t.Fatalf("got %v", got)
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
-		}
-	}
-}
-
 func TestExternalFindingsKeptAsInfoAndIdempotent(t *testing.T) {
 	ev := build(sig{evidence.SigSpecAcceptanceRate, 0.2}, sig{evidence.SigSpecMeanAcceptLen, 1.2}, sig{evidence.SigTraceDraftPct, 40})
 	ev.Findings = append(ev.Findings, evidence.Finding{ID: "trace.host_wait_idle", Layer: evidence.LayerApplication, Severity: evidence.SeverityCritical, Confidence: 0.9})
@@ -498,14 +481,14 @@ func TestExternalFindingsKeptAsInfoAndIdempotent(t *testing.T) {
 // signature gives a low-confidence finding, no owner, and no "nothing exceeds" verdict.
 func TestUnexplainedBreachIsNeverSilentNorConfident(t *testing.T) {
 	ev := build(sig{evidence.SigITLP99, 183}, sig{evidence.SigITLP50, 17}, sig{evidence.SigAcceptanceRate, 1})
-	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 60}})
+	Diagnose(ev, recs(100, nil), Options{Objectives: []contract.Objective{{Metric: contract.MetricITL, Quantile: 0.99, Limit: 60 * time.Millisecond}}})
 	if ev.OwnerLayer != nil || strings.Contains(ev.Verdict, "Nothing exceeds") {
 		t.Fatalf("owner %v verdict %q", ev.OwnerLayer, ev.Verdict)
 	}
 	if len(ev.Findings) != 1 || ev.Findings[0].ID != sloBreachID || ev.Findings[0].Confidence >= ownerMinConfidence {
 		t.Fatalf("findings %+v", ev.Findings)
 	}
-	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 60}})
+	Diagnose(ev, recs(100, nil), Options{Objectives: []contract.Objective{{Metric: contract.MetricITL, Quantile: 0.99, Limit: 60 * time.Millisecond}}})
 	if len(ev.Findings) != 1 {
 		t.Errorf("re-diagnosis duplicated the fallback: %d findings", len(ev.Findings))
 	}
@@ -516,7 +499,7 @@ func TestUnexplainedBreachIsNeverSilentNorConfident(t *testing.T) {
 func TestGenericFindingDefersToSpecific(t *testing.T) {
 	ev := build(sig{evidence.SigDRAMActive, 0.84}, sig{evidence.SigTensorActive, 0.08}, sig{evidence.SigITLP99, 40},
 		sig{evidence.SigSpecAcceptanceRate, 0.08}, sig{evidence.SigSpecMeanAcceptLen, 1.3}, sig{evidence.SigTraceDraftPct, 30})
-	Diagnose(ev, recs(100, nil), Options{SLO: map[string]float64{evidence.SigITLP99: 30}})
+	Diagnose(ev, recs(100, nil), Options{Objectives: []contract.Objective{{Metric: contract.MetricITL, Quantile: 0.99, Limit: 30 * time.Millisecond}}})
 	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerSpeculative {
 		t.Fatalf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
 	}
@@ -633,7 +616,7 @@ func TestColdStartNeedsTheEnginesOwnTimings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := Diagnose(tc.ev, tc.recs, Options{SLO: slo, Resamples: 50})
+			ev := Diagnose(tc.ev, tc.recs, Options{Objectives: slo, Resamples: 50})
 			var f *evidence.Finding
 			for i := range ev.Findings {
 				if ev.Findings[i].ID == "cold-start" {
@@ -673,7 +656,7 @@ func TestHealthyAtACeilingSaysNoHeadroom(t *testing.T) {
 	}{{0.5, "(38% headroom)"}, {0.83, "the limiter at this load is gpu.dram_active_ratio at 0.83, at or past its 0.8 ratio"}} {
 		ev := build(sig{evidence.SigTTFTP99, 100}, sig{evidence.SigITLP99, 10}, sig{evidence.SigDRAMActive, c.dram}, sig{evidence.SigTensorActive, 0.1})
 		ev.Stage(evidence.StageGPUExecution).Signals[0].Unit = "ratio"
-		Diagnose(ev, recs(100, nil), Options{SLO: slo})
+		Diagnose(ev, recs(100, nil), Options{Objectives: slo})
 		if ev.OwnerLayer != nil || !strings.Contains(ev.Verdict, c.want) || !strings.Contains(ev.Verdict, "headroom") {
 			t.Errorf("DRAM %.2f: verdict %q, want it to contain %q", c.dram, ev.Verdict, c.want)
 		}
@@ -709,7 +692,7 @@ func TestStarvedSimulatorNamesNoTimingOwner(t *testing.T) {
 		{"counters, pel sim starved", build(sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigPreemptionRate, 2}, sig{evidence.SigScheduleLagP99, 5255},
 			sig{evidence.SigEngineStepLagMs, 1161}), evidence.LayerMemory},
 	} {
-		Diagnose(c.ev, recs(100, rejectEvery(5, "slo itl p99")), Options{SLO: slo})
+		Diagnose(c.ev, recs(100, rejectEvery(5, "slo itl p99")), Options{Objectives: slo})
 		got := evidence.Layer("")
 		if c.ev.OwnerLayer != nil {
 			got = *c.ev.OwnerLayer
@@ -738,7 +721,7 @@ func TestBreachTheEngineDidNotSee(t *testing.T) {
 		{"punctual load generator", 2, evidence.SeverityWarn, "No layer identified"},
 	} {
 		ev := build(sig{evidence.SigITLP50, 4.8}, sig{evidence.SigITLP99, 71.6}, sig{evidence.SigServerITLP99, 20.3}, sig{evidence.SigScheduleLagP99, c.lag})
-		Diagnose(ev, recs(100, nil), Options{SLO: slo})
+		Diagnose(ev, recs(100, nil), Options{Objectives: slo})
 		if ev.OwnerLayer != nil || len(ev.Findings) != 1 {
 			t.Fatalf("%s: owner %v, findings %+v", c.name, ev.OwnerLayer, ev.Findings)
 		}
@@ -771,7 +754,7 @@ func TestHOLMustBeInsideTheEngine(t *testing.T) {
 		if c.name == "engine tail small" {
 			sigs[1] = sig{evidence.SigTTFTP99, 147}
 		}
-		ev := Diagnose(build(sigs...), recs(100, nil), Options{SLO: map[string]float64{evidence.SigTTFTP99: 500}})
+		ev := Diagnose(build(sigs...), recs(100, nil), Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 500 * time.Millisecond}}})
 		var f *evidence.Finding
 		for i := range ev.Findings {
 			if ev.Findings[i].ID == "prefill-hol" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
@@ -164,30 +163,10 @@ func uncached(r *record.Record) float64 {
 	return float64(p)
 }
 
-// OptionsFor is the diagnosis options a contract implies: its global bounds, each task
-// type's own bounds where its slo block overrides them, its system block and whether the
-// loop is closed.
+// OptionsFor is the diagnosis options a contract implies: its objectives, its system block
+// and whether the loop is closed.
 func OptionsFor(c *contract.Contract) Options {
-	o := Options{SLO: SLOBounds(c.SLO), System: c.System, ClosedLoop: c.Arrival.Process == contract.Closed, Max: map[string]float64{}}
-	maxes := func(prefix string, s contract.SLO) {
-		for m, d := range map[string]time.Duration{"ttft": s.TTFT.Max, "itl": s.ITL.Max, "tpot": s.TPOT.Max, "e2e": s.E2E.Max} {
-			if d > 0 {
-				o.Max[prefix+m] = float64(d) / float64(time.Millisecond)
-			}
-		}
-	}
-	maxes("", c.SLO)
-	for _, t := range c.Tasks {
-		maxes(t.Name+"/", c.SLOFor(t.Name))
-		if t.SLO == nil {
-			continue
-		}
-		if o.TaskSLO == nil {
-			o.TaskSLO = map[string]map[string]float64{}
-		}
-		o.TaskSLO[t.Name] = SLOBounds(c.SLOFor(t.Name))
-	}
-	return o
+	return Options{Objectives: c.Objectives(), System: c.System, ClosedLoop: c.Arrival.Process == contract.Closed}
 }
 
 // FloorSpec names a deployment for its physical floors outside a diagnosis (benchmarks

@@ -9,6 +9,7 @@ import (
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // minHalfTasks: a half with fewer warm tasks than this cannot reproduce anything.
@@ -92,7 +93,7 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arriva
 // under join) and of the series samples in w. Signals that cannot be re-read over a window
 // (profiler traces, histogram quantiles) are carried over and not marked derived, so they
 // never count as reproduction on their own.
-func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string) (*view, int) {
+func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string, o *Options) (*view, int) {
 	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
 	for k, s := range full.sig {
 		h.sig[k] = s
@@ -108,6 +109,17 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 		s.Phase, s.Window = evidence.PhaseWarm, &evidence.Window{StartS: w.a, EndS: w.b}
 		h.sig[n] = s
 		h.derived[n] = true
+	}
+	// The objectives, judged again on the half's own tasks.
+	var res *stats.Result
+	if v, ok := t.Views[join]; ok {
+		res = v.Result
+	}
+	h.objectives = halfObjectives(res, client, o)
+	for _, r := range h.objectives {
+		if r.ValueMs != nil {
+			h.derived[objectiveItem(r).Signal] = true
+		}
 	}
 	for n, s := range full.sig {
 		if s.Stage == evidence.StageRequestTrace {
@@ -156,7 +168,7 @@ func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) e
 	}
 	var notes []string
 	for _, part := range halves(w, arrivalsEnd) {
-		hv, n := halfView(ev, t, full, part.w, part.name, part.join)
+		hv, n := halfView(ev, t, full, part.w, part.name, part.join, o)
 		if n < minHalfTasks {
 			return evidence.StopCondition{Reason: fmt.Sprintf("%s of the warm window has %d tasks (< %d)", part.name, n, minHalfTasks)}
 		}

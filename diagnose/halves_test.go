@@ -113,7 +113,7 @@ func TestHalfViewIsStageOne(t *testing.T) {
 	o.defaults()
 	w, arrivalsEnd, _ := warmWindow(ev, rs)
 	for _, h := range halves(w, arrivalsEnd) {
-		hv, n := halfView(ev, Tasks{All: rs}.withViews(ev, o), full, h.w, h.name, h.join)
+		hv, n := halfView(ev, Tasks{All: rs}.withViews(ev, o), full, h.w, h.name, h.join, o)
 		var sub []record.Record
 		for i := range rs {
 			if at := relTime(t0, rs[i].ScheduledAt); at >= h.w.a && at < h.w.b {

@@ -43,7 +43,7 @@ const (
 	missDCGM    = "DCGM (pel run --dcgm URL): SM active, DRAM active and tensor active tell bandwidth-bound from launch-bound"
 	missTrace   = "a profiler trace (pel analyze DIR --trace FILE): kernel gaps, short-kernel share and graph launches confirm launch overhead"
 	missCommTr  = "a profiler trace of all ranks (pel analyze DIR --trace FILE): communication share and compute overlap"
-	missSLO     = "the contract's SLO bounds: whether ITL is over its bound"
+	missSLO     = "the contract's decode objectives (an ITL or TPOT bound): whether decode is over one"
 	missHostCPU = "the server's CPU time against wall time (perf stat -p PID) and the host's run queue (vmstat 1): its threads computing vs waiting for cores other processes hold"
 )
 
@@ -451,12 +451,12 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 	return h
 }
 
-// itlSymptom judges the user-facing decode symptom: ITL p99 over the contract bound when
-// one is known, else the share of tasks missing a per-request SLO.
+// itlSymptom judges the user-facing decode symptom: a missed decode objective (ITL or
+// TPOT, any form) when the contract states one, else the share of tasks missing a
+// per-request SLO.
 func itlSymptom(v *view, o *Options) (meas, bool) {
-	if b, ok := o.bound(evidence.SigITLP99); ok {
-		m := v.judge(evidence.SigITLP99, ">", b)
-		return m, m.present && m.holds
+	if v.boundedIn(dimITL, dimTPOT) {
+		return v.missedIn(dimITL, dimTPOT)
 	}
 	m := v.judge(evidence.SigSLOMissRate, ">=", sloMissMin)
 	return m, m.present && m.holds
@@ -514,7 +514,7 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 		h.missing = append(h.missing, missMetrics)
 	}
 	h.items = append(h.items, sym)
-	if _, ok := o.bound(evidence.SigITLP99); !ok {
+	if !v.boundedIn(dimITL, dimTPOT) {
 		h.missing = append(h.missing, missSLO)
 	}
 	return h

@@ -285,16 +285,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 }
 
 func rulePrefillCompute(v *view, o *Options) *hit {
-	var sym meas
-	over := false
-	for _, sig := range []string{evidence.SigTTFTP99, evidence.SigTTFTP95, evidence.SigTTFTP50} {
-		if b, ok := o.bound(sig); ok {
-			if m := v.judge(sig, ">", b); m.present && m.holds {
-				sym, over = m, true
-				break
-			}
-		}
-	}
+	sym, over := v.missedIn(dimTTFT)
 	if !over {
 		return nil // long prefills within the contract are headroom, not a finding
 	}

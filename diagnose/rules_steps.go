@@ -156,18 +156,16 @@ func ruleStepWaits(v *view, o *Options) *hit {
 	if !ws.present || !ws.holds {
 		return nil
 	}
-	b, ok := o.bound(evidence.SigE2EP99)
+	// No missed objective on the whole task: how long it waits is the workload's own shape.
+	e2e, ok := v.missedIn(dimE2E)
 	if !ok {
-		return nil // no bound on the whole task: how long it waits is the workload's own shape
-	}
-	e2e := v.judge(evidence.SigE2EP99, ">", b)
-	if !e2e.present || !e2e.holds {
 		return nil
 	}
+	b := e2e.item.Threshold
 	share := ws.item.Value
 	h := &hit{
-		symptom: fmt.Sprintf("multi-step tasks spend %.0f%% of their own time between calls, outside the server (think time aside; %s), and miss their e2e bound (p99 %.0f ms over %.0f ms)",
-			share*100, v.sig[evidence.SigStepsWaitShare].Note, e2e.item.Value, b),
+		symptom: fmt.Sprintf("multi-step tasks spend %.0f%% of their own time between calls, outside the server (think time aside; %s), and miss their e2e objective (%s %.0f ms over %.0f ms)",
+			share*100, v.sig[evidence.SigStepsWaitShare].Note, e2e.item.Signal, e2e.item.Value, b),
 		hypothesis: "What a task waits for between its calls (tool latency, the agent loop's own work, a client that sends the next call late) sets its end-to-end time: the server's part is the smaller share, so no engine change can bring the task within its bound.",
 		items:      []meas{ws, e2e},
 		confidence: 0.75,

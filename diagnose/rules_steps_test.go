@@ -53,7 +53,7 @@ func TestStepRules(t *testing.T) {
 		{"server-bound task", []sig{{evidence.SigStepsWaitShare, 0.2}, {evidence.SigE2EP99, 9000}}, e2eMissed, "", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := Diagnose(build(tc.sigs...), recs(60, tc.f), Options{SLO: slo, Resamples: 20})
+			ev := Diagnose(build(tc.sigs...), recs(60, tc.f), Options{Objectives: slo, Resamples: 20})
 			var got *evidence.Finding
 			for i := range ev.Findings {
 				if id := ev.Findings[i].ID; id == "multiturn-reprefill" || id == "waits-between-steps" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
@@ -12,7 +13,7 @@ import (
 
 // fromRecords builds evidence the way a run does: stage-1 signals computed from the records
 // by package stats, plus the given engine signals.
-func fromRecords(engine string, rs []record.Record, slo map[string]float64, extra ...sig) *evidence.Evidence {
+func fromRecords(engine string, rs []record.Record, slo []contract.Objective, extra ...sig) *evidence.Evidence {
 	res := stats.Compute(rs, stats.Options{Start: t0})
 	ev := evidence.New()
 	ev.Run.StartedAt = t0
@@ -22,7 +23,7 @@ func fromRecords(engine string, rs []record.Record, slo map[string]float64, extr
 		st, src := stageOf(s.name)
 		ev.Add(evidence.Signal{Name: s.name, Value: s.v, Stage: st, Source: src, Phase: evidence.PhaseWarm})
 	}
-	return Diagnose(ev, rs, Options{SLO: slo, Resamples: 50})
+	return Diagnose(ev, rs, Options{Objectives: slo, Resamples: 50})
 }
 
 // task is one warm task sent at sec seconds: first token after ttft, n one-token events gap
@@ -54,7 +55,7 @@ func fail(r *record.Record, status, class, msg string) {
 // TestEvidenceEveryServerGives: each case injects one cause into the records (and only
 // what that engine would expose); the expectation is written from the cause.
 func TestEvidenceEveryServerGives(t *testing.T) {
-	ttftSLO := map[string]float64{evidence.SigTTFTP99: 1000}
+	ttftSLO := []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}
 	tests := []struct {
 		name      string
 		ev        func() *evidence.Evidence
@@ -209,7 +210,7 @@ func TestEvidenceEveryServerGives(t *testing.T) {
 					r.DoneAt = r.LastTokenAt
 					reject(r, "slo itl p99")
 				}
-				return fromRecords("llamacpp", rs, map[string]float64{evidence.SigITLP99: 100}, sig{evidence.SigRunningMean, 3}, sig{evidence.SigInServiceMean, 3})
+				return fromRecords("llamacpp", rs, []contract.Objective{{Metric: contract.MetricITL, Quantile: 0.99, Limit: 100 * time.Millisecond}}, sig{evidence.SigRunningMean, 3}, sig{evidence.SigInServiceMean, 3})
 			},
 			wantOwner: evidence.LayerScheduling, wantID: "prefill-stall",
 		},
@@ -320,7 +321,7 @@ func TestSecondFaultStillReported(t *testing.T) {
 	ev := build(sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigKVUsageMean, 0.97}, sig{evidence.SigPreemptionRate, 2},
 		sig{evidence.SigWaitingMean, 15}, sig{evidence.SigRunningMean, 40}, sig{evidence.SigGPUUtil, 0.5}, sig{evidence.SigSMActive, 0.35},
 		sig{evidence.SigTTFTP99, 3000}, sig{evidence.SigAcceptanceRate, 0.6})
-	Diagnose(ev, recs(200, rejectEvery(3, "slo ttft max")), Options{SLO: slo})
+	Diagnose(ev, recs(200, rejectEvery(3, "slo ttft max")), Options{Objectives: slo})
 	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerMemory {
 		t.Fatalf("owner %v: %s", ev.OwnerLayer, ev.Verdict)
 	}

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 func TestBinomTail(t *testing.T) {
@@ -25,7 +27,7 @@ func TestBinomTail(t *testing.T) {
 		{10, 11, 0.3, 0},
 		{5, 5, 0.5, 1.0 / 32},
 	} {
-		if got := binomTail(c.n, c.k, c.p); math.Abs(got-c.want) > 1e-9 {
+		if got := stats.BinomTail(c.n, c.k, c.p); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("P(X>=%d | n=%d, p=%g) = %.12f, want %.12f", c.k, c.n, c.p, got, c.want)
 		}
 	}
@@ -59,7 +61,7 @@ func TestPercentileBreachNeedsEnoughTasks(t *testing.T) {
 			t.Fatalf("n=%d slow=%d: the records' p99 %.0f ms does not cross the bound", c.n, c.slow, p99)
 		}
 		ev := build(sig{evidence.SigTTFTP99, p99}, sig{evidence.SigAcceptanceRate, 1})
-		Diagnose(ev, rs, Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000}})
+		Diagnose(ev, rs, Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}}})
 		breach := false
 		for _, f := range ev.Findings {
 			breach = breach || f.ID == sloBreachID

@@ -106,7 +106,11 @@ func (t Tasks) withViews(ev *evidence.Evidence, o *Options) Tasks {
 		if t.Sampled {
 			joins = t.Joins
 		}
-		t.Views = stats.ViewsOf(t.All, o.Stage1, viewSets(ev, t.All), joins)
+		st := o.Stage1
+		if st.AllObjectives == nil && len(o.Objectives) > 0 {
+			st.Objectives, st.AllObjectives = o.forTask, o.Objectives
+		}
+		t.Views = stats.ViewsOf(t.All, st, viewSets(ev, t.All), joins)
 	}
 	return t
 }

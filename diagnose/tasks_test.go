@@ -202,7 +202,7 @@ func TestSampledViewsCoverEveryTask(t *testing.T) {
 			at := relTime(t0, r.ScheduledAt)
 			return r.Phase == record.PhaseWarm && at >= h.w.a && at < h.w.b
 		}
-		if _, n := halfView(ev, sampled, full, h.w, h.name, h.join); n < 1000 {
+		if _, n := halfView(ev, sampled, full, h.w, h.name, h.join, &Options{}); n < 1000 {
 			t.Errorf("%s: %d tasks, want the half's every task", h.name, n)
 		}
 	}

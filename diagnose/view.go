@@ -23,9 +23,9 @@ type view struct {
 	// client figures from stage 1 over the cold tasks), for rules that compare the phases.
 	// Only the whole-run view has it.
 	cold map[string]evidence.Signal
-	// bounds judges each bounded percentile on the warm tasks behind it (whole-run view,
-	// with records only): an estimate over its bound on too few values is no missed bound.
-	bounds map[string]boundTest
+	// objectives are the contract's objectives judged on the view's warm tasks
+	// (objectives.go): what the rules' symptoms and the budget's excess read as missed.
+	objectives []evidence.Objective
 	// engine is the detected engine (evidence run.engine): predictions and probes name its
 	// own knobs.
 	engine string

@@ -213,6 +213,8 @@ type Workload struct {
 	// Steps splits multi-step task types by call position (signals_steps.go); absent when
 	// every task is a single request.
 	Steps []StepSummary `json:"steps,omitempty"`
+	// Objectives are the contract's objectives judged on this phase's tasks (objective.go).
+	Objectives []Objective `json:"objectives,omitempty"`
 }
 
 // BandSummary is a Summary for one concurrency band (in-flight count at send).

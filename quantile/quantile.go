@@ -177,6 +177,20 @@ func (h *Hist) QuantileUS(q float64) (us int64, ok bool) {
 	return Recorded(h.h.ValueAtPercentile(100 * float64(k) / float64(h.n))), true
 }
 
+// CountAboveUS is how many recorded values (Recorded) are above us.
+func (h *Hist) CountAboveUS(us int64) int64 {
+	if h.n == 0 {
+		return 0
+	}
+	var n int64
+	for _, b := range h.h.Distribution() {
+		if b.Count > 0 && Recorded(b.From) > us {
+			n += b.Count
+		}
+	}
+	return n
+}
+
 // Bucket is one non-empty bucket of a Hist: the values in [From, To] µs, Count of them.
 type Bucket struct{ From, To, Count int64 }
 

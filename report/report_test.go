@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/diagnose"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/golden"
@@ -96,7 +97,7 @@ func synthetic(durS float64, n int) *evidence.Evidence {
 		}
 		recs[i] = r
 	}
-	return diagnose.Diagnose(ev, recs, diagnose.Options{SLO: map[string]float64{evidence.SigTTFTP99: 1000, evidence.SigITLP99: 100}, Resamples: 100})
+	return diagnose.Diagnose(ev, recs, diagnose.Options{Objectives: []contract.Objective{{Metric: contract.MetricTTFT, Quantile: 0.99, Limit: 1000 * time.Millisecond}, {Metric: contract.MetricITL, Quantile: 0.99, Limit: 100 * time.Millisecond}}, Resamples: 100})
 }
 
 // inputs are the evidence packages rendered by the golden tests: the synthetic one, and

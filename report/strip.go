@@ -11,10 +11,10 @@ import (
 )
 
 // Strip is what a reader needs in the first ten seconds: the verdict, the share of tasks
-// accepted, goodput, the p99 latencies against the contract's bounds and the cost per
-// accepted task. It picks these out of the evidence — the warm-phase workload headline, and
-// the bounds the diagnosis recorded as headroom against the contract's SLO — and computes
-// nothing: a latency without a recorded bound shows none.
+// accepted, goodput, the contract's objectives with the run's value of each and the cost per
+// accepted task. It picks these out of the evidence — the warm-phase workload headline and
+// the objectives stage 1 judged (evidence.Workload.Objectives) — and computes nothing; the
+// p99 of TTFT, ITL and E2E are shown too when no objective bounds them, without a limit.
 type Strip struct {
 	Verdict        string
 	Owner          string
@@ -27,43 +27,57 @@ type Strip struct {
 	Cost           *float64
 }
 
-// StripLatency is one p99 against its bound.
+// StripLatency is one latency figure: an objective's value against its limit, or a p99
+// the contract does not bound.
 type StripLatency struct {
 	Name  string
-	P99   float64
+	Value float64
 	N     int
-	Bound *float64 // nil: the contract bounds no p99 of it (or the run is not diagnosed)
-	// HeadroomPct is the diagnosis's 100 × (1 − value/bound); negative when over.
-	HeadroomPct float64
+	Bound *float64 // nil: the contract states no objective on it
+	// Status is the objective's (evidence.ObjectiveMet...); "" without an objective.
+	Status string
+	// Past is how many of the N values lie past the limit (for a max, the tasks rejected
+	// for it), in Unit.
+	Past int
+	Unit string
 }
 
-// Over reports whether the p99 exceeds its bound.
-func (l StripLatency) Over() bool { return l.Measured() && l.Bound != nil && l.HeadroomPct < 0 }
+// Over reports whether the value is past its limit.
+func (l StripLatency) Over() bool { return l.Measured() && l.Bound != nil && l.Value > *l.Bound }
 
-// Measured reports whether the p99 rests on any sample.
+// Measured reports whether the value rests on any sample.
 func (l StripLatency) Measured() bool { return l.N > 0 }
 
-// ValueText is the p99 in ms, or that nothing measured it.
+// ValueText is the value in ms, or that nothing measured it.
 func (l StripLatency) ValueText() string {
 	if !l.Measured() {
 		return notMeasured
 	}
-	return num(l.P99) + " ms"
+	return num(l.Value) + " ms"
 }
 
-// BoundText describes the bound and where the value stands against it.
+// BoundText describes the limit and where the value stands against it.
 func (l StripLatency) BoundText() string {
 	if !l.Measured() {
-		return "no sample in the warm phase: no bound is met by it"
+		return "no sample in the warm phase: neither met nor missed"
 	}
 	if l.Bound == nil {
-		return "no p99 bound in the contract"
+		return "no objective in the contract"
 	}
-	if l.Over() {
-		return fmt.Sprintf("over its bound of %s ms (%.0f%% over)", num(*l.Bound), -l.HeadroomPct)
+	b := *l.Bound
+	switch {
+	case l.Status == evidence.ObjectiveMissed && !l.Over():
+		// A max met by its worst value cannot be missed; a percentile can only be missed
+		// when over. Kept for evidence whose status and value disagree.
+		return fmt.Sprintf("missed: %d of %d %s over its limit of %s ms", l.Past, l.N, l.Unit, num(b))
+	case l.Status == evidence.ObjectiveMissed:
+		return fmt.Sprintf("missed: over its limit of %s ms (%.0f%% over; %d of %d %s over)", num(b), 100*(l.Value/b-1), l.Past, l.N, l.Unit)
+	case l.Status == evidence.ObjectiveUnsupported:
+		return fmt.Sprintf("over its limit of %s ms (%.0f%% over) on too few values to call a miss (%d of %d %s over)", num(b), 100*(l.Value/b-1), l.Past, l.N, l.Unit)
+	case l.Over():
+		return fmt.Sprintf("over its limit of %s ms (%.0f%% over)", num(b), 100*(l.Value/b-1))
 	}
-	// At the bound the diagnosis's rounding can leave -0: no room either way.
-	return fmt.Sprintf("within its bound of %s ms (%.0f%% headroom)", num(*l.Bound), math.Abs(l.HeadroomPct))
+	return fmt.Sprintf("within its limit of %s ms (%.0f%% headroom)", num(b), math.Abs(100*(1-l.Value/b)))
 }
 
 func stripOf(ev *evidence.Evidence) Strip {
@@ -73,16 +87,36 @@ func stripOf(ev *evidence.Evidence) Strip {
 	if ev.OwnerLayer != nil {
 		s.Owner = string(*ev.OwnerLayer)
 	}
+	bounded := map[string]bool{}
+	for _, o := range wl.Objectives {
+		sl := StripLatency{Name: o.Name, N: o.N, Status: o.Status, Past: o.Over, Unit: o.Unit}
+		if o.ValueMs != nil {
+			sl.Value = *o.ValueMs
+		}
+		b := o.LimitMs
+		sl.Bound = &b
+		s.Latency = append(s.Latency, sl)
+		if o.Task == "" {
+			bounded[o.Signal] = true
+		}
+	}
 	for _, l := range []struct {
 		name, sig string
 		q         evidence.Quantiles
 	}{{"TTFT p99", evidence.SigTTFTP99, wl.Latency.TTFTms}, {"ITL p99", evidence.SigITLP99, wl.Latency.ITLms}, {"E2E p99", evidence.SigE2EP99, wl.Latency.E2Ems}} {
-		sl := StripLatency{Name: l.name, P99: l.q.P99, N: l.q.N}
-		for _, h := range ev.Headroom {
-			if h.Signal == l.sig && h.Unit == "ms" && l.q.N > 0 {
-				b := h.Bound
-				sl.Bound, sl.HeadroomPct = &b, h.Pct
-				break
+		if bounded[l.sig] {
+			continue
+		}
+		sl := StripLatency{Name: l.name, Value: l.q.P99, N: l.q.N}
+		if wl.Objectives == nil {
+			// Evidence written before stage 1 judged objectives: the diagnosis's headroom
+			// holds the bound.
+			for _, h := range ev.Headroom {
+				if h.Signal == l.sig && h.Unit == "ms" && l.q.N > 0 {
+					b := h.Bound
+					sl.Bound = &b
+					break
+				}
 			}
 		}
 		s.Latency = append(s.Latency, sl)

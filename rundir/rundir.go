@@ -256,7 +256,7 @@ func (d *Dir) noteFolded(ev *evidence.Evidence) {
 
 // StatsOptions are stage 1's options for a contract and a run start.
 func StatsOptions(c *contract.Contract, start time.Time) stats.Options {
-	opt := stats.Options{Start: start, Objectives: c.ObjectivesFor}
+	opt := stats.Options{Start: start, Objectives: c.ObjectivesFor, AllObjectives: c.Objectives()}
 	if c.Cost.Known() {
 		opt.CostPerHourUSD = c.Cost.AcceleratorHourUSD * float64(c.Cost.Accelerators)
 	}

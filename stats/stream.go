@@ -361,6 +361,7 @@ func (s *Stream) exact(full bool) *exactResult {
 	w := &ex.workload
 	w.Summary = head.set.summary(hw.dur(), opt.CostPerHourUSD)
 	w.TokenSource = head.tokens.source()
+	w.Objectives = objectiveResults(head, opt)
 	ex.notes = append(ex.notes, head.tokens.notes()...)
 	w.ByPhase = map[string]evidence.Summary{}
 	for _, p := range names {

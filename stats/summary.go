@@ -18,6 +18,9 @@ type Options struct {
 	// Objectives returns the objectives a task type is held to (contract.ObjectivesFor):
 	// its per-request bounds give client.slo_miss_rate; nil means none.
 	Objectives func(task string) []contract.Objective
+	// AllObjectives is every objective of the contract (contract.Objectives): each is
+	// judged on the headline phase's tasks it governs (Workload.Objectives).
+	AllObjectives []contract.Objective
 	// CostPerHourUSD is the price of the accelerators per hour (price × count); 0: unknown,
 	// and cost per accepted task is null.
 	CostPerHourUSD float64

@@ -1,0 +1,212 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pel-ladder/pel/contract"
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
+)
+
+// The contract's objectives reach the diagnosis one way: stage 1 judges each on the tasks
+// it governs (evidence.Workload.Objectives, package stats), and every part of the
+// diagnosis — the rules' symptoms, the time budget's excess, headroom, the decision and its
+// verdict — reads those results. Nothing here maps an slo block onto signals.
+
+// objectiveResults are the objectives judged on the warm tasks: stage 1's when the evidence
+// carries them, else stats' judgement of the given records. An objective whose signal the
+// evidence states over its limit while no record is (a hand-built evidence file, or an
+// outside source's figures with no records behind them) is judged on that value as given.
+func objectiveResults(ev *evidence.Evidence, recs []record.Record, o *Options) []evidence.Objective {
+	if len(o.Objectives) == 0 {
+		return nil
+	}
+	if ev.Workload.Objectives != nil {
+		return ev.Workload.Objectives
+	}
+	var out []evidence.Objective
+	if len(recs) > 0 {
+		out = stats.Compute(recs, stats.Options{Objectives: o.forTask, AllObjectives: o.Objectives}).Workload.Objectives
+	}
+	if out == nil {
+		out = make([]evidence.Objective, len(o.Objectives))
+		for i, ob := range o.Objectives {
+			out[i] = stats.JudgeObjective(ob, nil)
+		}
+	}
+	scoped := map[contract.Metric]bool{}
+	for _, ob := range o.Objectives {
+		if ob.Task != "" {
+			scoped[ob.Metric] = true
+		}
+	}
+	for i, ob := range o.Objectives {
+		// A run-level signal measures a global objective only when every task type is held
+		// to it.
+		if ob.Task != "" || scoped[ob.Metric] || out[i].Over > 0 {
+			continue
+		}
+		if s, ok := ev.Signal(ob.Signal()); ok && s.Value > ob.LimitMs() {
+			v := s.Value
+			out[i].ValueMs, out[i].Status = &v, evidence.ObjectiveMissed
+		}
+	}
+	return out
+}
+
+// forTask is the objectives that hold tasks of type task.
+func (o *Options) forTask(task string) []contract.Objective {
+	return contract.ObjectivesOf(o.Objectives, task)
+}
+
+// bound is the limit, in ms, a rule compares a global client signal with: the global
+// objective measured by that signal, or, for a p99 signal, the per-request max of its
+// metric (a p99 over the max means at least 1% of tasks were rejected for it).
+func (o *Options) bound(sig string) (float64, bool) {
+	var max float64
+	for _, ob := range o.Objectives {
+		if ob.Task != "" {
+			continue
+		}
+		if ob.Signal() == sig {
+			return ob.LimitMs(), true
+		}
+		if ob.PerRequest() && strings.HasSuffix(sig, "_p99_ms") && sig == "client."+string(ob.Metric)+"_p99_ms" {
+			max = ob.LimitMs()
+		}
+	}
+	return max, max > 0
+}
+
+// objectiveSet is a set of the contract's objectives.
+type objectiveSet map[contract.Objective]bool
+
+// missedSet is the objectives the results hold missed.
+func missedSet(o *Options, res []evidence.Objective) objectiveSet {
+	out := objectiveSet{}
+	for i, r := range res {
+		if r.Missed() && i < len(o.Objectives) {
+			out[o.Objectives[i]] = true
+		}
+	}
+	return out
+}
+
+// limitFor is the limit, in ms, of the objective on metric m at quantile q (0: the max)
+// that holds tasks of type task.
+func (o *Options) limitFor(task string, m contract.Metric, q float64) (float64, bool) {
+	for _, ob := range o.forTask(task) {
+		if ob.Metric == m && ob.Quantile == q {
+			return ob.LimitMs(), true
+		}
+	}
+	return 0, false
+}
+
+// objectiveItem is an objective's result as a finding cites it.
+func objectiveItem(r evidence.Objective) evidence.EvidenceItem {
+	it := evidence.EvidenceItem{Signal: r.Signal, Op: ">", Threshold: r.LimitMs, Unit: "ms", Source: "client (contract objective)", Stage: evidence.StageRequestTrace}
+	if r.Task != "" {
+		it.Signal += `{task="` + r.Task + `"}`
+	}
+	if r.ValueMs != nil {
+		it.Value = *r.ValueMs
+	}
+	return it
+}
+
+// objectiveDims are the dimensions of a task's time an objective's metric is about.
+func objectiveDim(metric string) string {
+	switch metric {
+	case string(contract.MetricTTFT):
+		return dimTTFT
+	case string(contract.MetricITL):
+		return dimITL
+	case string(contract.MetricTPOT):
+		return dimTPOT
+	}
+	return dimE2E
+}
+
+// missedIn is the view's first missed objective in one of dims, as a measurement; ok is
+// false when none is missed there.
+func (v *view) missedIn(dims ...string) (meas, bool) {
+	for _, r := range v.objectives {
+		if !r.Missed() {
+			continue
+		}
+		for _, d := range dims {
+			if objectiveDim(r.Metric) == d {
+				return meas{item: objectiveItem(r), present: true, holds: true}, true
+			}
+		}
+	}
+	return meas{}, false
+}
+
+// boundedIn reports whether the contract states an objective in one of dims.
+func (v *view) boundedIn(dims ...string) bool {
+	for _, r := range v.objectives {
+		for _, d := range dims {
+			if objectiveDim(r.Metric) == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// halfObjectives are the objectives of a part of the run (a half of the warm window): its
+// stage 1's when it judged them, else the whole run's objectives judged on the part's
+// client signals as given (hand-built evidence has no stage 1 behind it).
+func halfObjectives(res *stats.Result, sig map[string]evidence.Signal, o *Options) []evidence.Objective {
+	if res != nil && res.Workload.Objectives != nil {
+		return res.Workload.Objectives
+	}
+	out := make([]evidence.Objective, 0, len(o.Objectives))
+	for _, ob := range o.Objectives {
+		r := stats.JudgeObjective(ob, nil)
+		if s, ok := sig[ob.Signal()]; ok && ob.Task == "" {
+			v := s.Value
+			r.ValueMs, r.Status = &v, evidence.ObjectiveMet
+			if v > ob.LimitMs() {
+				r.Status = evidence.ObjectiveMissed
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// unsupportedBreaches lists the percentile objectives over their limit on too few values
+// past it to call a miss, for the verdict to say so rather than stay silent.
+func unsupportedBreaches(res []evidence.Objective) []string {
+	var out []string
+	for _, r := range res {
+		if r.Status != evidence.ObjectiveUnsupported || r.ValueMs == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %.4g ms is over its %.4g ms limit, but only %d of %d %s are (sampling alone does that in %.0f%% of runs meeting it): too few to call a miss; a longer run settles it",
+			r.Name, *r.ValueMs, r.LimitMs, r.Over, r.N, r.Unit, r.P*100))
+	}
+	return out
+}
+
+// missedNames lists the missed objectives as the verdict names them: "TTFT p99 6100 ms >
+// 1500 ms (+307%)", a max with its tasks over.
+func missedNames(res []evidence.Objective) []string {
+	var out []string
+	for _, r := range res {
+		if !r.Missed() || r.ValueMs == nil {
+			continue
+		}
+		if r.Form == "max" {
+			out = append(out, fmt.Sprintf("%s %.4g ms (worst) > %.4g ms: %d of %d %s over", r.Name, *r.ValueMs, r.LimitMs, r.Over, r.N, r.Unit))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %.4g ms > %.4g ms (%+.0f%%)", r.Name, *r.ValueMs, r.LimitMs, r.ExcessPct()))
+	}
+	return out
+}

@@ -1,0 +1,53 @@
+package evidence
+
+// Objective statuses: how a contract objective fared on the headline phase's tasks.
+const (
+	// ObjectiveMet: the value is within the limit.
+	ObjectiveMet = "met"
+	// ObjectiveMissed: a percentile over its limit on more values than sampling explains
+	// (see Objective.P), or a per-request max some task exceeded (each such task is
+	// rejected).
+	ObjectiveMissed = "missed"
+	// ObjectiveUnsupported: a percentile over its limit on too few values over it to call a
+	// miss; a longer run settles it.
+	ObjectiveUnsupported = "unsupported"
+	// ObjectiveUnmeasured: no task it governs gave a value, so it is neither met nor missed.
+	ObjectiveUnmeasured = "unmeasured"
+)
+
+// Objective is one objective of the contract (a metric, a quantile or a per-request max, a
+// limit, the task type whose bound it is) judged on the tasks it governs in the headline
+// phase. Stage 1 computes it from every task; the diagnosis decides from it, and reports,
+// comparisons and sweeps show the same value for the same objective.
+type Objective struct {
+	Name     string  `json:"name"`   // "TTFT p99", "ITL max (task docs)"
+	Metric   string  `json:"metric"` // ttft, itl, tpot, e2e
+	Form     string  `json:"form"`   // p50, p90, p95, p99, max
+	Quantile float64 `json:"quantile,omitempty"`
+	Task     string  `json:"task,omitempty"` // "": the contract's global slo block
+	Signal   string  `json:"signal"`         // client.ttft_p99_ms, client.ttft_max_ms
+	LimitMs  float64 `json:"limit_ms"`
+	// ValueMs is the quantile (the worst value for a max) of the values the objective
+	// governs, as recorded; null when none was measured.
+	ValueMs *float64 `json:"value_ms"`
+	// N values it rests on (Unit: tasks, or token gaps for ITL), Over of them past the limit.
+	N    int    `json:"n"`
+	Over int    `json:"over"`
+	Unit string `json:"unit"`
+	// P is the chance of at least Over values past the limit were the quantile exactly at
+	// it (binomial tail); 0 for a max or when nothing is over.
+	P      float64 `json:"p,omitempty"`
+	Status string  `json:"status"`
+}
+
+// Missed reports whether the objective is missed.
+func (o Objective) Missed() bool { return o.Status == ObjectiveMissed }
+
+// ExcessPct is how far the value is past the limit, in percent of it (negative: room left);
+// 0 without a value.
+func (o Objective) ExcessPct() float64 {
+	if o.ValueMs == nil || o.LimitMs <= 0 {
+		return 0
+	}
+	return 100 * (*o.ValueMs/o.LimitMs - 1)
+}
