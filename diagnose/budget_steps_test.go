@@ -91,7 +91,7 @@ func TestBudgetMultiStep(t *testing.T) {
 				}
 			}
 			// Two waits per three calls, half the tasks at each think time.
-			if want := 2 * float64((tc.think+thinkOK).Milliseconds()) / 2 / 3; planned < 0.99*want || planned > 1.01*want {
+			if want := 2 * float64((tc.think + thinkOK).Milliseconds()) / 2 / 3; planned < 0.99*want || planned > 1.01*want {
 				t.Errorf("planned waits %v ms per call, want %v", planned, want)
 			}
 			if (b.Excess != nil) != tc.wantOver {
