@@ -1070,6 +1070,11 @@ func probeFor(cands []string, top evidence.LayerShare, b *budgetCtx) string {
 			return "rerun the load generator on a quieter machine (its own lateness leads the excess)"
 		}
 	}
+	return pairProbe(cands)
+}
+
+// pairProbe names the measurement that separates two leading layers.
+func pairProbe(cands []string) string {
 	pair := strings.Join(cands, "+")
 	switch {
 	case strings.Contains(pair, "kernel") && strings.Contains(pair, "scheduling"):

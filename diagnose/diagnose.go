@@ -240,28 +240,29 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget))
 		}
 	}
-	owner, ownerWhy, watch := pickOwner(ev.Findings, func(f *evidence.Finding) bool {
-		if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
-			return true
-		}
-		return len(aggregateBreaches(full, specs[f.ID].dims)) > 0
-	}, full)
-	owner, ownerWhy = applyBudget(ev, owner, ownerWhy)
-	if owner != nil {
-		l := owner.Layer
-		ev.OwnerLayer = &l
-	}
-	// A finding that explains no rejected task and no missed bound is what to watch at this
-	// load, not a warning: it becomes one when load or the contract makes it bite.
-	for _, f := range watch {
-		f.Severity = evidence.SeverityInfo
-		f.ConfidenceNote = joinNote(f.ConfidenceNote, watchNote)
-	}
 	for i := range ev.Findings {
 		for j, m := range ev.Findings[i].Missing {
 			ev.Findings[i].Missing[j] = phraseMissing(full.engine, m)
 		}
 	}
+	in := decisionIn{findings: ev.Findings, budget: ev.Budget, objectives: full.objectives, missing: missingSources(full),
+		breaches: func(f *evidence.Finding) []string { return aggregateBreaches(full, specs[f.ID].dims) },
+		explains: func(f *evidence.Finding) bool {
+			if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
+				return true
+			}
+			return len(aggregateBreaches(full, specs[f.ID].dims)) > 0
+		}}
+	in.acceptance, in.hasAcc = full.val(evidence.SigAcceptanceRate)
+	dec := decide(in)
+	applyDecision(ev.Findings, dec)
+	var owner *evidence.Finding
+	if dec.owner >= 0 {
+		owner = &ev.Findings[dec.owner]
+		l := owner.Layer
+		ev.OwnerLayer = &l
+	}
+	ev.Decision = &dec.out
 
 	// Stage-local findings (e.g. pel trace's) follow the ladder's own, as context.
 	ev.Findings = append(ev.Findings, external...)
@@ -276,12 +277,9 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	var breach []string
 	if owner != nil {
 		breach = aggregateBreaches(full, specs[owner.ID].dims)
-		if im := owner.AcceptanceImpact; im != nil && len(breach) > 0 {
-			im.Basis += "; the run also misses " + strings.Join(breach, ", ")
-		}
 	}
-	ev.StopConditions = stopConditions(ev, owner, ownerWhy, breach, rollbackWhy, o)
-	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, full.objectives) + verdict(ev, lead, owner, ownerWhy, watch, full, o)
+	ev.StopConditions = stopConditions(ev, owner, dec.why, breach, rollbackWhy, o)
+	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, full.objectives) + verdict(ev, lead, owner, dec, full)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -552,10 +550,12 @@ func missingSources(v *view) []evidence.MissingSource {
 	return out
 }
 
-// verdict is the one line a reader sees first. A layer is named only when its finding
-// explains rejected tasks or a missed contract bound (pickOwner); what rejected the tasks
-// leads when it was not performance (errors, failed output checks).
-func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding, v *view, o *Options) string {
+// verdict is the one line a reader sees first, written from the decision: a layer is
+// named only when its finding explains rejected tasks or a missed objective; a run that
+// misses objectives or loses most tasks without an owner names the misses, the leading
+// candidates and the probe that separates them; what rejected the tasks leads when it was
+// not performance (errors, failed output checks).
+func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, dec decision, v *view) string {
 	acc := ""
 	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
 		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
@@ -564,34 +564,68 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 		}
 	}
 	lead := counts.lead()
-	if owner != nil {
+	out := dec.out
+	switch out.Outcome {
+	case OutcomeOwner:
 		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
 		if im := owner.AcceptanceImpact; im != nil && im.Explained > 0 {
 			s += fmt.Sprintf("; %d of %d rejected tasks coincide", im.Explained, im.Rejected)
+		}
+		if len(out.Missed) > 0 {
+			s += "; missed: " + strings.Join(out.Missed, "; ")
 		}
 		if acc != "" {
 			s += "; " + acc
 		}
 		return lead + s
-	}
-	warn := 0
-	for _, f := range ev.Findings {
-		if f.Severity != evidence.SeverityInfo {
-			warn++
+	case OutcomeMeasuringSide:
+		return lead + "No layer identified: " + out.Why + suffix(acc)
+	case OutcomeUndecided:
+		s := "No layer identified"
+		why := out.Why
+		for _, f := range ev.Findings {
+			if f.ID == sloBreachID && f.Severity == evidence.SeverityInfo && f.ConfidenceNote != "" {
+				// The engine met its own figures of the missed objectives: the excess is not
+				// attributed to any layer of the system.
+				why = "the engine meets every bound it measures, so the excess is not attributed: " + f.ConfidenceNote
+			}
 		}
-	}
-	if warn > 0 {
-		return lead + fmt.Sprintf("No layer identified: %s. %d finding(s) need more evidence%s", ownerWhy, warn, suffix(acc))
-	}
-	if b := ev.Budget; b != nil && b.Excess != nil && b.Excess.Owner == "" && measuringSideLeads(b.Excess) {
-		return lead + "No layer identified: " + ownerWhy + suffix(acc)
+		if why == noFindingWhy {
+			why = ""
+		}
+		if len(out.Missed) > 0 {
+			s += ": the run misses " + strings.Join(out.Missed, "; ")
+			if why != "" {
+				s += "; " + why
+			}
+		} else if why != "" {
+			s += ": " + why
+		}
+		switch len(out.Candidates) {
+		case 1:
+			s += fmt.Sprintf("; the leading candidate is %s", out.Candidates[0])
+		case 2:
+			s += fmt.Sprintf("; the leading candidates are %s and %s", out.Candidates[0], out.Candidates[1])
+		}
+		if out.Probe != "" {
+			if len(out.Candidates) == 2 {
+				s += "; the probe that separates them: " + out.Probe
+			} else {
+				s += "; the next probe: " + out.Probe
+			}
+		}
+		warn := 0
+		for _, f := range ev.Findings {
+			if f.Severity != evidence.SeverityInfo {
+				warn++
+			}
+		}
+		if warn > 0 {
+			s += fmt.Sprintf("; %d finding(s) need more evidence", warn)
+		}
+		return lead + s + suffix(acc)
 	}
 	s := "Nothing limits accepted tasks under this contract"
-	for _, f := range ev.Findings {
-		if f.ID == sloBreachID {
-			s = "The engine meets every bound it measures; the client's " + strings.Join(breachedSignals(f), ", ") + " over the contract is not attributed: " + f.ConfidenceNote
-		}
-	}
 	if acc != "" {
 		s += " (" + acc + ")"
 	}
@@ -600,9 +634,10 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 			s += "; " + why
 		}
 	}
-	if len(watch) > 0 {
+	if len(dec.watch) > 0 {
 		var ws []string
-		for _, f := range watch {
+		for _, i := range dec.watch {
+			f := &ev.Findings[i]
 			ws = append(ws, fmt.Sprintf("%s (%s, %s)", f.Symptom, f.Layer, f.ID))
 		}
 		s += "; watch: " + strings.Join(ws, "; ") + " (none explains a rejected task or a missed bound at this load)"
@@ -627,60 +662,6 @@ func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding,
 
 // watchNote marks a credible finding that costs no accepted task under the contract.
 const watchNote = "explains no rejected task and no missed bound under this contract: watch it as load grows"
-
-// pickOwner names the owner finding: the highest-ranked one that is at least warn, credible
-// (ownerMinConfidence), explains rejected tasks or a missed bound, and is clear of any such
-// finding of another layer by ownerMargin. Credible findings that explain nothing are
-// returned as what to watch; ownerWhy says why nothing was named.
-func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, v *view) (owner *evidence.Finding, ownerWhy string, watch []*evidence.Finding) {
-	ownerWhy = "no finding above informational"
-	var cands []*evidence.Finding
-	for i := range fs {
-		f := &fs[i]
-		if f.Severity == evidence.SeverityInfo {
-			continue
-		}
-		if f.ID == sloBreachID {
-			if len(cands) == 0 && owner == nil {
-				var flags []string
-				for _, m := range missingSources(v) {
-					flags = append(flags, m.Flag)
-				}
-				ownerWhy = f.Symptom
-				if len(flags) > 0 {
-					ownerWhy += "; add " + strings.Join(flags, ", ") + " to separate the layers"
-				}
-			}
-			continue
-		}
-		// A finding that explains no rejected task and no missed bound is what to watch,
-		// however confident: with nothing missed there is nothing for it to limit.
-		if !explains(f) {
-			watch = append(watch, f)
-			continue
-		}
-		if f.Confidence < ownerMinConfidence {
-			if len(cands) == 0 && ownerWhy == "no finding above informational" {
-				ownerWhy = fmt.Sprintf("top finding %s has confidence %.2f (< %.2f): %s", f.ID, f.Confidence, ownerMinConfidence, missingText(f))
-			}
-			continue
-		}
-		cands = append(cands, f)
-	}
-	if len(cands) == 0 {
-		if len(watch) > 0 && ownerWhy == "no finding above informational" {
-			ownerWhy = "no finding explains a rejected task or a missed contract bound"
-		}
-		return nil, ownerWhy, watch
-	}
-	top := cands[0]
-	for _, f := range cands[1:] {
-		if f.Layer != top.Layer && f.Severity == top.Severity && f.Confidence > top.Confidence-ownerMargin {
-			return nil, fmt.Sprintf("%s (%s, %.2f) and %s (%s, %.2f) are not separated by the evidence", top.ID, top.Layer, top.Confidence, f.ID, f.Layer, f.Confidence), watch
-		}
-	}
-	return top, "", watch
-}
 
 // leadCounts accumulates, one task at a time, what the verdict says first when rejections
 // were not a performance bound: errors (by class, with the most frequent message) or failed
@@ -832,17 +813,6 @@ func layerTitle(l evidence.Layer) string {
 		return "The application layer"
 	}
 	return string(l)
-}
-
-// breachedSignals are the client signals an slo-breach finding holds over their bounds.
-func breachedSignals(f evidence.Finding) []string {
-	var out []string
-	for _, e := range f.Evidence {
-		if e.Op == ">" && strings.HasPrefix(e.Signal, "client.") {
-			out = append(out, e.Signal)
-		}
-	}
-	return out
 }
 
 // checkOnlyRejections explains a run whose rejected tasks all failed output checks (and no

@@ -717,7 +717,7 @@ func TestBreachTheEngineDidNotSee(t *testing.T) {
 		wantSev  string
 		wantText string
 	}{
-		{"late load generator", 59, evidence.SeverityInfo, "The engine meets every bound it measures; the client's client.itl_p99_ms over the contract is not attributed: the engine met the bound and the load generator ran 59 ms behind"},
+		{"late load generator", 59, evidence.SeverityInfo, "No layer identified: the run misses ITL p99 71.6 ms > 50 ms (+43%); the engine meets every bound it measures, so the excess is not attributed: the engine met the bound and the load generator ran 59 ms behind"},
 		{"punctual load generator", 2, evidence.SeverityWarn, "No layer identified"},
 	} {
 		ev := build(sig{evidence.SigITLP50, 4.8}, sig{evidence.SigITLP99, 71.6}, sig{evidence.SigServerITLP99, 20.3}, sig{evidence.SigScheduleLagP99, c.lag})

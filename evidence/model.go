@@ -79,8 +79,10 @@ type Evidence struct {
 	Stages        []Stage     `json:"stages"`
 	Findings      []Finding   `json:"findings"`
 	OwnerLayer    *Layer      `json:"owner_layer"`
-	Verdict       string      `json:"verdict,omitempty"` // one-line conclusion
-	Headroom      []Headroom  `json:"headroom,omitempty"`
+	Verdict       string      `json:"verdict,omitempty"` // one-line conclusion, written from Decision
+	// Decision is the diagnosis's decision as data (objective.go).
+	Decision *Decision  `json:"decision,omitempty"`
+	Headroom []Headroom `json:"headroom,omitempty"`
 	// Budget is where each task type's time went, against its bounds and floors (budget.go).
 	Budget         *Budget                  `json:"budget,omitempty"`
 	StopConditions map[string]StopCondition `json:"stop_conditions"`

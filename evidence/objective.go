@@ -51,3 +51,23 @@ func (o Objective) ExcessPct() float64 {
 	}
 	return 100 * (*o.ValueMs/o.LimitMs - 1)
 }
+
+// Decision is the diagnosis's one decision, as data: whether a layer limits accepted tasks
+// (Outcome), which, on what finding, and when none, what was missed, which layers lead and
+// the probe that separates them. The verdict sentence is written from it.
+type Decision struct {
+	Outcome    string  `json:"outcome"` // owner | undecided | measuring_side | none
+	Owner      Layer   `json:"owner,omitempty"`
+	Finding    string  `json:"finding,omitempty"` // the finding that carries the owner's prediction
+	Confidence float64 `json:"confidence,omitempty"`
+	// Missed names the objectives missed, with value and limit.
+	Missed []string `json:"missed,omitempty"`
+	// Candidates are the leading layers when no owner is named, Probe what separates them.
+	Candidates []Layer `json:"candidates,omitempty"`
+	Probe      string  `json:"probe,omitempty"`
+	// Why says why no owner was named.
+	Why string `json:"why,omitempty"`
+	// Watch lists findings that explain nothing at this load.
+	Watch          []string `json:"watch,omitempty"`
+	AcceptanceRate *float64 `json:"acceptance_rate,omitempty"`
+}

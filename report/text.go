@@ -285,6 +285,10 @@ func labels(l map[string]string) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
+// Num is how every report writes a measured value: three significant digits, without an
+// exponent for ordinary sizes.
+func Num(x float64) string { return num(x) }
+
 // num formats a value with three significant digits, without exponent for ordinary sizes.
 func num(x float64) string {
 	switch {
