@@ -34,7 +34,7 @@ slo:
 		t.Errorf("evidence.json workload.latency.itl_ms: not_measured %v, want true (%v)", got, at(ev, "workload", "latency", "itl_ms"))
 	}
 	verdict, _ := ev["verdict"].(string)
-	if !strings.HasPrefix(verdict, "Not measured: client.itl_p99_ms") {
+	if !strings.HasPrefix(verdict, "Not measured: ITL p99") {
 		t.Errorf("verdict does not open with the unmeasured bound: %q", verdict)
 	}
 	if strings.Contains(verdict, "itl_p99_ms at 0") {
