@@ -191,21 +191,6 @@ type budgetCtx struct {
 	slotWait map[*record.Record]float64
 }
 
-// firedLayer returns the layer of the highest-ranked credible finding among ids, or "".
-func firedLayer(found []ranked, ids ...string) (evidence.Layer, string) {
-	for _, x := range found {
-		if x.f.Confidence < ownerMinConfidence || x.f.Severity == evidence.SeverityInfo {
-			continue
-		}
-		for _, id := range ids {
-			if x.r.id == id {
-				return x.f.Layer, x.r.id
-			}
-		}
-	}
-	return "", ""
-}
-
 // newBudgetCtx reads the run-level figures and decides which layer each component is
 // charged to: signature rules that fired sharpen the components they explain.
 func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, specs map[string]impactSpec, recs []record.Record) *budgetCtx {
@@ -301,8 +286,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if p, ok := v.val(evidence.SigPreemptions); ok && p > 0 {
 		kvFull = true
 	}
-	admission, admissionID := firedLayer(found, "admission-queue")
-	b.queueAll = admission != ""
+	b.queueAll = explainsWhole(found, cQueue, b, v)
 	switch {
 	case kvFull:
 		b.layers[cQueue] = evidence.LayerMemory
@@ -310,32 +294,17 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 		b.layers[cStalls] = evidence.LayerMemory
 		b.names[cStalls] = "decode stalls (preemption and recompute)"
 	default:
-		if l, id := firedLayer(found, "kv-thrash", "multiturn-reprefill", "context-exhausted"); l != "" {
-			b.layers[cQueue] = l
-			b.names[cQueue] = "engine queue (" + id + ")"
-		} else if l, id := firedLayer(found, queueCauses...); l != "" {
-			// A slow service makes the queue: the rule that saw why service was slow
-			// names the queue's layer (collectives in every step, warm-up on the path).
-			b.layers[cQueue] = l
-			b.names[cQueue] = "engine queue behind a slow service (" + id + ")"
-		} else if admission != "" {
-			b.layers[cQueue] = admission
-			b.names[cQueue] = "engine queue (" + admissionID + ": the engine ran at its ceiling)"
+		// The finding that says why requests waited names the queue's layer: a cause it
+		// sees (the cache, lost context), a slow service the queue formed behind, or the
+		// engine running at its ceiling.
+		if l, name, _, ok := attributed(found, cQueue, b, v); ok {
+			b.layers[cQueue], b.names[cQueue] = l, name
 		}
-	}
-	// Stalls are co-batched prefills by default. Bursty delivery looks like stalls from the
-	// client, and a slow step makes every stall longer: a rule that saw the stream held back,
-	// or why steps are slow, names them, unless the prefill-stall rule itself holds.
-	if !kvFull {
-		if l, id := firedLayer(found, "client-server-gap"); l != "" {
-			b.layers[cStalls] = l
-			b.names[cStalls] = "gaps between delivery bursts (" + id + ")"
-		} else if l, id := firedLayer(found, "prefill-stall"); l != "" {
-			b.layers[cStalls] = l
-			b.names[cStalls] = "decode stalls (co-batched prefills, " + id + ")"
-		} else if l, id := firedLayer(found, stepCauses...); l != "" {
-			b.layers[cStalls] = l
-			b.names[cStalls] = "decode stalls of slow steps (" + id + ")"
+		// Stalls are co-batched prefills by default. Bursty delivery looks like stalls from
+		// the client, and a slow step makes every stall longer: a rule that saw the stream
+		// held back, or why steps are slow, names them, unless the prefill-stall rule holds.
+		if l, name, _, ok := attributed(found, cStalls, b, v); ok {
+			b.layers[cStalls], b.names[cStalls] = l, name
 		}
 	}
 	if b.layers[cStalls] == "" {
@@ -353,19 +322,9 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 
 	// Prefill above its floor: long prompts computed slowly (kernel), or mixed with decodes
-	// or split in chunks (scheduling). Only a rule that saw which says so. A CPU engine's
-	// compute is the host's cores, which every process on the machine shares: without a
-	// floor, a slow prefill of a task's own prompt there is as much compute taken by other
-	// processes as slow kernels, and prefill-compute, which sees only that the task's own
-	// prefill holds its time, names no layer for it. Rules that see the prefill's company
-	// (other tasks' prefills ahead of it, a cold engine) still do.
-	ids := []string{"prefill-hol", "cold-start"}
-	if b.floors || !knobsFor(v.engine).cpu {
-		ids = append([]string{"prefill-compute"}, ids...)
-	}
-	if l, id := firedLayer(found, ids...); l != "" {
-		b.layers[cPrefillOver] = l
-		b.names[cPrefillOver] = "prefill above its floor (" + id + ")"
+	// or split in chunks (scheduling). Only a finding that saw which says so.
+	if l, name, _, ok := attributed(found, cPrefillOver, b, v); ok {
+		b.layers[cPrefillOver], b.names[cPrefillOver] = l, name
 	} else {
 		b.measuredBy[cPrefillOver] = "a profiler trace of prefill steps (attention vs GEMM time: kernel vs batching)"
 	}
@@ -382,13 +341,12 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if a, ok := v.val(evidence.SigSpecAcceptanceRate); ok && a < specNoGain {
 		b.specCost = true
 		b.src[cSpec] = fmt.Sprintf("engine spec acceptance %.3f: with nothing accepted every draft is net cost", a)
-	} else if l, _ := firedLayer(found, "speculative-negative"); l != "" {
+	} else if _, name, _, ok := attributed(found, cSpec, b, v); ok {
 		b.specCost = true
-		b.src[cSpec] = "speculative-negative finding"
+		b.src[cSpec] = name
 	}
-	if l, id := firedLayer(found, "launch-bound", "scheduler-bound", "exposed-communication", "speculative-negative", "bandwidth-bound"); l != "" {
-		b.layers[cDecodeOver] = l
-		b.names[cDecodeOver] = "decode steps above their floor (" + id + ")"
+	if l, name, _, ok := attributed(found, cDecodeOver, b, v); ok {
+		b.layers[cDecodeOver], b.names[cDecodeOver] = l, name
 	} else if l, why := hostFromTrace(v); l != "" {
 		b.layers[cDecodeOver] = l
 		b.names[cDecodeOver] = "decode steps above their floor (" + why + ")"
@@ -431,13 +389,6 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 	return b
 }
-
-// queueCauses are the rules whose finding says why a service was slow enough to queue
-// tasks behind it.
-var queueCauses = []string{"exposed-communication", "cold-start", "speculative-negative", "scheduler-bound", "launch-bound"}
-
-// stepCauses are the rules whose finding says why decode steps are slow.
-var stepCauses = []string{"speculative-negative", "exposed-communication", "launch-bound", "scheduler-bound", "bandwidth-bound"}
 
 // batchAndContext is the mean decode batch per replica and the mean context a sequence
 // holds: the engine's running gauge, else the client's in-flight count.

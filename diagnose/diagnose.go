@@ -205,10 +205,10 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		found = append(found, ranked{f, r, score})
 	}
 	// A generic finding whose symptom a more specific one explains drops to info.
-	fired := map[string]string{}
+	fired := map[*rule]string{}
 	for _, x := range found {
 		if x.f.Confidence >= ownerMinConfidence {
-			fired[x.r.id] = x.f.Symptom
+			fired[x.r] = x.f.Symptom
 		}
 	}
 	for i := range found {
@@ -216,14 +216,14 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 			if sym, ok := fired[d]; ok {
 				f := &found[i].f
 				f.Severity = evidence.SeverityInfo
-				f.ConfidenceNote = joinNote(f.ConfidenceNote, fmt.Sprintf("explained by %s (%s)", d, sym))
+				f.ConfidenceNote = joinNote(f.ConfidenceNote, fmt.Sprintf("explained by %s (%s)", d.id, sym))
 				found[i].score -= 2
 				break
 			}
 		}
 	}
 	if x, ok := sloBreach(full, o, found); ok {
-		found = append(found, ranked{x, rule{id: x.ID, layer: x.Layer}, sevRank(x.Severity) + x.Confidence})
+		found = append(found, ranked{x, &rule{id: x.ID, layer: x.Layer}, sevRank(x.Severity) + x.Confidence})
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].score > found[j].score })
 
@@ -305,7 +305,7 @@ const sloBreachID = "slo-breach-unexplained"
 // ranked is a finding with the rule that made it and its ranking score.
 type ranked struct {
 	f     evidence.Finding
-	r     rule
+	r     *rule
 	score float64
 }
 

@@ -158,12 +158,12 @@ func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join
 
 // reproduce re-runs a rule on each half of the warm window. It is met when the rule fires
 // in both halves on at least one signal read over the half (view.rederived) that holds.
-func reproduce(ev *evidence.Evidence, t Tasks, full *view, r rule, o *Options) evidence.StopCondition {
+func reproduce(ev *evidence.Evidence, t Tasks, full *view, r *rule, o *Options) evidence.StopCondition {
 	w, arrivalsEnd, ok := warmWindow(ev, t.All)
 	if !ok {
 		return evidence.StopCondition{Reason: "no warm window to split"}
 	}
-	if r.id == "cold-start" {
+	if r.once {
 		return evidence.StopCondition{Reason: "a cold start happens once per server start: reproduce it with a second run against a fresh server"}
 	}
 	var notes []string

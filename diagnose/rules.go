@@ -18,7 +18,13 @@ type rule struct {
 	// defers lists more specific rules that, when they fire, explain this rule's symptom:
 	// this finding then drops to info (e.g. DRAM is saturated in every decode, but a
 	// net-negative speculation is why the bytes per token are high).
-	defers []string
+	defers []*rule
+	// explains is what a credible finding of this rule explains in the time budget
+	// (attribution.go): the budget reads these, never a rule's id.
+	explains []attribution
+	// once: the symptom happens once per server start (a cold start), so halves of one
+	// warm window cannot reproduce it.
+	once bool
 }
 
 // hit is what a rule found before ranking, acceptance impact and reproduction are added.
@@ -159,27 +165,64 @@ const (
 // quotedTask is the task type stats.HOL names first in the ratio's note.
 var quotedTask = regexp.MustCompile(`^"([^"]+)"`)
 
-// rules is the catalog, in the order ties are broken.
-var rules = []rule{
-	{"kv-thrash", evidence.LayerMemory, ruleKVThrash, nil},
-	{"context-exhausted", evidence.LayerMemory, ruleContextExhausted, nil},
-	{"prefill-hol", evidence.LayerScheduling, rulePrefillHOL, nil},
+// The catalog's rules. Each declares the budget components its finding explains, with the
+// tier that orders it against other explanations of the same component (attribution.go).
+var (
+	kvThrash = &rule{id: "kv-thrash", layer: evidence.LayerMemory, eval: ruleKVThrash,
+		explains: []attribution{{comp: cQueue, tier: tierOwnCause, name: "engine queue (%s)"}}}
+	contextExhausted = &rule{id: "context-exhausted", layer: evidence.LayerMemory, eval: ruleContextExhausted,
+		explains: []attribution{{comp: cQueue, tier: tierOwnCause, name: "engine queue (%s)"}}}
+	prefillHOL = &rule{id: "prefill-hol", layer: evidence.LayerScheduling, eval: rulePrefillHOL,
+		explains: []attribution{{comp: cPrefillOver, tier: tierOwnCause, name: "prefill above its floor (%s)"}}}
 	// Launch-bound steps also leave the GPU idle between kernels; tiny kernels name why.
-	{"scheduler-bound", evidence.LayerScheduling, ruleSchedulerBound, []string{"launch-bound"}},
+	schedulerBound = &rule{id: "scheduler-bound", layer: evidence.LayerScheduling, eval: ruleSchedulerBound,
+		defers: []*rule{launchBound}, explains: slowService}
 	// A queue is what every more specific cause of slow admission looks like from outside.
-	{"admission-queue", evidence.LayerScheduling, ruleAdmissionQueue, []string{"kv-thrash", "scheduler-bound", "prefill-hol", "context-exhausted", "multiturn-reprefill"}},
+	admissionQueue = &rule{id: "admission-queue", layer: evidence.LayerScheduling, eval: ruleAdmissionQueue,
+		defers: []*rule{kvThrash, schedulerBound, prefillHOL, contextExhausted, multiturnReprefill},
+		explains: []attribution{{comp: cQueue, tier: tierCeiling, name: "engine queue (%s: the engine ran at its ceiling)", whole: true}}}
 	// Exposed communication makes every step longer, the prefill steps most.
-	{"prefill-stall", evidence.LayerScheduling, rulePrefillStall, []string{"exposed-communication", "multiturn-reprefill"}},
-	{"launch-bound", evidence.LayerKernel, ruleLaunchBound, nil},
-	{"prefill-compute", evidence.LayerKernel, rulePrefillCompute, []string{"prefill-hol", "admission-queue", "kv-thrash", "client-server-gap"}},
-	{"bandwidth-bound", evidence.LayerHardware, ruleBandwidthBound,
-		[]string{"speculative-negative", "exposed-communication", "launch-bound", "client-server-gap", "kv-thrash"}},
-	{"exposed-communication", evidence.LayerParallelism, ruleComm, nil},
-	{"speculative-negative", evidence.LayerSpeculative, ruleSpecNegative, nil},
-	{"client-server-gap", evidence.LayerApplication, ruleAppGap, nil},
-	{"cold-start", evidence.LayerKernel, ruleColdStart, nil},
-	// errors-<class> rules are appended in rules_client.go.
+	prefillStall = &rule{id: "prefill-stall", layer: evidence.LayerScheduling, eval: rulePrefillStall,
+		defers:   []*rule{exposedComm, multiturnReprefill},
+		explains: []attribution{{comp: cStalls, tier: tierSlowService, name: "decode stalls (co-batched prefills, %s)"}}}
+	launchBound = &rule{id: "launch-bound", layer: evidence.LayerKernel, eval: ruleLaunchBound, explains: slowService}
+	// On a CPU engine with no floor known, the host's cores are shared with every process:
+	// a slow prefill of a task's own prompt is as much compute others took as slow kernels,
+	// and this rule, which sees only that the prefill holds the time, explains no component.
+	prefillCompute = &rule{id: "prefill-compute", layer: evidence.LayerKernel, eval: rulePrefillCompute,
+		defers: []*rule{prefillHOL, admissionQueue, kvThrash, clientServerGap},
+		explains: []attribution{{comp: cPrefillOver, tier: tierOwnCause, name: "prefill above its floor (%s)",
+			when: func(b *budgetCtx, v *view) bool { return b.floors || !knobsFor(v.engine).cpu }}}}
+	bandwidthBound = &rule{id: "bandwidth-bound", layer: evidence.LayerHardware, eval: ruleBandwidthBound,
+		defers: []*rule{specNegative, exposedComm, launchBound, clientServerGap, kvThrash},
+		explains: []attribution{
+			{comp: cStalls, tier: tierStepCause, name: "decode stalls of slow steps (%s)"},
+			{comp: cDecodeOver, tier: tierOwnCause, name: "decode steps above their floor (%s)"},
+		}}
+	exposedComm = &rule{id: "exposed-communication", layer: evidence.LayerParallelism, eval: ruleComm, explains: slowService}
+	specNegative = &rule{id: "speculative-negative", layer: evidence.LayerSpeculative, eval: ruleSpecNegative,
+		explains: append([]attribution{{comp: cSpec, tier: tierOwnCause, name: "speculative net cost (%s)"}}, slowService...)}
+	clientServerGap = &rule{id: "client-server-gap", layer: evidence.LayerApplication, eval: ruleAppGap,
+		explains: []attribution{{comp: cStalls, tier: tierOwnCause, name: "gaps between delivery bursts (%s)"}}}
+	coldStart = &rule{id: "cold-start", layer: evidence.LayerKernel, eval: ruleColdStart, once: true,
+		explains: []attribution{
+			{comp: cQueue, tier: tierSlowService, name: "engine queue behind a slow service (%s)"},
+			{comp: cPrefillOver, tier: tierOwnCause, name: "prefill above its floor (%s)"},
+		}}
+)
+
+// slowService is what a rule that says why each step is slow explains: the queue behind the
+// slow service, decode stalls of slow steps, and the decode steps' time above their floor.
+var slowService = []attribution{
+	{comp: cQueue, tier: tierSlowService, name: "engine queue behind a slow service (%s)"},
+	{comp: cStalls, tier: tierStepCause, name: "decode stalls of slow steps (%s)"},
+	{comp: cDecodeOver, tier: tierOwnCause, name: "decode steps above their floor (%s)"},
 }
+
+// rules is the catalog, in the order ties are broken; the error, multi-step and delivery
+// rules are appended by their files' init.
+var rules = []*rule{kvThrash, contextExhausted, prefillHOL, schedulerBound, admissionQueue, prefillStall, launchBound,
+	prefillCompute, bandwidthBound, exposedComm, specNegative, clientServerGap, coldStart}
 
 // RuleIDs lists the catalog's rule ids (for docs and tests).
 func RuleIDs() []string {

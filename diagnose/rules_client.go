@@ -373,9 +373,9 @@ var errorClassLayer = map[string]struct {
 }
 
 // errorRule makes the rule for one error class.
-func errorRule(class string) rule {
+func errorRule(class string) *rule {
 	spec := errorClassLayer[class]
-	return rule{id: "errors-" + strings.ReplaceAll(class, "_", "-"), layer: spec.layer, eval: func(v *view, o *Options) *hit {
+	return &rule{id: "errors-" + strings.ReplaceAll(class, "_", "-"), layer: spec.layer, eval: func(v *view, o *Options) *hit {
 		m := v.judge(evidence.SigErrorClassRate(class), ">=", errorRateMin)
 		if !m.present || !m.holds {
 			return nil

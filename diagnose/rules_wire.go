@@ -85,6 +85,8 @@ func ruleNotStreamed(v *view, o *Options) *hit {
 	}
 }
 
+var notStreamed = &rule{id: "not-streamed", layer: evidence.LayerApplication, eval: ruleNotStreamed}
+
 func init() {
-	rules = append(rules, rule{"not-streamed", evidence.LayerApplication, ruleNotStreamed, nil})
+	rules = append(rules, notStreamed)
 }
