@@ -179,7 +179,7 @@ var (
 		defers: []*rule{launchBound}, explains: slowService}
 	// A queue is what every more specific cause of slow admission looks like from outside.
 	admissionQueue = &rule{id: "admission-queue", layer: evidence.LayerScheduling, eval: ruleAdmissionQueue,
-		defers: []*rule{kvThrash, schedulerBound, prefillHOL, contextExhausted, multiturnReprefill},
+		defers:   []*rule{kvThrash, schedulerBound, prefillHOL, contextExhausted, multiturnReprefill},
 		explains: []attribution{{comp: cQueue, tier: tierCeiling, name: "engine queue (%s: the engine ran at its ceiling)", whole: true}}}
 	// Exposed communication makes every step longer, the prefill steps most.
 	prefillStall = &rule{id: "prefill-stall", layer: evidence.LayerScheduling, eval: rulePrefillStall,
@@ -199,7 +199,7 @@ var (
 			{comp: cStalls, tier: tierStepCause, name: "decode stalls of slow steps (%s)"},
 			{comp: cDecodeOver, tier: tierOwnCause, name: "decode steps above their floor (%s)"},
 		}}
-	exposedComm = &rule{id: "exposed-communication", layer: evidence.LayerParallelism, eval: ruleComm, explains: slowService}
+	exposedComm  = &rule{id: "exposed-communication", layer: evidence.LayerParallelism, eval: ruleComm, explains: slowService}
 	specNegative = &rule{id: "speculative-negative", layer: evidence.LayerSpeculative, eval: ruleSpecNegative,
 		explains: append([]attribution{{comp: cSpec, tier: tierOwnCause, name: "speculative net cost (%s)"}}, slowService...)}
 	clientServerGap = &rule{id: "client-server-gap", layer: evidence.LayerApplication, eval: ruleAppGap,
