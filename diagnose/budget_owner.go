@@ -12,10 +12,12 @@ import (
 // finding of its own.
 const budgetFindingID = "time-budget"
 
-// budgetConfidence maps the owner's share of the excess to a confidence: a bare majority
-// (ownerShare) is the owner gate, all of the excess 0.9.
+// budgetConfidence maps the owner's share of the excess to a confidence, linearly: a bare
+// majority (ownerShare) is the owner gate, all of the excess confDirect (the budget then
+// accounts for every millisecond over the objectives with that layer's components).
 func budgetConfidence(share float64) float64 {
-	return math.Round(math.Min(0.9, ownerMinConfidence+0.6*(share-ownerShare))*100) / 100
+	slope := (confDirect - ownerMinConfidence) / (1 - ownerShare)
+	return math.Round(math.Min(confDirect, ownerMinConfidence+slope*(share-ownerShare))*100) / 100
 }
 
 // budgetFinding is the budget's own finding for a layer no rule named: its evidence is the

@@ -176,7 +176,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 			f.Confidence *= lagSeverePenalty
 			f.ConfidenceNote = joinNote(f.ConfidenceNote, simNote)
 		}
-		f.Confidence = math.Round(math.Min(f.Confidence, 0.95)*100) / 100
+		f.Confidence = math.Round(math.Min(f.Confidence, confMax)*100) / 100
 		if t.present() {
 			f.AcceptanceImpact = impacts[r.id]
 			im := f.AcceptanceImpact
@@ -192,15 +192,15 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		}
 		rep := reproduce(ev, t, full, r, o)
 		f.Reproduced = &rep
-		score := sevRank(f.Severity) + f.Confidence + 0.3*h.strength
+		score := sevRank(f.Severity) + f.Confidence + rankStrength*h.strength
 		if f.Confidence >= ownerMinConfidence {
-			score += 3 // a credible finding outranks any doubtful one, whatever its severity
+			score += rankCredible
 		}
 		if f.AcceptanceImpact != nil {
-			score += 0.5 * f.AcceptanceImpact.Share
+			score += rankImpact * f.AcceptanceImpact.Share
 		}
 		if rep.Met {
-			score += 0.1
+			score += rankReproduced
 		}
 		found = append(found, ranked{f, r, score})
 	}
@@ -217,7 +217,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 				f := &found[i].f
 				f.Severity = evidence.SeverityInfo
 				f.ConfidenceNote = joinNote(f.ConfidenceNote, fmt.Sprintf("explained by %s (%s)", d.id, sym))
-				found[i].score -= 2
+				found[i].score -= rankDeferred
 				break
 			}
 		}
@@ -363,7 +363,7 @@ func sloBreach(v *view, o *Options, found []ranked) (evidence.Finding, bool) {
 		Evidence:   items,
 		Prediction: "Not falsifiable yet: add the missing sources and re-run; the named layer's rule should then fire with its own prediction.",
 		NextProbe:  "Collect the missing sources below (engine /metrics, DCGM, a profiler trace of a few steps) and run pel analyze again.",
-		Confidence: 0.3,
+		Confidence: confSuspect,
 		Reproduced: &evidence.StopCondition{Reason: "no rule to re-evaluate"},
 	}
 	for _, m := range missingSources(v) {

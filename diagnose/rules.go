@@ -243,7 +243,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("KV cache full (peak usage %.0f%%) with %.2f preemptions/s", kv.item.Value*100, pr.item.Value),
 		hypothesis: "Running sequences outgrow the KV-cache blocks; the scheduler preempts and recomputes them, so the same prompts are prefilled again and waiting requests queue behind the churn.",
 		items:      []meas{kv, pr},
-		confidence: 0.9,
+		confidence: confDirect,
 		nextProbe:  fmt.Sprintf("Step max concurrent sequences down (%s) while watching %s; check the prefix-cache hit rate trend for eviction.", knobsFor(v.engine).seqs, knobsFor(v.engine).kv),
 		impact: impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}, when: []seriesCond{
 			{evidence.SigKVUsageMax, ">=", kvFullRatio}, {evidence.SigPreemptionRate, ">", 0}}},
@@ -278,7 +278,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("short prompts wait %.1f× longer for their first token while a long prompt is in flight", hol.item.Value),
 		hypothesis: "Long prompts are prefilled in one piece, and every request admitted behind them (and every running decode) waits for that prefill step: head-of-line blocking in the scheduler.",
 		items:      []meas{hol},
-		confidence: 0.75,
+		confidence: confLikely,
 		// Capping each long prompt's share of a step lets the short ones in at once: the
 		// head-of-line ratio and the short prompts' tail fall. The long prompts pay: their
 		// own TTFT rises and steps carrying prefill chunks are longer, so ITL rises a little.
@@ -327,7 +327,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		}
 		h.items = append(h.items, share)
 	default:
-		h.confidence = 0.5
+		h.confidence = confEven
 		h.missing = append(h.missing, missMetrics)
 		h.confNote = "the engine's TTFT not seen: the client alone cannot tell a wait inside the engine from one in the client or the path to it"
 	}
@@ -392,9 +392,9 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	if gapSeen {
 		h.symptom = fmt.Sprintf("throughput stops scaling (%s) while the GPU sits idle between steps", label)
 		h.hypothesis = "The engine's scheduling loop (host CPU, interpreter) runs serially with the GPU: each step waits for the host to build the next batch, so adding requests adds queue, not throughput."
-		h.confidence = 0.85
+		h.confidence = confCorroborated
 		if !kv.present {
-			h.confidence = 0.7
+			h.confidence = confOneSource
 			h.missing = append(h.missing, missMetrics)
 		}
 		h.strength = 0.6
@@ -405,7 +405,7 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 	} else {
 		h.symptom = fmt.Sprintf("throughput stops scaling (%s) and the KV cache has room", label)
 		h.hypothesis = "Admission is limited by how fast the engine completes steps; without device counters this cannot tell a host-bound scheduling loop from a device that is out of compute or bandwidth."
-		h.confidence = 0.35
+		h.confidence = confWeak
 		h.confNote = "no device-side evidence (DCGM or trace) to see idle gaps between steps"
 		h.missing = append(h.missing, missDCGM, missTrace)
 		h.strength = 0.2
@@ -459,13 +459,13 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 	}
 	switch {
 	case dcgmHolds && traceHolds:
-		h.confidence = 0.9
+		h.confidence = confDirect
 	case dcgmHolds:
-		h.confidence = 0.7
+		h.confidence = confOneSource
 		h.missing = append(h.missing, missTrace)
 		h.confNote = "device counters only; kernel sizes not seen"
 	default:
-		h.confidence = 0.75
+		h.confidence = confLikely
 		if !util.present {
 			h.missing = append(h.missing, missDCGM)
 			h.confNote = "trace only; device-wide SM/DRAM activity not seen"
@@ -526,7 +526,7 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("DRAM active %.0f%% of cycles while tensor pipes idle; ITL over its bound", dram.item.Value*100),
 		hypothesis: "Each decode step streams the weights and KV cache from HBM; the step time is bytes moved over bandwidth, so the math units wait for memory.",
 		items:      []meas{dram},
-		confidence: 0.85,
+		confidence: confCorroborated,
 		cond:       "bandwidth sets the step time",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActFewerBytes), Expect: []evidence.Expectation{
 			v.expect(evidence.SigITLP50, "<=", -0.3, true),
@@ -539,7 +539,7 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 	if tensor.present {
 		h.items = append(h.items, tensor)
 	} else {
-		h.confidence = 0.7
+		h.confidence = confOneSource
 		h.confNote = "tensor activity not reported"
 	}
 	// DRAM near its ceiling is the normal state of decode; what makes it the limiter is that
@@ -547,12 +547,12 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 	// engine's metrics, a net-negative speculation or a buffering proxy cannot be ruled out.
 	// Speculation whose cost is unmeasured may be what inflates the bytes per token.
 	if v.has(evidence.SigSpecAcceptanceRate) && !v.has(evidence.SigTraceDraftPct) {
-		h.confidence *= 0.6
+		h.confidence *= confUnseenUpstream
 		h.confNote = joinNote(h.confNote, "speculative decoding is on and its draft cost is not measured: it may be what inflates the bytes per token")
 		h.missing = append(h.missing, "a profiler trace (pel analyze DIR --trace FILE): the draft kernels' share of each step settles whether speculation pays")
 	}
 	if !v.has(evidence.SigServerITLP99) {
-		h.confidence *= 0.6
+		h.confidence *= confUnseenUpstream
 		h.confNote = joinNote(h.confNote, "server-side ITL and speculative-decoding counters not seen: an upstream cause cannot be ruled out")
 		h.missing = append(h.missing, missMetrics)
 	}
@@ -599,7 +599,7 @@ func ruleComm(v *view, o *Options) *hit {
 		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActHalveTP), Expect: []evidence.Expectation{
 			v.expect(evidence.SigTraceCommPct, "<=", math.Round(1.1*100*s/(2-s)*10)/10, false),
 		}, Note: "Goodput per GPU rises with it; overlapping the all-reduce with compute instead lowers ITL p50 by about the exposed share."}
-		h.confidence = 0.85
+		h.confidence = confCorroborated
 		h.strength = clamp01(comm.item.Value / 60)
 	} else {
 		h.items = append(h.items, cv)
@@ -610,7 +610,7 @@ func ruleComm(v *view, o *Options) *hit {
 			v.expect(evidence.SigReplicaImbalanceCV, "<=", 0.15, false),
 			v.expect(evidence.SigTTFTP99, "<=", -0.2, true),
 		}}
-		h.confidence = 0.65
+		h.confidence = confLeaning
 		h.missing = append(h.missing, missCommTr)
 		h.strength = clamp01(cv.item.Value)
 	}
@@ -641,7 +641,7 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		// Without the draft's cost the sign of the benefit is unknown: acceptance alone cannot
 		// condemn speculation (α = 0.5 pays whenever a draft token costs under half a step).
 		h.symptom = fmt.Sprintf("speculative decoding accepts %.0f%% of draft tokens (%.2f tokens per step): it pays only if a draft token costs under %.0f%% of a target step", alpha*100, L, alpha*100)
-		h.confidence = 0.4
+		h.confidence = confDoubtful
 		h.confNote = "the draft's cost is not measured: the net benefit cannot be judged from acceptance alone"
 		h.missing = append(h.missing, "a profiler trace (pel analyze DIR --trace FILE): the draft kernels' share of each step gives the draft cost", "a canary with speculation off: ITL with and without")
 		h.cond = "speculation is net-negative"
@@ -659,7 +659,7 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		return nil // speculation pays at this acceptance and cost
 	}
 	h.symptom = fmt.Sprintf("speculative decoding is net-negative: %.0f%% of draft tokens accepted (%.2f tokens per step) while a draft token costs %.0f%% of a target step (drafts take %.0f%% of kernel time): each token costs %.2f× what it would without speculation", alpha*100, L, c*100, d, 1/net)
-	h.confidence = 0.85
+	h.confidence = confCorroborated
 	h.strength = clamp01(1 - net)
 	if sym, over := itlSymptom(v, o); over {
 		h.items = append(h.items, sym)
@@ -746,23 +746,23 @@ func ruleAppGap(v *view, o *Options) *hit {
 		}
 		// No engine emits steps that close together: the coalescing is on the way. Only a
 		// client too late to read its socket could cause it, which its schedule lag shows.
-		h.confidence = 0.8
+		h.confidence = confSupported
 		if lag.present && lag.item.Value > scheduleLagMaxMs {
-			h.confidence = 0.5
+			h.confidence = confEven
 			h.confNote = fmt.Sprintf("the load generator ran %.0f ms late at p99: a client that reads late also reads events together", lag.item.Value)
 		}
 	case haveGap && gap.holds:
 		h.symptom = fmt.Sprintf("client TTFT p50 is %.0f ms longer than the server's", gap.item.Value)
-		h.confidence = 0.85
+		h.confidence = confCorroborated
 		if tpc.present && tpc.holds {
 			h.symptom += fmt.Sprintf(", with %.1f tokens per SSE event", tpc.item.Value)
-			h.confidence = 0.9
+			h.confidence = confDirect
 		}
 	default:
 		h.symptom = fmt.Sprintf("%.1f tokens arrive per SSE event: the stream is coalesced", tpc.item.Value)
-		h.confidence = 0.75
+		h.confidence = confLikely
 		if !v.stages[evidence.StageServingCache] {
-			h.confidence = 0.55
+			h.confidence = confShort
 			h.missing = append(h.missing, missMetrics)
 			h.confNote = "server-side TTFT not seen: cannot show the server was fine"
 		}
@@ -827,7 +827,7 @@ func ruleColdStart(v *view, o *Options) *hit {
 		return nil
 	case seen:
 		h.items = append(h.items, srv)
-		h.confidence = 0.85
+		h.confidence = confCorroborated
 	default:
 		// TTFT counts from scheduled_at, so a load generator that fell behind at start (a
 		// busy machine starting its threads, connections and the engine at once) inflates
@@ -838,7 +838,7 @@ func ruleColdStart(v *view, o *Options) *hit {
 			return nil
 		}
 		h.items = append(h.items, sent)
-		h.confidence = 0.5
+		h.confidence = confEven
 		h.missing = append(h.missing, missMetrics)
 		h.confNote = "the engine's cold-phase TTFT not seen: the client alone cannot tell warm-up inside the engine from a cold path to it"
 	}

@@ -117,13 +117,13 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	if kv := v.judge(evidence.SigKVUsageMax, "<", kvRoomRatio); kv.present {
 		h.items = append(h.items, asContext(kv))
 	}
-	h.confidence = 0.65 + 0.1*float64(len(decisive)-1)
+	h.confidence = confLeaning + confPerSource*float64(len(decisive)-1)
 	// An idle baseline is the client's own inference: any wait in front of the first token
 	// (warm-up, a proxy) looks the same from there. Only the engine's view — its running
 	// count, its per-request timings or spans — shows the wait is for admission.
 	if len(decisive) == 1 && decisive[0].item.Signal == evidence.SigQueueShare &&
 		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, "idle baseline") {
-		h.confidence = 0.55
+		h.confidence = confShort
 		h.confNote = "the queue is inferred from the client alone (TTFT against tasks sent to an idle server): a wait for admission cannot be told from warm-up or a proxy in front of the engine"
 		h.missing = append(h.missing, missMetrics)
 	}
@@ -227,7 +227,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			st.item.Value*100, al.item.Value*100, base*100),
 		hypothesis: "New prompts are prefilled inside the decode steps of running sequences: each admission stalls every stream for the length of a prefill, which sets the tail of inter-token latency.",
 		items:      []meas{st, al, chance},
-		confidence: 0.75,
+		confidence: confLikely,
 		cond:       "prefills stall decode",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
 			v.expect(evidence.SigStallShare, "<=", stallShareMin, false),
@@ -250,7 +250,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 	// From the client alone the stalls are certain, their cause inside the engine is not: a
 	// device-side reason (communication, a slow device) lengthens prefill steps as well.
 	if !v.stages[evidence.StageServingCache] {
-		h.confidence = 0.55
+		h.confidence = confShort
 		h.confNote = "the engine's metrics not seen: the client shows the stalls, not what made the prefill steps long"
 		h.missing = append(h.missing, missMetrics)
 	}
@@ -267,7 +267,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			multi = true
 		}
 		if multi {
-			h.confidence = 0.5
+			h.confidence = confEven
 			h.confNote = "several GPUs serve this model: exposed communication lengthens prefill steps as well, and no trace rules it out"
 			h.missing = append(h.missing, missCommTr)
 		}
@@ -277,7 +277,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 	if b, ok := o.bound(evidence.SigITLP99); ok {
 		if m := v.judge(evidence.SigITLP50, ">", b); m.present && m.holds {
 			h.items = append(h.items, asContext(m))
-			h.confidence = 0.4
+			h.confidence = confDoubtful
 			h.confNote = fmt.Sprintf("ITL p50 %.3g ms is itself over the %.3g ms bound: every decode step is slow, so the stalls are not what misses the contract", m.item.Value, b)
 		}
 	}
@@ -299,7 +299,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("TTFT over its bound while %.0f%% of it is the task's own prefill (service %.0f ms)", (1-q.item.Value)*100, svc),
 		hypothesis: "The first token waits on the prompt's own prefill compute: the prompts are long for what the device computes per second, so TTFT grows with prompt length, with no queue in front of it.",
 		items:      []meas{sym, q},
-		confidence: 0.6,
+		confidence: confCredible,
 		cond:       "prefill compute sets TTFT",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActShorterPrompts), Expect: []evidence.Expectation{
 			v.expect(evidence.SigTTFTP99, "<=", -0.35, true),
@@ -346,28 +346,28 @@ var errorClassLayer = map[string]struct {
 	fix    string
 	action evidence.Action
 }{
-	record.ErrRefused: {evidence.LayerApplication, 0.8, "refused by the server",
+	record.ErrRefused: {evidence.LayerApplication, confSupported, "refused by the server",
 		"The requests as sent are refused (a field, model name or size the server does not accept): the client and the server disagree on the contract.",
 		"If the requests are refused as sent, fixing the field the error names brings this error rate to 0 and acceptance up by the same share.", evidence.ActFixErrors},
-	record.ErrOverloaded: {evidence.LayerScheduling, 0.85, "shed by the server (429/503)",
+	record.ErrOverloaded: {evidence.LayerScheduling, confCorroborated, "shed by the server (429/503)",
 		"The server's admission control sheds load: more tasks arrive than it is configured to hold.",
 		"If admission sheds the load, raising the engine's queue/concurrency limit or offering less load brings 429/503 to 0; the tasks then wait instead (watch TTFT).", evidence.ActRaiseSeqs},
-	record.ErrServer: {evidence.LayerApplication, 0.6, "failed inside the server (5xx)",
+	record.ErrServer: {evidence.LayerApplication, confCredible, "failed inside the server (5xx)",
 		"The serving process fails on some requests: its log at the failures' times names the cause.",
 		"If the failures are the server's, the error rate drops to 0 once the logged cause is fixed; until then it tracks load or input as the log says.", evidence.ActFixErrors},
-	record.ErrStreamEvent: {evidence.LayerApplication, 0.65, "ended by an error event inside an HTTP 200 stream",
+	record.ErrStreamEvent: {evidence.LayerApplication, confLeaning, "ended by an error event inside an HTTP 200 stream",
 		"The engine reports a failure in-band after it began answering: the task is lost although the HTTP status said success.",
 		"If the in-band errors are the engine's, fixing the cause their message names brings this error rate to 0.", evidence.ActFixErrors},
-	record.ErrIncomplete: {evidence.LayerApplication, 0.7, "cut before the response completed",
+	record.ErrIncomplete: {evidence.LayerApplication, confOneSource, "cut before the response completed",
 		"Responses end without finish_reason or [DONE]: a proxy, a connection limit or a crashed worker cuts them.",
 		"If something on the path cuts streams, removing it (or raising its idle/read timeout) brings incomplete responses to 0.", evidence.ActFixErrors},
-	record.ErrConn: {evidence.LayerApplication, 0.8, "lost to connection failures",
+	record.ErrConn: {evidence.LayerApplication, confSupported, "lost to connection failures",
 		"Connections are refused, reset or closed under the client: the server's connection handling (keep-alive, accept queue, worker threads) or a proxy drops them.",
 		"If the connection handling drops tasks, raising the server's connection/worker limits (or removing the proxy that resets them) brings connection errors to 0.", evidence.ActFixErrors},
-	record.ErrInvalid: {evidence.LayerApplication, 0.7, "completed without a valid completion",
+	record.ErrInvalid: {evidence.LayerApplication, confOneSource, "completed without a valid completion",
 		"The server answers but the completion contradicts the request (no output, or usage that cannot be right).",
 		"If the completions are invalid, the error names the field; fixing it brings this rate to 0.", evidence.ActFixErrors},
-	record.ErrRedirect: {evidence.LayerApplication, 0.9, "redirected elsewhere",
+	record.ErrRedirect: {evidence.LayerApplication, confDirect, "redirected elsewhere",
 		"The target answers with a redirect, which pel does not follow: the URL given is not the serving endpoint.",
 		"Pointing --target at the Location the redirect names brings this error rate to 0.", evidence.ActFixErrors},
 }
@@ -414,7 +414,7 @@ func ruleContextExhausted(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("%.1f%% of tasks lost context (%s)", m.item.Value*100, v.sig[evidence.SigContextExhaustedRate].Note),
 		hypothesis: fmt.Sprintf("Each sequence's context is smaller than the contract's prompt plus output: %s refuses the prompt, truncates it, or shifts the context while generating, so the output no longer answers the prompt sent.", k.name),
 		items:      []meas{m},
-		confidence: 0.85,
+		confidence: confCorroborated,
 		cond:       "the per-sequence context is the limit",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActMoreContext), Expect: []evidence.Expectation{
 			rateGone(evidence.SigContextExhaustedRate),

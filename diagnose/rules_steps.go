@@ -99,7 +99,7 @@ func ruleReprefill(v *view, o *Options) *hit {
 	if k.name == "llama.cpp" {
 		h.hypothesis += " llama.cpp keeps one prompt per slot: a conversation finds its history only if no other task took its slot meanwhile."
 	}
-	h.confidence = 0.7 + 0.1*float64(len(causes)-1)
+	h.confidence = confOneSource + confPerSource*float64(len(causes)-1)
 	if ratio.present && ratio.holds && over.present && over.holds {
 		h.confidence += 0.05
 	}
@@ -168,7 +168,7 @@ func ruleStepWaits(v *view, o *Options) *hit {
 			share*100, v.sig[evidence.SigStepsWaitShare].Note, e2e.item.Signal, e2e.item.Value, b),
 		hypothesis: "What a task waits for between its calls (tool latency, the agent loop's own work, a client that sends the next call late) sets its end-to-end time: the server's part is the smaller share, so no engine change can bring the task within its bound.",
 		items:      []meas{ws, e2e},
-		confidence: 0.75,
+		confidence: confLikely,
 		cond:       "the waits between calls set the task's time",
 		nextProbe:  "Time the tools and the agent loop between calls (each call's record has its planned think and tool time and its own schedule lag): the gaps that are not planned are the client's.",
 		impact: impactSpec{dims: []string{dimE2E}, match: func(r *record.Record) bool {

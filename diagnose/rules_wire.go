@@ -21,13 +21,13 @@ func init() {
 		fix    string
 		action evidence.Action
 	}{
-		{record.ErrFinishError, evidence.LayerApplication, 0.7, `ended with finish_reason "error"`,
+		{record.ErrFinishError, evidence.LayerApplication, confOneSource, `ended with finish_reason "error"`,
 			"The engine stops answers part-way and says they failed: an error inside generation (its log at those times names it), although the HTTP status said success.",
 			"If the engine's failure is what its log names, fixing it brings finish_reason \"error\" to 0 and acceptance up by the same share.", evidence.ActFixErrors},
-		{record.ErrAborted, evidence.LayerScheduling, 0.6, `aborted by the engine (finish_reason "abort")`,
+		{record.ErrAborted, evidence.LayerScheduling, confCredible, `aborted by the engine (finish_reason "abort")`,
 			"The engine aborts requests it had admitted: it cancels or evicts them (a scheduler limit, a preemption policy, or a restart) rather than finishing them.",
 			"If the engine aborts admitted requests, the setting or event its log names (preemption, a queue or time limit, a restart) is the cause: removing it brings aborts to 0.", evidence.ActFixErrors},
-		{record.ErrNoFinish, evidence.LayerApplication, 0.7, "ended without saying why (no finish_reason)",
+		{record.ErrNoFinish, evidence.LayerApplication, confOneSource, "ended without saying why (no finish_reason)",
 			"Answers end without a finish_reason: the server (or a proxy that rewrites its responses) does not say whether the completion ended, so none counts as complete.",
 			"If the server or a proxy drops finish_reason, fixing it (or the proxy) brings this error rate to 0.", evidence.ActFixErrors},
 	} {
@@ -62,7 +62,7 @@ func ruleNotStreamed(v *view, o *Options) *hit {
 		symptom:    fmt.Sprintf("%.0f%% of completed tasks came as one JSON body although pel asked for a stream: their first token arrived with the last", m.item.Value*100),
 		hypothesis: `The server, or a proxy in front of it, does not stream: it ignores "stream": true and sends each answer whole, so TTFT is the time to the whole answer and ITL and TPOT cannot be measured.`,
 		items:      []meas{m},
-		confidence: 0.9,
+		confidence: confDirect,
 		cond:       "the answers are sent whole",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActNoProxyBuffering), Expect: []evidence.Expectation{
 			rateGone(sig),

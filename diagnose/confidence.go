@@ -1,0 +1,70 @@
+package diagnose
+
+// Confidence is pel's judgement of how likely a finding's layer is the one that limits
+// accepted tasks, given the sources that were present. It is ordinal, not a measured
+// probability: every value a rule gives is one of the levels below, each a step of 0.05,
+// and what a level means is fixed here, so two rules at one level rest on evidence of the
+// same kind. The owner gate (ownerMinConfidence, 0.6) is the first level at which a finding
+// may name the owner; a level under it names the source that would settle it.
+const (
+	// confDirect: the symptom's own signal names the layer, measured where the layer lives
+	// (the engine's or the wire's own account), and no present source points elsewhere.
+	confDirect = 0.9
+	// confCorroborated: the defining signal holds and a second, independent source agrees
+	// (an engine counter beside a device counter, a trace beside /metrics).
+	confCorroborated = 0.85
+	// confSupported: the defining signal holds with context that rules the nearest competing
+	// layer out, from the same source.
+	confSupported = 0.8
+	// confLikely: the defining signal holds; the competing layers' sources were not all seen,
+	// but none that was seen contradicts it.
+	confLikely = 0.75
+	// confOneSource: one decisive signal from one source, nothing else to weigh.
+	confOneSource = 0.7
+	// confLeaning: the signature holds, but a plausible competing cause shares part of it.
+	confLeaning = 0.65
+	// confCredible: just credible: the owner gate.
+	confCredible = ownerMinConfidence
+	// confShort: one step under the gate: a source the finding names as missing could still
+	// move the decision to another layer.
+	confShort = 0.55
+	// confEven: the evidence fits this layer and another about equally.
+	confEven = 0.5
+	// confDoubtful: the signature is present, but a measurement points to another layer.
+	confDoubtful = 0.4
+	// confWeak: only the shape of the client's timings suggests it.
+	confWeak = 0.35
+	// confSuspect: a missed objective with no rule's signature: the layer is only the
+	// catalog's first suspect for that dimension.
+	confSuspect = 0.3
+
+	// confPerSource: each further decisive signal beyond the first raises a finding by one
+	// level and a step (two independent sources agreeing are stronger than one).
+	confPerSource = 0.1
+	// confUnseenUpstream scales a finding whose layer an upstream cause could be masking
+	// when the source that would show that cause is missing: it takes a finding at
+	// confCorroborated under the gate (0.85 × 0.6 = 0.51), so the missing source decides.
+	confUnseenUpstream = 0.6
+	// confMax caps every finding: no evidence pel collects rules out every other layer.
+	confMax = 0.95
+)
+
+// Ranking. Findings are ordered by a score that puts credibility first and the rest as
+// tie-breakers, each weight below the step that would let it override the one before.
+const (
+	// rankCredible lifts a credible finding (at or above the gate) over every doubtful one,
+	// whatever their severities (severity adds at most 2).
+	rankCredible = 3
+	// rankStrength weighs how far past its threshold the decisive signal sits (0..1): at most
+	// 0.3, under the 1 that a severity step adds.
+	rankStrength = 0.3
+	// rankImpact weighs the share of rejected tasks the finding explains (0..1): at most 0.5,
+	// under a severity step.
+	rankImpact = 0.5
+	// rankReproduced: a finding that held in both halves of the warm window breaks ties.
+	rankReproduced = 0.1
+	// rankDeferred takes a generic finding that a more specific one explains below every
+	// credible finding it competed with (2, less than rankCredible's 3: it stays above a
+	// doubtful one).
+	rankDeferred = 2
+)
