@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -56,6 +57,14 @@ type Model struct {
 	// together, so the layer shape carries the active compute and weight traffic (the
 	// small-batch limit, where a step's tokens share their experts).
 	ActiveParams float64
+	// Experts and ExpertsPerToken (top-k) describe a mixture-of-experts model's FFN: each
+	// layer holds Experts experts of Intermediate/ExpertsPerToken width, and each token is
+	// routed to ExpertsPerToken of them. A step reads every expert any of its tokens was
+	// routed to (ExpertTrafficFactor), so its weight traffic grows with its token count.
+	Experts, ExpertsPerToken int
+	// KVDTypeBytes is the KV cache's bytes per element when it differs from the weights'
+	// (vLLM's --kv-cache-dtype fp8 with bf16 weights: 1); 0 means DTypeBytes.
+	KVDTypeBytes float64
 }
 
 // models is the model catalog; shapes come from each repository's config.json and parameter
@@ -92,7 +101,7 @@ var models = map[string]Model{
 		DTypeBytes: 2, MaxModelLen: 32768},
 	"mixtral-8x7b": {Name: "mixtral-8x7b", HFName: "mistralai/Mixtral-8x7B-v0.1", Params: 46.7e9, ActiveParams: 12.9e9,
 		Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 2 * 14336, Vocab: 32000,
-		DTypeBytes: 2, MaxModelLen: 32768},
+		DTypeBytes: 2, MaxModelLen: 32768, Experts: 8, ExpertsPerToken: 2},
 	"tiny": func() Model {
 		m := Model{Name: "tiny", HFName: "pel/tiny-test-model", Layers: 4, Hidden: 256, Heads: 4, KVHeads: 2,
 			HeadDim: 64, Intermediate: 1024, Vocab: 32000, DTypeBytes: 2, MaxModelLen: 4096}
@@ -157,7 +166,56 @@ func (m Model) StreamedParams() float64 {
 }
 
 // KVBytesPerToken is the K and V cache of one token over all layers:
-// 2 × layers × KV heads × head dim × dtype bytes (128 KiB for Llama-3-8B in bf16).
+// 2 × layers × KV heads × head dim × KV dtype bytes (128 KiB for Llama-3-8B in bf16, 64 KiB
+// with an FP8 cache).
 func (m Model) KVBytesPerToken() float64 {
-	return 2 * float64(m.Layers*m.KVHeads*m.HeadDim) * m.DTypeBytes
+	return 2 * float64(m.Layers*m.KVHeads*m.HeadDim) * m.kvDTypeBytes()
+}
+
+func (m Model) kvDTypeBytes() float64 {
+	if m.KVDTypeBytes > 0 {
+		return m.KVDTypeBytes
+	}
+	return m.DTypeBytes
+}
+
+// moe reports whether the model routes tokens to a subset of its experts.
+func (m Model) moe() bool {
+	return m.Experts > 1 && m.ExpertsPerToken > 0 && m.ExpertsPerToken < m.Experts
+}
+
+// DistinctExperts is the expected number of a layer's experts that at least one of tokens
+// tokens is routed to, with uniform, independent top-k routing: each expert is missed by one
+// token with probability 1 − k/E, so E × (1 − (1 − k/E)^tokens) are hit. One token hits k;
+// a few dozen hit nearly all E. A dense model has one "expert", its FFN.
+func (m Model) DistinctExperts(tokens int) float64 {
+	if !m.moe() {
+		return 1
+	}
+	if tokens < 1 {
+		tokens = 1
+	}
+	e, k := float64(m.Experts), float64(m.ExpertsPerToken)
+	return e * (1 - math.Pow(1-k/e, float64(tokens)))
+}
+
+// ExpertTrafficFactor is how many times the active experts' weights a step of tokens tokens
+// reads: distinct experts hit ÷ experts per token (1 for one token and for a dense model,
+// up to E/k once every expert is hit).
+func (m Model) ExpertTrafficFactor(tokens int) float64 {
+	if !m.moe() {
+		return 1
+	}
+	return m.DistinctExperts(tokens) / float64(m.ExpertsPerToken)
+}
+
+// StepWeightParams are the parameters a forward pass over tokens tokens reads from memory:
+// StreamedParams for a dense model; for a mixture of experts, the shared layers plus every
+// expert the step's tokens were routed to.
+func (m Model) StepWeightParams(tokens int) float64 {
+	if !m.moe() {
+		return m.StreamedParams()
+	}
+	ffn := float64(m.Layers) * (m.gateUpParams() + m.downParams())
+	return m.StreamedParams() + ffn*(m.ExpertTrafficFactor(tokens)-1)
 }

@@ -34,6 +34,9 @@ type CostParams struct {
 	// of vLLM V1's piecewise CUDA graphs (attention runs between them).
 	StepOverheadUS float64
 	AllReduceUS    float64 // fixed latency of one all-reduce (NCCL ring setup, sync)
+	// LinkBW is the bus bandwidth a tensor-parallel all-reduce achieves, bytes/s per
+	// direction (nccl-tests' busbw); 0 takes the GPU's link figure from the catalog.
+	LinkBW float64
 	// The frontend (vLLM's API-server process): detokenizes each new token and streams it to
 	// its client, in parallel with the engine core. FrontendTokenUS is its CPU per output
 	// token, FrontendStepUS per engine step (receiving and decoding the step's outputs). When
@@ -41,6 +44,18 @@ type CostParams struct {
 	// waits for it.
 	FrontendTokenUS float64
 	FrontendStepUS  float64
+	// FrontendDecoupled runs the frontend as vLLM V1's separate API-server processes: the
+	// engine core pushes each step's outputs and moves on (no wait for the frontend), and
+	// the outputs queue at the frontend when it is slower. APIServers (vLLM's
+	// --api-server-count) is how many such processes there are; each request is served by
+	// one of them, which handles its tokens alone.
+	FrontendDecoupled bool
+	APIServers        int
+	// GrammarTokenUS is the engine core's host time to build one structured-output
+	// request's grammar bitmask for one sampled position (guided decoding): the mask must
+	// follow the previous step's token and be ready before sampling, so it is on the step's
+	// critical path, async scheduling or not.
+	GrammarTokenUS float64
 }
 
 // Calibrated defaults (sim/calibration_test.go checks them against published vLLM
@@ -120,6 +135,9 @@ type Batch struct {
 	SpecK         int
 	SpecDraftFrac float64
 	Compile       float64 // seconds of compile / graph capture stalling this step (cold start)
+	// Grammar is the seconds of host time building structured-output bitmasks before this
+	// step can sample (GrammarTokenUS × structured positions sampled).
+	Grammar float64
 }
 
 // Tokens is the batch's total new tokens (the step's token count in vLLM's sense).
@@ -153,6 +171,12 @@ func NewCostModel(g GPU, m Model, p CostParams) *CostModel {
 	if p.GraphMaxTokens <= 0 {
 		p.GraphMaxTokens = d.GraphMaxTokens
 	}
+	if p.LinkBW <= 0 {
+		p.LinkBW = g.LinkBW
+	}
+	if p.APIServers <= 0 {
+		p.APIServers = 1
+	}
 	return &CostModel{GPU: g, Model: m, P: p}
 }
 
@@ -168,13 +192,14 @@ func (c *CostModel) Achieved(flops, bytes float64) float64 {
 }
 
 // DecodeRoofline is the pure roofline of a whole decode step of batch sequences that each
-// hold ctx cached tokens: weights streamed once, KV read once per sequence, 2 FLOPs per
-// weight per token. It ignores launch overhead and kernel floors; tests use it to check the
-// model against hand-computed figures.
+// hold ctx cached tokens: weights streamed once (for a mixture of experts, every expert the
+// batch's tokens were routed to), KV read once per sequence, 2 FLOPs per active weight per
+// token. It ignores launch overhead and kernel floors; tests use it to check the model
+// against hand-computed figures.
 func (c *CostModel) DecodeRoofline(batch, ctx int) float64 {
 	m := c.Model
 	tp := float64(c.P.TP)
-	bytes := m.StreamedParams()*m.DTypeBytes/tp + float64(batch)*float64(ctx+1)*m.KVBytesPerToken()/tp
+	bytes := m.StepWeightParams(batch)*m.DTypeBytes/tp + float64(batch)*float64(ctx+1)*m.KVBytesPerToken()/tp
 	flops := 2 * m.StreamedParams() * float64(batch) / tp
 	return c.Roofline(flops, bytes)
 }
@@ -235,14 +260,25 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 		p := params / tp
 		return c.kernel(nameGEMM, kGEMM, 2*p*T, p*B+T*(d+outDim/tp)*B, 0)
 	}
+	// A mixture of experts' FFN GEMMs compute over the active experts (params carry their
+	// width) but read every expert a token of the step was routed to.
+	expertX := m.ExpertTrafficFactor(b.Tokens())
+	ffn := func(params float64, outDim float64) Kernel {
+		p := params / tp
+		return c.kernel(nameGEMM, kGEMM, 2*p*T, p*expertX*B+T*(d+outDim/tp)*B, 0)
+	}
 	elem := func(name string, bytes float64) Kernel { return c.kernel(name, kElem, 0, bytes, 0) }
 	comm := func() Kernel {
 		if c.P.TP <= 1 {
 			return Kernel{}
 		}
-		// Ring all-reduce: each rank sends 2·(tp−1)/tp of the activation tensor.
+		// Ring all-reduce of the step's activations (T × hidden × dtype bytes): each rank
+		// sends and receives 2·(n−1)/n of it, so at bus bandwidth busbw it takes
+		// 2·(n−1)/n × bytes / busbw, plus the collective's fixed latency. This is how
+		// nccl-tests defines all-reduce bus bandwidth (PERFORMANCE.md: busbw = algbw ×
+		// 2(n−1)/n), the figure comparable to a link's per-direction peak.
 		send := 2 * (tp - 1) / tp * T * d * B
-		dur := c.P.AllReduceUS*1e-6 + send/c.GPU.LinkBW
+		dur := c.P.AllReduceUS*1e-6 + send/c.P.LinkBW
 		return Kernel{Name: nameAllReduce, Kind: kComm, Bytes: 2 * send, CommBytes: send, Ideal: dur, Dur: dur}
 	}
 	nl := 10
@@ -280,9 +316,9 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 		}
 		ks = append(ks,
 			elem(nameAddNorm, 3*T*d*B+d*B),
-			gemm(m.gateUpParams(), 2*float64(m.Intermediate)),
+			ffn(m.gateUpParams(), 2*float64(m.Intermediate)),
 			elem(nameSiluMul, 3*T*float64(m.Intermediate)*B/tp),
-			gemm(m.downParams(), d*tp),
+			ffn(m.downParams(), d*tp),
 		)
 		if c.P.TP > 1 {
 			ks = append(ks, comm())
@@ -311,7 +347,8 @@ func (c *CostModel) Plan(b Batch) []Kernel {
 type StepTiming struct {
 	Start, End    float64 // the step's span; the next step starts at End
 	SchedEnd      float64 // end of scheduler CPU (== Start with overlap)
-	CompileEnd    float64 // end of a cold-start compile stall (== SchedEnd without one)
+	GrammarEnd    float64 // end of structured-output bitmasks (== SchedEnd without any)
+	CompileEnd    float64 // end of a cold-start compile stall (== GrammarEnd without one)
 	GPUStart      float64 // first kernel start
 	GPUEnd        float64 // last kernel end
 	Graph         bool    // replayed as a CUDA graph
@@ -331,16 +368,20 @@ type StepTiming struct {
 type KernelVisit func(i int, k *Kernel, launchStart, launchDur, kStart float64)
 
 // Lay places the kernels on a timeline starting at start with sched seconds of scheduler
-// CPU and compile seconds of compile stall: host launches are serial; a kernel starts when
-// both its launch is done and the previous kernel has ended (one stream). Graph mode issues
-// one launch for all kernels. visit may be nil.
-func (c *CostModel) Lay(ks []Kernel, tokens int, start, sched, compile float64, visit KernelVisit) StepTiming {
+// CPU, grammar seconds of structured-output bitmasks and compile seconds of compile stall:
+// host launches are serial; a kernel starts when both its launch is done and the previous
+// kernel has ended (one stream). Graph mode issues one launch for all kernels. Async
+// scheduling (Overlap) hides the scheduler's CPU behind the GPU, never the bitmasks: they
+// need the previous step's tokens. visit may be nil.
+func (c *CostModel) Lay(ks []Kernel, tokens int, start, sched, grammar, compile float64, visit KernelVisit) StepTiming {
 	st := StepTiming{Start: start, Kernels: len(ks)}
 	cpu := start
 	if !c.P.Overlap {
 		cpu += sched
 	}
 	st.SchedEnd = cpu
+	cpu += grammar
+	st.GrammarEnd = cpu
 	cpu += compile
 	st.CompileEnd = cpu
 	gpuFree := cpu
@@ -395,7 +436,7 @@ func (c *CostModel) Lay(ks []Kernel, tokens int, start, sched, compile float64, 
 	}
 	st.End = math.Max(st.GPUEnd, cpu)
 	if c.P.Overlap {
-		st.End = math.Max(st.End, start+sched)
+		st.End = math.Max(st.End, start+grammar+sched)
 	}
 	return st
 }
@@ -426,7 +467,7 @@ func kernelSMShare(k *Kernel, sms float64) (smFrac, occupancy float64) {
 // StepCost is Plan then Lay with the scheduler CPU time for nseqs sequences.
 func (c *CostModel) StepCost(b Batch, start float64) StepTiming {
 	ks := c.Plan(b)
-	return c.Lay(ks, b.Tokens(), start, c.SchedCPU(len(b.Seqs)), b.Compile, nil)
+	return c.Lay(ks, b.Tokens(), start, c.SchedCPU(len(b.Seqs)), b.Grammar, b.Compile, nil)
 }
 
 // SchedCPU is the scheduler's host time for a step of nseqs sequences.

@@ -144,7 +144,7 @@ func TestTensorParallelAllReduces(t *testing.T) {
 	if comm != 2*32 {
 		t.Errorf("%d all-reduces, want 2 per layer = 64", comm)
 	}
-	st := c.Lay(ks, b.Tokens(), 0, 0, 0, nil)
+	st := c.Lay(ks, b.Tokens(), 0, 0, 0, 0, nil)
 	// Each all-reduce sends 2·3/4 · 2048·4096·2 B = 25.2 MB over 32 GB/s: 786 us + 10 us.
 	wantComm := 64 * (10e-6 + 1.5*2048*4096*2/32e9)
 	if !near(st.CommBusy, wantComm, 0.01) {

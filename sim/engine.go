@@ -24,8 +24,20 @@ type EngineConfig struct {
 	ColdShapes          int     // how many new shapes pay ColdCompile before all are cached
 	ActivationReserveGB float64 // memory held for activations when sizing KV (default 2)
 	// LongPrefillThreshold caps the tokens one prefill may take per step (vLLM's
-	// long_prefill_token_threshold), leaving budget for other requests; 0: no cap.
+	// long_prefill_token_threshold), leaving budget for other requests; 0: no cap. A prompt
+	// with more uncached tokens than this is "long" for MaxLongPartialPrefills.
 	LongPrefillThreshold int
+	// MaxPartialPrefills bounds the prompts being prefilled across steps at once (vLLM's
+	// max_num_partial_prefills, with chunked prefill): a prompt that cannot finish its
+	// prefill in the step it is admitted waits while that many are in flight, and when
+	// it is above 1 each prefill's chunk is at most max_num_batched_tokens divided among
+	// the prefills that could run (vLLM's per-prefill slot budget). 0: no bound, as vLLM
+	// V1's scheduler, which chunks any number of prompts within the step's token budget.
+	MaxPartialPrefills int
+	// MaxLongPartialPrefills bounds how many of those are long (vLLM's
+	// max_long_partial_prefills, default 1): a long prompt past the bound waits and
+	// shorter prompts behind it go first. 0 means 1.
+	MaxLongPartialPrefills int
 }
 
 // Sink receives a sequence's output as steps complete (virtual time). It is called on the
@@ -43,6 +55,12 @@ type Seq struct {
 	blockHashes  []uint64
 	Sink         Sink
 	aborted      atomic.Bool
+	// Structured requests guided decoding (a JSON schema, a grammar): the engine core builds
+	// its token bitmask before every sampling (CostParams.GrammarTokenUS).
+	Structured bool
+
+	apiServer   int  // which API-server process streams this request (decoupled frontend)
+	longPrefill bool // admitted as a long partial prefill
 
 	computed    int // tokens whose KV is in the cache
 	generated   int
@@ -92,8 +110,9 @@ type StepResult struct {
 	ITLs         []float64
 	Finished     []Finished
 	// DeliverAt is when the frontend has handled this step's tokens and its clients see them
-	// (>= Timing.End): the engine's metrics are stamped at the step's end, as vLLM V1's engine
-	// core stamps its outputs, while the client sees frontend time.
+	// (>= Timing.End; with a decoupled frontend, the latest of its API servers): the
+	// engine's metrics are stamped at the step's end, as vLLM V1's engine core stamps its
+	// outputs, while the client sees frontend time.
 	DeliverAt float64
 }
 
@@ -120,10 +139,16 @@ type Engine struct {
 	// feDone and fePrev: when the frontend finishes the last step's outputs and the one
 	// before's. The engine core runs at most one step ahead of its frontend.
 	feDone, fePrev float64
-	emits          []stepOutput
-	sched          []SeqWork
-	schedOf        []*Seq
-	specOf         []bool
+	// apiBusy: when each API-server process of a decoupled frontend is done with what it
+	// was handed; apiNext assigns requests to them in turn.
+	apiBusy  []float64
+	apiNext  int
+	apiTok   []int
+	apiStart []float64
+	emits    []stepOutput
+	sched    []SeqWork
+	schedOf  []*Seq
+	specOf   []bool
 }
 
 // NewEngine sizes the KV cache (from memory if cfg.KVBlocks is 0) and returns an idle engine.
@@ -147,17 +172,27 @@ func NewEngine(index int, cfg EngineConfig, cost *CostModel, seed uint64) *Engin
 	if cfg.KVBlocks <= 0 {
 		cfg.KVBlocks = KVBlocksFromMemory(cost, cfg)
 	}
+	if cfg.MaxPartialPrefills > 1 && cfg.LongPrefillThreshold == 0 {
+		// vLLM's SchedulerConfig does the same: concurrent partial prefills need a notion of
+		// "long", 4% of the context.
+		cfg.LongPrefillThreshold = int(float64(cfg.MaxModelLen) * 0.04)
+	}
+	if cfg.MaxLongPartialPrefills <= 0 {
+		cfg.MaxLongPartialPrefills = 1
+	}
 	// A small model on a big GPU would get millions of blocks; beyond ~4M tokens capacity
 	// never binds in a simulation, and the block pool's memory would.
 	cfg.KVBlocks = min(cfg.KVBlocks, maxKVBlocks)
 	return &Engine{Index: index, Cfg: cfg, Cost: cost,
-		kv:     newKVCache(cfg.KVBlocks, cfg.BlockSize, cfg.PrefixCaching),
-		rng:    rand.New(rand.NewPCG(seed, uint64(index)+0x9e3779b97f4a7c15)),
-		shapes: map[int]bool{}}
+		kv:      newKVCache(cfg.KVBlocks, cfg.BlockSize, cfg.PrefixCaching),
+		rng:     rand.New(rand.NewPCG(seed, uint64(index)+0x9e3779b97f4a7c15)),
+		shapes:  map[int]bool{},
+		apiBusy: make([]float64, max(1, cost.P.APIServers))}
 }
 
 // KVBlocksFromMemory is vLLM's sizing: (memory × gpu_memory_utilization − weights −
-// activation reserve) / bytes per block, per tensor-parallel rank.
+// memory reserved for everything else: activations, CUDA graphs, NCCL buffers, other
+// processes) / bytes per block (at the KV cache's own dtype), per tensor-parallel rank.
 func KVBlocksFromMemory(cost *CostModel, cfg EngineConfig) int {
 	frac := cfg.GPUMemoryFraction
 	if frac <= 0 || frac > 1 {
@@ -215,6 +250,10 @@ func (e *Engine) Submit(s *Seq, hashes []uint64, at float64) {
 	if s.Target <= 0 {
 		s.Target = 1
 	}
+	// Each request goes to one API-server process, in turn (each holds its own HTTP
+	// connections).
+	s.apiServer = e.apiNext % len(e.apiBusy)
+	e.apiNext++
 	e.waiting = append(e.waiting, s)
 }
 
@@ -284,11 +323,12 @@ func (e *Engine) Step() *StepResult {
 		}
 		return nil
 	}
-	if e.fePrev > e.now {
+	if e.fePrev > e.now && !e.Cost.P.FrontendDecoupled {
 		e.now = e.fePrev // the frontend is a step behind: the engine core waits for it
 	}
 	budget := e.Cfg.MaxBatchedTokens
 	specK := e.Cfg.SpecK
+	pp := e.partialPrefills()
 	// Running sequences first, in arrival order; preempt from the back when blocks run out
 	// (vLLM V1 Scheduler.schedule, RECOMPUTE preemption).
 	for i := 0; i < len(e.running) && budget > 0; {
@@ -296,6 +336,9 @@ func (e *Engine) Step() *StepResult {
 		need := s.total() - s.computed
 		if t := e.Cfg.LongPrefillThreshold; t > 0 && e.Cfg.ChunkedPrefill && need > t {
 			need = t
+		}
+		if s.computed < s.PromptTokens {
+			need = min(need, pp.slot)
 		}
 		spec := false
 		if need == 1 && specK > 0 && s.generated < s.Target {
@@ -324,16 +367,18 @@ func (e *Engine) Step() *StepResult {
 		i++
 	}
 	if r.Preempted == 0 {
-		for len(e.waiting) > 0 && budget > 0 && len(e.running) < e.Cfg.MaxNumSeqs {
-			s := e.waiting[0]
+		for w := 0; w < len(e.waiting) && budget > 0 && len(e.running) < e.Cfg.MaxNumSeqs; {
+			s := e.waiting[w]
 			hits := 0
 			if s.computed == 0 && len(s.blocks) == 0 {
 				hits = e.lookupPrefix(s)
 			}
-			need := s.total() - s.computed
+			rest := s.total() - s.computed
+			need := rest
 			if t := e.Cfg.LongPrefillThreshold; t > 0 && e.Cfg.ChunkedPrefill && need > t {
 				need = t
 			}
+			need = min(need, pp.slot)
 			n := need
 			if n > budget {
 				if !e.Cfg.ChunkedPrefill {
@@ -342,13 +387,36 @@ func (e *Engine) Step() *StepResult {
 				}
 				n = budget
 			}
+			long := false
+			if pp.on && n < rest {
+				// It would stay partly prefilled after this step: admitted only while
+				// fewer than the bound are, and while fewer long ones are for a long prompt;
+				// shorter prompts behind it may go first.
+				long = pp.long(rest)
+				if pp.partial >= e.Cfg.MaxPartialPrefills || long && pp.longs >= e.Cfg.MaxLongPartialPrefills {
+					e.undoPrefix(s)
+					w++
+					continue
+				}
+			}
 			if !e.ensure(s, s.computed+n) {
 				e.undoPrefix(s)
 				break
 			}
+			if pp.on && n < rest {
+				pp.partial++
+				if long {
+					pp.longs++
+				}
+			}
+			s.longPrefill = long
 			r.PrefixQuery += s.PromptTokens
 			r.PrefixHits += hits
-			e.waiting = e.waiting[1:]
+			if w == 0 {
+				e.waiting = e.waiting[1:]
+			} else {
+				e.waiting = append(e.waiting[:w], e.waiting[w+1:]...)
+			}
 			s.running = true
 			if !s.scheduledOnce {
 				s.scheduledOnce = true
@@ -377,6 +445,19 @@ func (e *Engine) Step() *StepResult {
 			b.SpecK, b.SpecDraftFrac = specK, e.Cfg.SpecDraftFrac
 			break
 		}
+	}
+	if us := e.Cost.P.GrammarTokenUS; us > 0 {
+		// One bitmask per structured sequence per sampled position (the drafts' too).
+		masks := 0
+		for i, w := range e.sched {
+			if w.Sampled && e.schedOf[i].Structured {
+				masks++
+				if e.specOf[i] {
+					masks += specK
+				}
+			}
+		}
+		b.Grammar = float64(masks) * us * 1e-6
 	}
 	b.Compile = e.coldStall(b.Tokens())
 	r.Batch = b
@@ -487,8 +568,10 @@ func (e *Engine) complete() {
 		}
 		s.generated += tokens
 		r.GenTokens += tokens
+		ttft := -1
 		if s.FirstToken == 0 {
 			s.FirstToken = now
+			ttft = len(r.TTFTs)
 			r.TTFTs = append(r.TTFTs, now-s.Arrival)
 		} else {
 			r.ITLs = append(r.ITLs, now-s.LastToken)
@@ -501,12 +584,14 @@ func (e *Engine) complete() {
 				finish = "stop"
 			}
 		}
-		if s.Sink != nil {
-			e.emits = append(e.emits, stepOutput{s: s, tokens: tokens, finish: finish})
-		}
+		out := stepOutput{s: s, tokens: tokens, finish: finish, ttft: ttft, fin: -1}
 		if finish != "" {
 			s.running = false
+			out.fin = len(r.Finished)
 			e.finish(s, finish)
+		}
+		if s.Sink != nil {
+			e.emits = append(e.emits, out)
 		}
 	}
 	keep := e.running[:0]
@@ -524,12 +609,19 @@ type stepOutput struct {
 	s      *Seq
 	tokens int
 	finish string
+	// ttft and fin index the step's TTFTs and Finished entries this output completes (-1:
+	// none), which a decoupled frontend stamps (deliverDecoupled).
+	ttft, fin int
 }
 
 // deliver runs the step's outputs through the frontend, a single server working in parallel
 // with the engine core (FIFO over steps): it starts on a step's outputs when both the step
 // and the previous step's outputs are done.
 func (e *Engine) deliver() {
+	if e.Cost.P.FrontendDecoupled {
+		e.deliverDecoupled()
+		return
+	}
 	r := &e.res
 	tokens := 0
 	for _, em := range e.emits {
@@ -541,6 +633,57 @@ func (e *Engine) deliver() {
 	r.DeliverAt = at
 	for i, em := range e.emits {
 		em.s.Sink.Emit(em.s, em.tokens, at, em.finish)
+		e.emits[i] = stepOutput{}
+	}
+	e.emits = e.emits[:0]
+}
+
+// deliverDecoupled hands the step's outputs to vLLM V1's API-server processes, which run
+// apart from the engine core: each takes its own requests' outputs once the step has ended
+// and it has finished what it was handed before (FIFO), spends FrontendStepUS on the step
+// and FrontendTokenUS per token, and only then do its clients see them. The engine core
+// never waits, so a slow frontend queues outputs instead of slowing steps.
+//
+// vLLM computes TTFT and end-to-end latency in the frontend's output processor when it
+// picks an iteration's outputs up (from the request's frontend arrival; IterationStats'
+// timestamp), and the inter-token, queue, prefill and decode intervals from the engine
+// core's own timestamps (vLLM's docs/design/metrics.md). So the engine's TTFT and E2E
+// histograms include the frontend's queue but not its handling of that step, while its
+// ITL histogram shows engine time alone.
+func (e *Engine) deliverDecoupled() {
+	r := &e.res
+	p := &e.Cost.P
+	n := len(e.apiBusy)
+	if cap(e.apiTok) < n {
+		e.apiTok, e.apiStart = make([]int, n), make([]float64, n)
+	}
+	tok, start := e.apiTok[:n], e.apiStart[:n]
+	clear(tok)
+	for i := range start {
+		start[i] = -1
+	}
+	for _, em := range e.emits {
+		tok[em.s.apiServer] += em.tokens
+		start[em.s.apiServer] = 0
+	}
+	r.DeliverAt = e.now
+	for j := range start {
+		if start[j] < 0 {
+			continue
+		}
+		start[j] = math.Max(e.now, e.apiBusy[j])
+		e.apiBusy[j] = start[j] + (p.FrontendStepUS+p.FrontendTokenUS*float64(tok[j]))*1e-6
+		r.DeliverAt = math.Max(r.DeliverAt, e.apiBusy[j])
+	}
+	for i, em := range e.emits {
+		j := em.s.apiServer
+		if em.ttft >= 0 {
+			r.TTFTs[em.ttft] = start[j] - em.s.Arrival
+		}
+		if em.fin >= 0 {
+			r.Finished[em.fin].E2E = start[j] - em.s.Arrival
+		}
+		em.s.Sink.Emit(em.s, em.tokens, e.apiBusy[j], em.finish)
 		e.emits[i] = stepOutput{}
 	}
 	e.emits = e.emits[:0]
@@ -600,6 +743,57 @@ func (e *Engine) dropAborted() {
 	}
 	clear(e.waiting[len(kw):])
 	e.waiting = kw
+}
+
+// prefillSlots is one step's account of partial prefills (EngineConfig.MaxPartialPrefills).
+type prefillSlots struct {
+	on             bool
+	partial, longs int // prompts prefilled across steps now, and the long ones among them
+	slot           int // the most tokens one prefill may take this step
+	threshold      int // a prompt with more uncached tokens than this is long
+}
+
+func (p *prefillSlots) long(rest int) bool { return p.threshold > 0 && rest > p.threshold }
+
+// partialPrefills counts the prompts in flight and, with a bound above 1, sizes each
+// prefill's share of the step the way vLLM's PartialPrefillMetadata.from_queues does: the
+// running prefills plus the waiting prompts that could join them (long ones only up to
+// their bound), capped at the bound, split max_num_batched_tokens evenly.
+func (e *Engine) partialPrefills() prefillSlots {
+	p := prefillSlots{slot: math.MaxInt, threshold: e.Cfg.LongPrefillThreshold}
+	bound := e.Cfg.MaxPartialPrefills
+	if bound <= 0 || !e.Cfg.ChunkedPrefill {
+		return p
+	}
+	p.on = true
+	for _, s := range e.running {
+		if s.computed < s.PromptTokens {
+			p.partial++
+			if s.longPrefill {
+				p.longs++
+			}
+		}
+	}
+	if bound == 1 {
+		return p
+	}
+	cand, longs := p.partial, p.longs
+	for _, s := range e.waiting {
+		if cand >= bound {
+			break
+		}
+		if p.long(s.total() - s.computed) {
+			if longs >= e.Cfg.MaxLongPartialPrefills {
+				continue
+			}
+			longs++
+		}
+		cand++
+	}
+	if cand > 0 {
+		p.slot = max(1, e.Cfg.MaxBatchedTokens/min(cand, bound))
+	}
+	return p
 }
 
 // expectedAccepted is the mean accepted draft tokens per speculation with k drafts and

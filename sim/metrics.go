@@ -57,7 +57,7 @@ type vllmMetrics struct {
 	engines []*engineMetrics
 }
 
-func newVLLMMetrics(modelName string, engines int, cfg EngineConfig, spec bool, gpuMemUtil float64) *vllmMetrics {
+func newVLLMMetrics(modelName string, engines int, cfg EngineConfig, spec bool, gpuMemUtil float64, cacheDType string) *vllmMetrics {
 	reg := prometheus.NewRegistry()
 	labels := []string{"model_name", "engine"}
 	gauge := func(name, help string) *prometheus.GaugeVec {
@@ -146,7 +146,7 @@ func newVLLMMetrics(modelName string, engines int, cfg EngineConfig, spec bool, 
 				em.specPerPos = append(em.specPerPos, spp.WithLabelValues(modelName, e, strconv.Itoa(p)))
 			}
 		}
-		info.WithLabelValues(strconv.Itoa(cfg.BlockSize), "auto", strconv.FormatBool(cfg.PrefixCaching),
+		info.WithLabelValues(strconv.Itoa(cfg.BlockSize), cacheDType, strconv.FormatBool(cfg.PrefixCaching),
 			strconv.FormatFloat(gpuMemUtil, 'g', -1, 64), strconv.Itoa(cfg.KVBlocks), e).Set(1)
 		m.engines = append(m.engines, em)
 	}

@@ -66,6 +66,13 @@ type completionRequest struct {
 	// Tools and ToolChoice: OpenAI tool calling (tools.go).
 	Tools      []json.RawMessage `json:"tools"`
 	ToolChoice json.RawMessage   `json:"tool_choice"`
+	// ResponseFormat and vLLM's guided-decoding parameters ask for structured output.
+	ResponseFormat    json.RawMessage `json:"response_format"`
+	GuidedJSON        json.RawMessage `json:"guided_json"`
+	GuidedRegex       json.RawMessage `json:"guided_regex"`
+	GuidedChoice      json.RawMessage `json:"guided_choice"`
+	GuidedGrammar     json.RawMessage `json:"guided_grammar"`
+	StructuredOutputs json.RawMessage `json:"structured_outputs"`
 }
 
 // parsedRequest is a validated request, ready for the engine.
@@ -79,6 +86,9 @@ type parsedRequest struct {
 	ignoreEOS    bool
 	// tool, when set, is the tool call the model answers with (tools.go); nil: text.
 	tool *toolCall
+	// structured: the request asks for guided decoding (a JSON object or schema, a regex,
+	// a choice, a grammar), which costs the engine a bitmask per sampled token.
+	structured bool
 }
 
 // parseRequest decodes and validates a request body. It never panics on any input (see
@@ -113,6 +123,9 @@ func parseRequest(body []byte, chat bool, servedModel string, maxModelLen int) (
 	}
 	if req.N != nil && *req.N != 1 {
 		return nil, badRequest("n", "n=%d is not supported by pel sim; use n=1", *req.N)
+	}
+	if aerr := p.readStructured(&req); aerr != nil {
+		return nil, aerr
 	}
 	if chat {
 		if len(req.Messages) == 0 {
@@ -165,6 +178,34 @@ func parseRequest(body []byte, chat bool, servedModel string, maxModelLen int) (
 			maxModelLen, min(uint64(n)+uint64(p.maxTokens), math.MaxInt64), n, p.maxTokens)
 	}
 	return p, nil
+}
+
+// readStructured sets structured when the request constrains its output: response_format
+// of type json_object or json_schema (text is no constraint), or any of vLLM's guided_* or
+// structured_outputs parameters.
+func (p *parsedRequest) readStructured(req *completionRequest) *apiError {
+	given := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	if given(req.ResponseFormat) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(req.ResponseFormat, &rf); err != nil {
+			return badRequest("response_format", "response_format must be an object with a type")
+		}
+		switch rf.Type {
+		case "text":
+		case "json_object", "json_schema", "structural_tag":
+			p.structured = true
+		default:
+			return badRequest("response_format.type", "response_format.type %q is not one of text, json_object, json_schema", rf.Type)
+		}
+	}
+	for _, raw := range []json.RawMessage{req.GuidedJSON, req.GuidedRegex, req.GuidedChoice, req.GuidedGrammar, req.StructuredOutputs} {
+		if given(raw) {
+			p.structured = true
+		}
+	}
+	return nil
 }
 
 func contentText(raw json.RawMessage) (string, error) {

@@ -59,15 +59,27 @@ type EngineSpec struct {
 	Replicas        int    `yaml:"replicas"`
 	Router          string `yaml:"router"` // round_robin | least_loaded
 
-	MaxNumSeqs           int     `yaml:"max_num_seqs"`
-	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens"`
-	MaxModelLen          int     `yaml:"max_model_len"`
-	EnableChunkedPrefill *bool   `yaml:"enable_chunked_prefill"`
-	LongPrefillThreshold int     `yaml:"long_prefill_token_threshold"`
-	BlockSize            int     `yaml:"block_size"`
-	KVCacheTokens        int     `yaml:"kv_cache_tokens"` // overrides sizing from memory
-	EnablePrefixCaching  *bool   `yaml:"enable_prefix_caching"`
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
+	MaxNumSeqs           int   `yaml:"max_num_seqs"`
+	MaxNumBatchedTokens  int   `yaml:"max_num_batched_tokens"`
+	MaxModelLen          int   `yaml:"max_model_len"`
+	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill"`
+	LongPrefillThreshold int   `yaml:"long_prefill_token_threshold"`
+	// MaxNumPartialPrefills and MaxLongPartialPrefills bound the prompts prefilled across
+	// steps at once, and the long ones among them (vLLM's --max-num-partial-prefills and
+	// --max-long-partial-prefills; EngineConfig.MaxPartialPrefills). 0: no bound.
+	MaxNumPartialPrefills  int     `yaml:"max_num_partial_prefills"`
+	MaxLongPartialPrefills int     `yaml:"max_long_partial_prefills"`
+	BlockSize              int     `yaml:"block_size"`
+	KVCacheTokens          int     `yaml:"kv_cache_tokens"` // overrides sizing from memory
+	EnablePrefixCaching    *bool   `yaml:"enable_prefix_caching"`
+	GPUMemoryUtilization   float64 `yaml:"gpu_memory_utilization"`
+	// ReservedGiB is GPU memory held for everything but weights and KV cache when the block
+	// pool is sized (activations, CUDA graphs, NCCL buffers, other processes), per GPU;
+	// unset: 2 GB.
+	ReservedGiB float64 `yaml:"reserved_gib"`
+	// KVDTypeBytes is the KV cache's bytes per element when it differs from the weights'
+	// (1: vLLM's --kv-cache-dtype fp8 beside bf16 weights); 0: the weights' dtype.
+	KVDTypeBytes float64 `yaml:"kv_dtype_bytes"`
 
 	CUDAGraphs     *bool    `yaml:"cuda_graphs"`
 	GraphMaxTokens int      `yaml:"graph_max_tokens"`
@@ -80,6 +92,14 @@ type EngineSpec struct {
 	DTypeBytes     float64  `yaml:"dtype_bytes"`
 	FLOPSEfficency float64  `yaml:"flops_efficiency"`
 	AllReduceUS    *float64 `yaml:"all_reduce_us"`
+	// LinkGBps is the bus bandwidth a tensor-parallel all-reduce reaches, in gigabytes per
+	// second per direction (what nccl-tests reports as busbw; e.g. ~20 over PCIe Gen4 x16
+	// with peer-to-peer, less when traffic is staged through host memory); 0: the GPU's
+	// link figure from the catalog.
+	LinkGBps float64 `yaml:"link_gbps"`
+	// ServeMetrics false makes the server answer 404 on /metrics (an engine behind a gateway
+	// that does not expose it); pel demo then does not scrape it.
+	ServeMetrics *bool `yaml:"serve_metrics"`
 
 	Scheduler struct {
 		StepUS *float64 `yaml:"step_us"`
@@ -90,10 +110,23 @@ type EngineSpec struct {
 		Async bool `yaml:"async"`
 	} `yaml:"scheduler"`
 	// Frontend is the API-server process's CPU per streamed token and per engine step.
+	// Decoupled runs it as vLLM V1's separate API-server processes, APIServers of them
+	// (--api-server-count): the engine core never waits for them, and their backlog delays
+	// only what clients see (CostParams.FrontendDecoupled).
 	Frontend struct {
-		TokenUS *float64 `yaml:"token_us"`
-		StepUS  *float64 `yaml:"step_us"`
+		TokenUS    *float64 `yaml:"token_us"`
+		StepUS     *float64 `yaml:"step_us"`
+		Decoupled  bool     `yaml:"decoupled"`
+		APIServers int      `yaml:"api_servers"`
 	} `yaml:"frontend"`
+	// StructuredOutput is guided decoding's cost on the engine core: TokenUS of host time per
+	// structured request per sampled position, serial with the step. It applies to requests
+	// that ask for it (response_format json_object/json_schema, vLLM's guided_* parameters)
+	// and to a Share of all other requests, drawn per request from the simulator's seed.
+	StructuredOutput struct {
+		TokenUS float64 `yaml:"token_us"`
+		Share   float64 `yaml:"share"`
+	} `yaml:"structured_output"`
 	Speculative struct {
 		NumTokens  int     `yaml:"num_tokens"`
 		Acceptance float64 `yaml:"acceptance"`
@@ -320,6 +353,30 @@ func (s *Scenario) validate() error {
 		return errors.New("engine.dtype_bytes: must be in [0, 4] (1 for FP8, 2 for bf16)")
 	case e.Proxy.BufferBytes < 0:
 		return errors.New("engine.proxy.buffer_bytes: must be >= 0")
+	case e.MaxNumPartialPrefills < 0 || e.MaxNumPartialPrefills > 1024:
+		return errors.New("engine.max_num_partial_prefills: must be 0..1024")
+	case e.MaxLongPartialPrefills < 0 || e.MaxLongPartialPrefills > max(1, e.MaxNumPartialPrefills):
+		return errors.New("engine.max_long_partial_prefills: must be at least 1 and at most max_num_partial_prefills")
+	case e.MaxLongPartialPrefills > 0 && e.MaxNumPartialPrefills == 0:
+		return errors.New("engine.max_long_partial_prefills: needs max_num_partial_prefills")
+	case e.MaxNumPartialPrefills > 0 && e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill:
+		return errors.New("engine.max_num_partial_prefills: needs chunked prefill")
+	case e.ReservedGiB < 0 || e.ReservedGiB > 1024:
+		return errors.New("engine.reserved_gib: must be in [0, 1024]")
+	case e.KVDTypeBytes != 0 && e.KVDTypeBytes != 1 && e.KVDTypeBytes != 2:
+		return errors.New("engine.kv_dtype_bytes: must be 1 (fp8) or 2 (bf16)")
+	case e.LinkGBps < 0 || e.LinkGBps > 10000:
+		return errors.New("engine.link_gbps: must be in (0, 10000] GB/s")
+	case e.Frontend.APIServers < 0 || e.Frontend.APIServers > 64:
+		return errors.New("engine.frontend.api_servers: must be 1..64")
+	case e.Frontend.APIServers > 1 && !e.Frontend.Decoupled:
+		return errors.New("engine.frontend.api_servers: needs decoupled: true (API-server processes run apart from the engine core)")
+	case e.StructuredOutput.TokenUS < 0 || e.StructuredOutput.TokenUS > 1e6:
+		return errors.New("engine.structured_output.token_us: must be in [0, 1e6] microseconds")
+	case e.StructuredOutput.Share < 0 || e.StructuredOutput.Share > 1:
+		return errors.New("engine.structured_output.share: must be in [0, 1]")
+	case e.ServeMetrics != nil && !*e.ServeMetrics && slices.Contains(s.Evidence, "metrics"):
+		return errors.New("engine.serve_metrics: false, but evidence lists metrics")
 	}
 	for name, v := range map[string]*float64{"launch_us": e.LaunchUS, "graph_launch_us": e.GraphLaunchUS,
 		"min_kernel_us": e.MinKernelUS, "all_reduce_us": e.AllReduceUS, "scheduler.step_us": e.Scheduler.StepUS,
@@ -344,6 +401,9 @@ func (s *Scenario) validate() error {
 	}
 	return nil
 }
+
+// ServesMetrics reports whether the deployment answers GET /metrics.
+func (e *EngineSpec) ServesMetrics() bool { return e.ServeMetrics == nil || *e.ServeMetrics }
 
 // costParams resolves the scenario's cost-model knobs over the defaults.
 func (s *Scenario) costParams() CostParams {
@@ -370,6 +430,10 @@ func (s *Scenario) costParams() CostParams {
 	p.Overlap = e.Scheduler.Async
 	setF(&p.FrontendTokenUS, e.Frontend.TokenUS)
 	setF(&p.FrontendStepUS, e.Frontend.StepUS)
+	p.FrontendDecoupled = e.Frontend.Decoupled
+	p.APIServers = max(1, e.Frontend.APIServers)
+	p.GrammarTokenUS = e.StructuredOutput.TokenUS
+	p.LinkBW = e.LinkGBps * 1e9
 	if e.MemEfficiency > 0 {
 		p.MemEff = e.MemEfficiency
 	}
@@ -387,7 +451,9 @@ func (s *Scenario) engineConfig() EngineConfig {
 		GPUMemoryFraction: e.GPUMemoryUtilization, SpecK: e.Speculative.NumTokens,
 		SpecAcceptance: e.Speculative.Acceptance, SpecDraftFrac: e.Speculative.DraftCost,
 		ColdStartup: e.ColdStart.Startup.Seconds(), ColdCompile: e.ColdStart.Compile.Seconds(),
-		ColdShapes: e.ColdStart.Shapes, LongPrefillThreshold: e.LongPrefillThreshold}
+		ColdShapes: e.ColdStart.Shapes, LongPrefillThreshold: e.LongPrefillThreshold,
+		MaxPartialPrefills: e.MaxNumPartialPrefills, MaxLongPartialPrefills: e.MaxLongPartialPrefills,
+		ActivationReserveGB: e.ReservedGiB * (1 << 30) / 1e9}
 	if c.BlockSize == 0 {
 		c.BlockSize = 16
 	}

@@ -78,12 +78,15 @@ type replica struct {
 	out   []emission   // emissions of the current step, delivered after its wall time
 	ring  *stepRing
 	cap   atomic.Pointer[traceCapture]
+	// late holds a decoupled frontend's emissions due after their step (deliverer).
+	late *lateQueue
 }
 
 type emission struct {
 	st     *stream
 	tokens int
 	finish string
+	at     float64 // virtual time the client sees it
 }
 
 // NewServer builds a server for a scenario; Start serves it.
@@ -117,13 +120,18 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	if s.Engine.DTypeBytes > 0 {
 		m.DTypeBytes = s.Engine.DTypeBytes
 	}
+	m.KVDTypeBytes = s.Engine.KVDTypeBytes
 	cost := NewCostModel(g, m, s.costParams())
 	cfg := s.engineConfig()
 	srv := &Server{sc: s, opts: opts, cost: cost, closed: make(chan struct{})}
 	n := max(1, s.Engine.Replicas)
 	for i := 0; i < n; i++ {
 		e := NewEngine(i, cfg, cost, opts.Seed)
-		srv.replicas = append(srv.replicas, &replica{idx: i, eng: e, wake: make(chan struct{}, 1), ring: newStepRing(1 << 14)})
+		r := &replica{idx: i, eng: e, wake: make(chan struct{}, 1), ring: newStepRing(1 << 14)}
+		if cost.P.FrontendDecoupled {
+			r.late = newLateQueue()
+		}
+		srv.replicas = append(srv.replicas, r)
 	}
 	srv.cfg = srv.replicas[0].eng.Cfg
 	if srv.cfg.KVBlocks*srv.cfg.BlockSize < 1 {
@@ -133,12 +141,24 @@ func NewServer(s *Scenario, opts Options) (*Server, error) {
 	if gmu == 0 {
 		gmu = 0.9
 	}
-	srv.metrics = newVLLMMetrics(s.Engine.ServedModelName, n, srv.cfg, cfg.SpecK > 0, gmu)
+	srv.metrics = newVLLMMetrics(s.Engine.ServedModelName, n, srv.cfg, cfg.SpecK > 0, gmu, cacheDType(s.Engine.KVDTypeBytes))
 	srv.dcgm = newDCGMState(srv)
 	if opts.OTLPEndpoint != "" {
 		srv.otlp = newOTLPExporter(opts.OTLPEndpoint)
 	}
 	return srv, nil
+}
+
+// cacheDType is vLLM's --kv-cache-dtype for a scenario's kv_dtype_bytes ("auto": the
+// model's dtype).
+func cacheDType(kvBytes float64) string {
+	switch kvBytes {
+	case 1:
+		return "fp8"
+	case 2:
+		return "bfloat16"
+	}
+	return "auto"
 }
 
 // Scenario returns the server's scenario.
@@ -173,6 +193,10 @@ func (s *Server) Start(addr, dcgmAddr string) error {
 	for _, r := range s.replicas {
 		s.wg.Add(1)
 		go s.drive(r)
+		if r.late != nil {
+			s.wg.Add(1)
+			go s.deliverLate(r)
+		}
 	}
 	go s.httpSrv.Serve(ln)
 	if dln != nil {
@@ -266,8 +290,13 @@ func (s *Server) drive(r *replica) {
 				c.add(res)
 			}
 		}
-		// Clients see the step's tokens once the frontend has handled them.
+		// Clients see the step's tokens once the frontend has handled them. A decoupled
+		// frontend's backlog does not hold the engine core: its loop goes on at the step's
+		// end and the deliverer hands the tokens over when they are due.
 		target := s.wallAt(max(eng.Now(), res.DeliverAt))
+		if r.late != nil {
+			target = s.wallAt(eng.Now())
+		}
 		if d := time.Until(target); d > 200*time.Microsecond {
 			timer.Reset(d)
 			select {
@@ -290,6 +319,10 @@ func (s *Server) drive(r *replica) {
 		// scrapes /metrics must find its request counted (as tests and pel run expect).
 		s.metrics.record(r.idx, res, s.obs)
 		for _, em := range r.out {
+			if r.late != nil && em.at > eng.Now() {
+				r.late.add(em)
+				continue
+			}
 			em.st.push(em.tokens, em.finish)
 		}
 		clear(r.out)
@@ -379,9 +412,10 @@ type stream struct {
 	reqID, traceID, parentID string
 }
 
-// Emit is called by the engine during a step; delivery waits for the step's wall time.
-func (st *stream) Emit(_ *Seq, tokens int, _ float64, finish string) {
-	st.r.out = append(st.r.out, emission{st: st, tokens: tokens, finish: finish})
+// Emit is called by the engine during a step; delivery waits for the step's wall time (or,
+// with a decoupled frontend, for at).
+func (st *stream) Emit(_ *Seq, tokens int, at float64, finish string) {
+	st.r.out = append(st.r.out, emission{st: st, tokens: tokens, finish: finish, at: at})
 }
 
 func (st *stream) push(tokens int, finish string) {
@@ -423,7 +457,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	if s.sc.Engine.ServesMetrics() {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	}
 	mux.HandleFunc("GET /debug/trace", s.serveTrace)
 	if s.opts.ProfileDir != "" {
 		mux.HandleFunc("POST /start_profile", s.serveStartProfile)
@@ -520,7 +556,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	rep := s.route()
 	st := &stream{r: rep, notify: make(chan struct{}, 1), reqID: id}
 	st.traceID, st.parentID, _ = parseTraceparent(tp)
-	st.seq = &Seq{ID: seed, PromptTokens: prompt, MaxTokens: p.maxTokens, Target: target, Sink: st}
+	st.seq = &Seq{ID: seed, PromptTokens: prompt, MaxTokens: p.maxTokens, Target: target, Sink: st,
+		Structured: p.structured}
+	if so := s.sc.Engine.StructuredOutput; !p.structured && so.Share > 0 {
+		// A stream of its own, so the draw never shifts the EOS length's.
+		st.seq.Structured = newRand(seed^0x6a09e667f3bcc908).Float64() < so.Share
+	}
 	s.enqueue(st, p.promptIDs)
 	cw := &chunkWriter{chat: chat, model: p.model, created: strconv.FormatInt(time.Now().Unix(), 10), tool: p.tool}
 	if chat {

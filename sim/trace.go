@@ -216,9 +216,14 @@ func (s *Server) writeKineto(out io.Writer, c *traceCapture) error {
 		t.ev(fmt.Sprintf(`{"ph": "X", "cat": "user_annotation", "name": "Scheduler.schedule", "pid": %d, "tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d, "num_seqs": %d, "num_tokens": %d}}`,
 			hostPID, hostTID, t.ts(tm.Start), t.dur(s.cost.SchedCPU(len(st.batch.Seqs))), ext, len(st.batch.Seqs), st.batch.Tokens()))
 		ext++
-		if tm.CompileEnd > tm.SchedEnd {
+		if tm.GrammarEnd > tm.SchedEnd {
+			t.ev(fmt.Sprintf(`{"ph": "X", "cat": "user_annotation", "name": "StructuredOutputManager.grammar_bitmask", "pid": %d, "tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d}}`,
+				hostPID, hostTID, t.ts(tm.SchedEnd), t.dur(tm.GrammarEnd-tm.SchedEnd), ext))
+			ext++
+		}
+		if tm.CompileEnd > tm.GrammarEnd {
 			t.ev(fmt.Sprintf(`{"ph": "X", "cat": "user_annotation", "name": "Torch-Compiled Region: 0/%d", "pid": %d, "tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d}}`,
-				si, hostPID, hostTID, t.ts(tm.SchedEnd), t.dur(tm.CompileEnd-tm.SchedEnd), ext))
+				si, hostPID, hostTID, t.ts(tm.GrammarEnd), t.dur(tm.CompileEnd-tm.GrammarEnd), ext))
 			ext++
 		}
 		t.ev(fmt.Sprintf(`{"ph": "X", "cat": "user_annotation", "name": "execute_model", "pid": %d, "tid": %d, "ts": %s, "dur": %s, "args": {"External id": %d}}`,
@@ -226,7 +231,7 @@ func (s *Server) writeKineto(out io.Writer, c *traceCapture) error {
 		ext++
 		ks := s.cost.Plan(st.batch)
 		graphCorr := 0
-		s.cost.Lay(ks, st.batch.Tokens(), tm.Start, s.cost.SchedCPU(len(st.batch.Seqs)), st.batch.Compile,
+		s.cost.Lay(ks, st.batch.Tokens(), tm.Start, s.cost.SchedCPU(len(st.batch.Seqs)), st.batch.Grammar, st.batch.Compile,
 			func(i int, k *Kernel, ls, ld, kstart float64) {
 				myCorr := corr
 				if tm.Graph {
