@@ -40,7 +40,7 @@ var ErrBadInput = badinput.ErrBadInput
 type Options struct {
 	Scenario  string // name or file; default DefaultScenario
 	OutDir    string // run directory; must be absent or empty
-	NoMetrics bool   // do not sample the engine's /metrics (shows how the diagnosis degrades)
+	NoMetrics bool   // do not sample the engine's /metrics (shows how the diagnosis degrades); implied by a scenario with serve_metrics: false
 	NoDCGM    bool   // do not sample the virtual GPU's DCGM page
 	NoTrace   bool   // do not capture a trace even when the scenario lists one
 	Seed      uint64 // simulator seed (default 1)
@@ -97,7 +97,7 @@ func runScenario(ctx context.Context, sc *sim.Scenario, o Options, begin time.Ti
 
 	var cols []runner.Collector
 	sc2 := scrape.Config{}
-	if !o.NoMetrics {
+	if !o.NoMetrics && sc.Engine.ServesMetrics() {
 		sc2.Engine = []string{srv.URL() + "/metrics"}
 	}
 	if !o.NoDCGM {

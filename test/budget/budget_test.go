@@ -155,7 +155,7 @@ func TestScenarioOwners(t *testing.T) {
 					os.RemoveAll(dir)
 				}
 				res, err := demo.Run(context.Background(), demo.Options{Scenario: f, OutDir: dir, Seed: seed,
-					NoDCGM: !slices.Contains(s.Evidence, "dcgm")})
+					NoMetrics: !slices.Contains(s.Evidence, "metrics"), NoDCGM: !slices.Contains(s.Evidence, "dcgm")})
 				if err != nil {
 					t.Fatal(err)
 				}
