@@ -31,7 +31,7 @@ func chunkedPrefillAdvice(v *view, h *hit) {
 	case known && on:
 		h.predicted = nil
 		h.cond = ""
-		h.prediction = "Chunked prefill is already on (the engine reports it): turning it on changes nothing. If long prefills still fill the steps, capping each one's share of a step (vLLM --long-prefill-token-threshold) or a smaller step token budget lets short prompts in; the head-of-line ratio should then fall by half."
+		h.prediction = "Chunked prefill is already on (the engine reports it): turning it on changes nothing. If long prefills still fill the steps, capping each one's share of a step (" + profileOf(v.engine).Knobs.ChunkCap + ") lets short prompts in; the head-of-line ratio should then fall by half."
 		h.confNote = joinNote(h.confNote, "chunked prefill is on by the engine's own report")
 	case !known:
 		h.cond = "chunked prefill is off (the engine does not report it) and " + h.cond

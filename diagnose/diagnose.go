@@ -528,7 +528,7 @@ func missingSources(v *view) []evidence.MissingSource {
 		out = append(out, evidence.MissingSource{Source: "engine /metrics", Flag: "--metrics URL",
 			Settles: "queueing vs KV-cache pressure vs prefill; server-side TTFT for the client−server gap"})
 	}
-	cpu := knobsFor(v.engine).cpu
+	cpu := profileOf(v.engine).CPU
 	if !v.hasSource("dcgm") && !v.has(evidence.SigSMActive) {
 		m := evidence.MissingSource{Source: "dcgm", Flag: "--dcgm URL",
 			Settles: "bandwidth-bound vs launch-bound vs host-bound (SM active, DRAM active, tensor active)"}

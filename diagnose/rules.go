@@ -192,7 +192,7 @@ var (
 	prefillCompute = &rule{id: "prefill-compute", layer: evidence.LayerKernel, eval: rulePrefillCompute,
 		defers: []*rule{prefillHOL, admissionQueue, kvThrash, clientServerGap},
 		explains: []attribution{{comp: cPrefillOver, tier: tierOwnCause, name: "prefill above its floor (%s)",
-			when: func(b *budgetCtx, v *view) bool { return b.floors || !knobsFor(v.engine).cpu }}}}
+			when: func(b *budgetCtx, v *view) bool { return b.floors || !profileOf(v.engine).CPU }}}}
 	bandwidthBound = &rule{id: "bandwidth-bound", layer: evidence.LayerHardware, eval: ruleBandwidthBound,
 		defers: []*rule{specNegative, exposedComm, launchBound, clientServerGap, kvThrash},
 		explains: []attribution{
@@ -244,7 +244,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 		hypothesis: "Running sequences outgrow the KV-cache blocks; the scheduler preempts and recomputes them, so the same prompts are prefilled again and waiting requests queue behind the churn.",
 		items:      []meas{kv, pr},
 		confidence: confDirect,
-		nextProbe:  fmt.Sprintf("Step max concurrent sequences down (%s) while watching %s; check the prefix-cache hit rate trend for eviction.", knobsFor(v.engine).seqs, knobsFor(v.engine).kv),
+		nextProbe:  fmt.Sprintf("Step max concurrent sequences down (%s) while watching %s; check the prefix-cache hit rate trend for eviction.", profileOf(v.engine).Knobs.Seqs, profileOf(v.engine).Knobs.KV),
 		impact: impactSpec{dims: []string{dimTTFT, dimITL, dimTPOT, dimE2E}, when: []seriesCond{
 			{evidence.SigKVUsageMax, ">=", kvFullRatio}, {evidence.SigPreemptionRate, ">", 0}}},
 		strength: clamp01(pr.item.Value / (10 * preemptRateMin)),
@@ -265,7 +265,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActMoreKV), Expect: []evidence.Expectation{
 		v.expect(evidence.SigPreemptionRate, "<=", preemptRateMin, false),
 		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
-	}, Note: fmt.Sprintf("Capping concurrent sequences (%s) at %s instead (peak KV usage near %.0f%%) also stops the preemptions, but moves the wait into the admission queue when more tasks are in flight than the cap.", knobsFor(v.engine).seqs, cap, kvTargetRatio*100)}
+	}, Note: fmt.Sprintf("Capping concurrent sequences (%s) at %s instead (peak KV usage near %.0f%%) also stops the preemptions, but moves the wait into the admission queue when more tasks are in flight than the cap.", profileOf(v.engine).Knobs.Seqs, cap, kvTargetRatio*100)}
 	return h
 }
 
@@ -286,7 +286,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
 			v.expect(evidence.SigHOLTTFTRatio, "<=", -0.5, true),
 		}, Note: "The long prompts' own TTFT rises, and ITL a little, since steps now carry prefill chunks."},
-		nextProbe: fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", knobsFor(v.engine).queue, knobsFor(v.engine).prefill),
+		nextProbe: fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", profileOf(v.engine).Knobs.Queue, profileOf(v.engine).Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
 		strength:  clamp01((hol.item.Value - holRatioMin) / (4 * holRatioMin)),
 	}
@@ -632,7 +632,7 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 	k := (L - 1) / alpha
 	h := &hit{
 		hypothesis: "Speculative decoding spends k draft passes and a wider verification per step, but too few draft tokens survive: acceptance × tokens saved is below the draft cost, so each token costs more than without speculation.",
-		nextProbe:  fmt.Sprintf("Run the same contract with %s (one canary): compare ITL p50 and the engine's accepted/draft token counters by task type.", knobsFor(v.engine).spec),
+		nextProbe:  fmt.Sprintf("Run the same contract with %s (one canary): compare ITL p50 and the engine's accepted/draft token counters by task type.", profileOf(v.engine).Knobs.Spec),
 		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
 		items:      []meas{asContext(acc), asContext(ln)},
 	}

@@ -59,7 +59,7 @@ const (
 const dimTimeout = "timeout"
 
 func ruleAdmissionQueue(v *view, o *Options) *hit {
-	k := knobsFor(v.engine)
+	k := profileOf(v.engine)
 	h := &hit{impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}}}
 	var decisive []meas
 	share := 0.0
@@ -137,7 +137,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	if okI && okR {
 		h.symptom += fmt.Sprintf(" (%.1f in flight at the client, %.1f running in the engine)", inf, run)
 	}
-	h.hypothesis = fmt.Sprintf("More tasks arrive than %s admits at once (at most %s ran together): the rest wait for a free sequence slot, so TTFT is queue time while decode speed stays as it is.", k.name, slots)
+	h.hypothesis = fmt.Sprintf("More tasks arrive than %s admits at once (at most %s ran together): the rest wait for a free sequence slot, so TTFT is queue time while decode speed stays as it is.", k.Title, slots)
 	fall := 1 - (1-share)/(1-queueTargetShare)
 	ch := change(v.engine, evidence.ActRaiseSeqs)
 	if runMax >= 1 {
@@ -146,7 +146,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	h.cond = "admission is the limit"
 	h.predicted = &evidence.Predicted{Change: ch, Note: "Offering less load moves the same counters."}
 	h.predicted.Expect = append(h.predicted.Expect, queueExpect(v, o, decisive, fall)...)
-	if k.cpu {
+	if k.CPU {
 		// On a CPU, decoding more sequences at once is compute-bound: the wait turns into
 		// shared, slower service, so TTFT falls by less than the queue and TPOT rises.
 		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP50, "<=", 0, true))
@@ -170,7 +170,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 			}
 		}
 	}
-	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.queue, queueTargetShare*100)
+	h.nextProbe = fmt.Sprintf("Watch %s against pel's in-flight count during the run; repeat the run at half the load: the queue share should fall below %.0f%%.", k.Knobs.Queue, queueTargetShare*100)
 	h.strength = clamp01((share - queueShareMin) / (1 - queueShareMin))
 	switch {
 	case tl.present && !tl.holds:
@@ -180,7 +180,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
 		h.cond = "capacity is the limit"
 		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: queueExpect(v, o, decisive, fall),
-			Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.seqs)}
+			Note: fmt.Sprintf("Raising %s alone moves the wait into slower decode (TPOT rises by about as much as TTFT falls).", k.Knobs.Seqs)}
 	case tl.present:
 		h.items = append(h.items, asContext(tl))
 	}
@@ -221,7 +221,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 	if !chance.holds {
 		return nil
 	}
-	k := knobsFor(v.engine)
+	k := profileOf(v.engine)
 	h := &hit{
 		symptom: fmt.Sprintf("decode stalls: %.1f%% of token gaps are stalls, and %.0f%% of them end as another task gets its first token (%.0f%% of ordinary gaps do)",
 			st.item.Value*100, al.item.Value*100, base*100),
@@ -233,7 +233,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			v.expect(evidence.SigStallShare, "<=", stallShareMin, false),
 			v.expect(evidence.SigITLP99, "<=", -0.3, true),
 		}, Note: "TTFT p50 rises by less than one prefill."},
-		nextProbe: fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.prefill),
+		nextProbe: fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
 		strength:  clamp01(st.item.Value / (10 * stallShareMin)),
 	}
@@ -293,7 +293,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	if !q.present || !q.holds {
 		return nil // a queue (or an unknown split) holds the time: not the prefill itself
 	}
-	k := knobsFor(v.engine)
+	k := profileOf(v.engine)
 	svc, _ := v.val(evidence.SigServiceTTFT)
 	h := &hit{
 		symptom:    fmt.Sprintf("TTFT over its bound while %.0f%% of it is the task's own prefill (service %.0f ms)", (1-q.item.Value)*100, svc),
@@ -304,7 +304,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActShorterPrompts), Expect: []evidence.Expectation{
 			v.expect(evidence.SigTTFTP99, "<=", -0.35, true),
 		}, Note: "More sequence slots or chunked prefill leave TTFT unchanged or higher."},
-		nextProbe: fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.prefill),
+		nextProbe: fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimTTFT, dimE2E}},
 		strength:  0.5,
 	}
@@ -322,7 +322,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	} else {
 		h.confNote = "prompt lengths too uniform to fit service time against length"
 	}
-	if k.cpu {
+	if k.CPU {
 		h.hypothesis += " On a CPU engine this is the matrix throughput of its threads."
 		if !v.hasSource("dcgm") && o.System.GPU == "" {
 			// With no GPU known, the engine computes on the host's cores, which every process
@@ -397,7 +397,7 @@ func errorRule(class string) *rule {
 			}, matchWhat: "tasks failed as " + class},
 			strength: clamp01(m.item.Value * 5),
 		}
-		if class == record.ErrConn && knobsFor(v.engine).name == "llama.cpp" {
+		if class == record.ErrConn && profileOf(v.engine).ClosesStreams {
 			h.hypothesis += " llama.cpp's server advertises keep-alive but closes the connection after a streamed response; pel resends a request that failed on a reused connection before any response byte, so these failed otherwise."
 		}
 		return h
@@ -409,17 +409,17 @@ func ruleContextExhausted(v *view, o *Options) *hit {
 	if !m.present || !m.holds {
 		return nil
 	}
-	k := knobsFor(v.engine)
+	k := profileOf(v.engine)
 	h := &hit{
 		symptom:    fmt.Sprintf("%.1f%% of tasks lost context (%s)", m.item.Value*100, v.sig[evidence.SigContextExhaustedRate].Note),
-		hypothesis: fmt.Sprintf("Each sequence's context is smaller than the contract's prompt plus output: %s refuses the prompt, truncates it, or shifts the context while generating, so the output no longer answers the prompt sent.", k.name),
+		hypothesis: fmt.Sprintf("Each sequence's context is smaller than the contract's prompt plus output: %s refuses the prompt, truncates it, or shifts the context while generating, so the output no longer answers the prompt sent.", k.Title),
 		items:      []meas{m},
 		confidence: confCorroborated,
 		cond:       "the per-sequence context is the limit",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActMoreContext), Expect: []evidence.Expectation{
 			rateGone(evidence.SigContextExhaustedRate),
 		}, Note: "Acceptance rises by the same share."},
-		nextProbe: fmt.Sprintf("Compare the contract's longest prompt + max_tokens with the per-sequence context (%s); check usage.prompt_tokens against what was sent.", k.kv),
+		nextProbe: fmt.Sprintf("Compare the contract's longest prompt + max_tokens with the per-sequence context (%s); check usage.prompt_tokens against what was sent.", k.Knobs.KV),
 		impact:    impactSpec{match: stats.ContextExhausted, matchWhat: "tasks refused, truncated or context-shifted"},
 		strength:  clamp01(m.item.Value * 2),
 	}

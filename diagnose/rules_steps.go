@@ -81,7 +81,7 @@ func ruleReprefill(v *view, o *Options) *hit {
 	if pr := v.judge(evidence.SigPreemptionRate, "<=", preemptRateMin); pr.present {
 		h.items = append(h.items, asContext(pr)) // the running sequences fit: not thrashing
 	}
-	k := knobsFor(v.engine)
+	k := profileOf(v.engine)
 	lost := ""
 	switch {
 	case !math.IsNaN(kept):
@@ -96,8 +96,8 @@ func ruleReprefill(v *view, o *Options) *hit {
 		}
 	}
 	h.hypothesis = "The prefix cache is too small for the conversations in flight: between two turns of one conversation (think time, tool latency) other traffic evicts its blocks, so every later turn prefills the whole grown context again, and its first token waits for that prefill (and the extra prefill load delays everyone else's)."
-	if k.name == "llama.cpp" {
-		h.hypothesis += " llama.cpp keeps one prompt per slot: a conversation finds its history only if no other task took its slot meanwhile."
+	if k.SlotCache {
+		h.hypothesis += " " + k.Title + " keeps one prompt per slot: a conversation finds its history only if no other task took its slot meanwhile."
 	}
 	h.confidence = confOneSource + confPerSource*float64(len(causes)-1)
 	if ratio.present && ratio.holds && over.present && over.holds {
@@ -117,11 +117,11 @@ func ruleReprefill(v *view, o *Options) *hit {
 	}
 	exp = append(exp, v.expect(evidence.SigStepsLaterTTFTP99, "<=", -0.3, true))
 	note := "Fewer conversations in flight, or routing each conversation's turns to the replica holding its history, moves the same counters."
-	if k.name == "llama.cpp" {
-		note = "On llama.cpp, more slots (-np, with -c raised so each keeps its context) keep more conversations between their turns."
+	if k.SlotCache {
+		note = fmt.Sprintf("On %s, more slots (%s) keep more conversations between their turns.", k.Title, k.Knobs.Seqs)
 	}
 	h.predicted = &evidence.Predicted{Change: ch, Expect: exp, Note: note}
-	h.nextProbe = fmt.Sprintf("Rerun with half the conversations in flight, or with the think time halved: the re-prefilled share should fall and later turns' TTFT with it; watch %s per turn (requests.jsonl has a record per call: its prompt, the tokens it carried over and, where the server says, how many were cached).", k.kv)
+	h.nextProbe = fmt.Sprintf("Rerun with half the conversations in flight, or with the think time halved: the re-prefilled share should fall and later turns' TTFT with it; watch %s per turn (requests.jsonl has a record per call: its prompt, the tokens it carried over and, where the server says, how many were cached).", k.Knobs.KV)
 	h.impact = impactSpec{dims: []string{dimTTFT, dimE2E}, match: laterTTFTRejected,
 		matchWhat: "multi-step tasks with a later call over its TTFT bound"}
 	h.strength = clamp01(causes[0].item.Value)
