@@ -101,13 +101,17 @@ type ContractRef struct {
 
 // Run describes the run the evidence came from.
 type Run struct {
-	Target    string    `json:"target"`
-	Engine    string    `json:"engine,omitempty"` // vllm, sglang, tgi, triton, trtllm, llamacpp, sim...
-	Model     string    `json:"model,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	DurationS float64   `json:"duration_s"`
-	Phases    []Phase   `json:"phases"`
-	Scenario  string    `json:"scenario,omitempty"` // set by pel demo only; never read by diagnose
+	Target string `json:"target"`
+	Engine string `json:"engine,omitempty"` // vllm, sglang, tgi, triton, trtllm, llamacpp, sim...
+	// EngineForm is how the engine's server is built: "one" process (HTTP front end and the
+	// engine loop together) or "two" (an API server apart from the engine core, so a
+	// frontend's per-token cost delays tokens without stalling the engine's steps).
+	EngineForm string    `json:"engine_form,omitempty"`
+	Model      string    `json:"model,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationS  float64   `json:"duration_s"`
+	Phases     []Phase   `json:"phases"`
+	Scenario   string    `json:"scenario,omitempty"` // set by pel demo only; never read by diagnose
 
 	// RetentionS is the contract's retention period in seconds (0: none set): pel prune
 	// removes the run directory once StartedAt is older than it.

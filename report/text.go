@@ -29,7 +29,14 @@ func Text(w io.Writer, ev *evidence.Evidence) error {
 	}
 	p.f("Contract: %s v%d (sha256 %s)  Target: %s", figure.OrDash(ev.Contract.Name), ev.Contract.Version, short(ev.Contract.SHA256), figure.OrDash(ev.Run.Target))
 	if ev.Run.Engine != "" {
-		p.f("  Engine: %s", ev.Run.Engine)
+		form := ""
+		switch ev.Run.EngineForm {
+		case "one":
+			form = " (HTTP front end and engine loop in one process)"
+		case "two":
+			form = " (API server apart from the engine core)"
+		}
+		p.f("  Engine: %s%s", ev.Run.Engine, form)
 	}
 	if ev.Run.Scenario != "" {
 		p.f("  Scenario: %s", ev.Run.Scenario)

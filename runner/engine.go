@@ -36,13 +36,39 @@ const (
 
 // probeEngine asks the target for the configuration it exposes over HTTP: llama.cpp's GET
 // /props (total_slots, default_generation_settings.n_ctx, build_info), else SGLang's GET
-// /get_server_info (engine_sglang.go). vLLM exposes its cache configuration as an *_info
-// metric (read from /metrics). nil when nothing is exposed.
+// /get_server_info (engine_sglang.go), else vLLM's GET /version. vLLM exposes its cache
+// configuration as an *_info metric (read from /metrics). nil when nothing is exposed.
 func probeEngine(ctx context.Context, hc *http.Client, target, apiKey string) map[string]string {
 	if out := probeLlamaCpp(ctx, hc, target, apiKey); out != nil {
 		return out
 	}
-	return probeSGLang(ctx, hc, target, apiKey)
+	if out := probeSGLang(ctx, hc, target, apiKey); out != nil {
+		return out
+	}
+	return probeVLLMVersion(ctx, hc, target, apiKey)
+}
+
+// probeVLLMVersion reads vLLM's GET /version ({"version": "0.9.1"}, vllm/entrypoints/openai/
+// api_server.py show_version): the version first, since what its metrics mean changed
+// between releases (V0 and V1 name and count them differently).
+func probeVLLMVersion(ctx context.Context, hc *http.Client, target, apiKey string) map[string]string {
+	resp, cancel := getJSON(ctx, hc, target, apiKey, "/version")
+	if resp == nil {
+		return nil
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, engineProbeMaxBody)).Decode(&v); err != nil {
+		return nil
+	}
+	ver := scrub.Text(v.Version)
+	if ver == "" || len(ver) >= 64 {
+		return nil
+	}
+	return map[string]string{ConfigEngine: "vllm", ConfigBuild: ver}
 }
 
 // getJSON fetches one engine endpoint's JSON answer, bounded in time and size; nil when the

@@ -41,6 +41,18 @@ func TestProbeEngine(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"chunked_prefill_size":-1,"speculative_algorithm":"EAGLE","speculative_num_draft_tokens":4,"tp_size":99999999999}`))
 		}, map[string]string{"chunked_prefill": "false", "speculative": "EAGLE", ConfigSpecDraftTokens: "4", ConfigEngine: "sglang"}},
+		{"vLLM /version", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/version" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"version":"0.9.1"}`))
+		}, map[string]string{ConfigEngine: "vllm", ConfigBuild: "0.9.1"}},
+		{"vLLM /version too long", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"version":"` + strings.Repeat("9", 100) + `"}`))
+		}, nil},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>")) }, nil},
 		{"absurd values ignored", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

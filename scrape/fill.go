@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pel-ladder/pel/engine"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/rundir"
@@ -122,6 +123,9 @@ func (st *store) fill(ev *evidence.Evidence) error {
 		if ep.kind == KindEngine && ep.ad != nil && ev.Run.Engine == "" {
 			ev.Run.Engine = ep.ad.Engine
 		}
+	}
+	if ev.Run.Engine != "" && ev.Run.EngineForm == "" {
+		ev.Run.EngineForm = engine.Lookup(ev.Run.Engine).Processes
 	}
 	dropped := 0
 	for _, w := range st.wins {
