@@ -202,7 +202,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if n, ok := v.val(evidence.SigEngines); ok && n >= 1 {
 		engines = int(n)
 	}
-	b.sys = systemOf(ev, o, engines)
+	b.sys = systemOf(ev.Run.EngineConfig, o, engines)
 	b.floors = b.sys.ready()
 
 	// Client-side figures.

@@ -98,6 +98,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	full := newView(ev)
 	full.cold = coldSignals(ev, t)
 	full.objectives = objectiveResults(ev, recs, o)
+	_, full.context = (&budgetCtx{}).batchAndContext(full, recs, 1)
 	ev.Workload.Objectives = full.objectives
 
 	lagNote, penalty := "", 1.0

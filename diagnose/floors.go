@@ -32,9 +32,8 @@ type system struct {
 const actBytes = 2
 
 // systemOf gathers the floors' inputs, each with its source.
-func systemOf(ev *evidence.Evidence, o *Options, engines int) system {
+func systemOf(cfg map[string]string, o *Options, engines int) system {
 	var s system
-	cfg := ev.Run.EngineConfig
 	sys := o.System
 	fact := func(k, v, src string) { s.facts = append(s.facts, evidence.ConfigFact{Key: k, Value: v, Source: src}) }
 	if m := cfg[evidence.ConfigGPUModel]; m != "" {
@@ -126,13 +125,21 @@ func (s *system) ready() bool { return s.gpuKnown && s.active > 0 }
 // batch's KV) over achievable HBM bandwidth, or the step's FLOPs over achievable tensor
 // throughput when larger, plus the all-reduces (two per layer) over the link.
 func (s *system) decodeStep(batch, ctx float64) (step, comm float64) {
+	return s.stepOf(batch, ctx, 1)
+}
+
+// stepOf is the floor of one step that computes n tokens of each of batch sequences holding
+// ctx tokens (n = 1: a decode step; n = k+1: a speculative verification of k drafts), in
+// ms: the weights and the batch's KV are read once, the FLOPs and the all-reduced
+// activations grow with the tokens.
+func (s *system) stepOf(batch, ctx, n float64) (step, comm float64) {
 	tp := float64(s.tp)
 	bytes := s.active*s.dtypeB/tp + batch*ctx*s.kvB/tp
-	flops := 2 * s.active * batch / tp
+	flops := 2 * s.active * batch * n / tp
 	t := math.Max(bytes/(s.gpu.MemBW*gpuspec.AchievableHBM), flops/(s.gpu.PeakFLOPS*gpuspec.AchievableTensor))
 	if s.tp > 1 && s.layers > 0 && s.hidden > 0 {
 		// Ring all-reduce: each rank sends 2(n−1)/n of the message (nccl-tests' busbw).
-		msg := batch * float64(s.hidden) * actBytes * 2 * (tp - 1) / tp
+		msg := batch * n * float64(s.hidden) * actBytes * 2 * (tp - 1) / tp
 		comm = 2 * float64(s.layers) * msg / (s.gpu.LinkBW * gpuspec.AchievableLink)
 	}
 	return (t + comm) * 1000, comm * 1000

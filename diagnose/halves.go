@@ -94,7 +94,8 @@ func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arriva
 // (profiler traces, histogram quantiles) are carried over and not marked derived, so they
 // never count as reproduction on their own.
 func halfView(ev *evidence.Evidence, t Tasks, full *view, w interval, name, join string, o *Options) (*view, int) {
-	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine}
+	h := &view{sig: map[string]evidence.Signal{}, stages: full.stages, derived: map[string]bool{}, half: name, engine: full.engine,
+		config: full.config, context: full.context}
 	for k, s := range full.sig {
 		h.sig[k] = s
 	}

@@ -636,7 +636,35 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		impact:     impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
 		items:      []meas{asContext(acc), asContext(ln)},
 	}
+	// The verification itself: a step that checks k drafts computes k+1 tokens of every
+	// sequence. The weights and KV are read once, so while the step is bandwidth-bound it
+	// costs about one plain step (r ≈ 1); at a batch that puts batch × (k+1) tokens past the
+	// GPU's ridge point it is compute-bound and costs r plain steps. The yield is L tokens
+	// per step, so speculation cannot pay once L < r, whatever the drafts cost.
+	r, batch, haveR := verifyCost(v, o, k)
+	if !haveR {
+		r = 1
+	}
 	d, haveCost := v.val(evidence.SigTraceDraftPct)
+	if haveR && k > 0 && L < r {
+		bound := L / r
+		m := derivedItem("engine.spec_net_speedup_bound", bound, "<", 1, "ratio", "engine /metrics × floors", evidence.StageServingCache,
+			evidence.SigSpecAcceptanceRate, evidence.SigSpecMeanAcceptLen, evidence.SigRunningMean)
+		h.items = append(h.items, m)
+		h.symptom = fmt.Sprintf("speculative decoding is net-negative at this batch: each step verifies %.1f tokens of each of %.0f sequences, compute-bound at %.2f× a plain decode step's floor, and yields %.2f tokens per sequence: each token costs at least %.2f× what it would without speculation", k+1, batch, r, L, 1/bound)
+		h.confidence = confSupported
+		h.confNote = "from the floors (datasheet FLOPs and bandwidth, the model's size): the draft passes' own cost, not counted, only adds to it"
+		h.strength = clamp01(1 - bound)
+		if sym, over := itlSymptom(v, o); over {
+			h.items = append(h.items, sym)
+			h.confidence = confCorroborated
+		}
+		h.cond = "the verification is compute-bound at this batch"
+		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoSpeculation), Expect: []evidence.Expectation{
+			v.expect(evidence.SigITLP50, "<=", -(1-bound)/2, true),
+		}, Note: fmt.Sprintf("At a batch under the ridge point (about %.0f sequences here) the same drafts pay again: fewer drafts per step, or speculation only at low load, does the same.", batch/r)}
+		return h
+	}
 	if !haveCost || k <= 0 || d <= 0 || d >= 100 {
 		// Without the draft's cost the sign of the benefit is unknown: acceptance alone cannot
 		// condemn speculation (α = 0.5 pays whenever a draft token costs under half a step).
@@ -652,7 +680,7 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		return h
 	}
 	c := d / 100 / (k * (1 - d/100))
-	net := (1 + k*alpha) / (1 + k*c)
+	net := L / (r + k*c)
 	m := derivedItem("engine.spec_net_speedup", net, "<", 1, "ratio", "engine /metrics × trace", evidence.StageServingCache, evidence.SigSpecAcceptanceRate, evidence.SigSpecMeanAcceptLen, evidence.SigTraceDraftPct)
 	h.items = append(h.items, m, asContext(v.judge(evidence.SigTraceDraftPct, ">", 0)))
 	if !m.holds {
@@ -671,6 +699,33 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		v.expect(evidence.SigITLP50, "<=", -(1-net)/2, true),
 	}, Note: fmt.Sprintf("The cost model says about %.0f%%; a draft accepted above %.0f%% (a better-matched draft) does the same.", (1-net)*100, c*100)}
 	return h
+}
+
+// verifyCost is how many plain decode steps one verification of k drafts per sequence costs
+// at the floors, for the run's batch (the engine's running mean, else the client's in
+// flight) and mean context; ok is false without the floors' inputs or a batch.
+func verifyCost(v *view, o *Options, k float64) (r, batch float64, ok bool) {
+	engines := 1
+	if n, ok := v.val(evidence.SigEngines); ok && n >= 1 {
+		engines = int(n)
+	}
+	sys := systemOf(v.config, o, engines)
+	if !sys.ready() || k <= 0 {
+		return 0, 0, false
+	}
+	if run, ok := v.val(evidence.SigRunningMean); ok && run > 0 {
+		batch = run
+	} else if f, ok := v.val(evidence.SigInFlightMean); ok && f > 0 {
+		batch = math.Max(1, f/float64(engines))
+	} else {
+		return 0, 0, false
+	}
+	plain, _ := sys.stepOf(batch, v.context, 1)
+	spec, _ := sys.stepOf(batch, v.context, k+1)
+	if plain <= 0 {
+		return 0, 0, false
+	}
+	return spec / plain, batch, true
 }
 
 func ruleAppGap(v *view, o *Options) *hit {

@@ -29,6 +29,9 @@ type view struct {
 	// engine is the detected engine (evidence run.engine): predictions and probes name its
 	// own knobs.
 	engine string
+	// context is the mean context a warm task's sequence holds (prompt plus half its
+	// output), from the records: the KV bytes a decode step reads per sequence. 0: unknown.
+	context float64
 	// config is what the engine reported of its configuration (evidence run.engine_config):
 	// a prediction never advises turning on what is on, and says when it could not know.
 	config map[string]string
