@@ -190,7 +190,7 @@ var (
 	// a slow prefill of a task's own prompt is as much compute others took as slow kernels,
 	// and this rule, which sees only that the prefill holds the time, explains no component.
 	prefillCompute = &rule{id: "prefill-compute", layer: evidence.LayerKernel, eval: rulePrefillCompute,
-		defers: []*rule{prefillHOL, admissionQueue, kvThrash, clientServerGap},
+		defers: []*rule{prefillHOL, admissionQueue, kvThrash, kvFullQueue, clientServerGap},
 		explains: []attribution{{comp: cPrefillOver, tier: tierOwnCause, name: "prefill above its floor (%s)",
 			when: func(b *budgetCtx, v *view) bool { return b.floors || !profileOf(v.engine).CPU }}}}
 	bandwidthBound = &rule{id: "bandwidth-bound", layer: evidence.LayerHardware, eval: ruleBandwidthBound,
@@ -221,7 +221,7 @@ var slowService = []attribution{
 
 // rules is the catalog, in the order ties are broken; the error, multi-step and delivery
 // rules are appended by their files' init.
-var rules = []*rule{kvThrash, contextExhausted, prefillHOL, schedulerBound, admissionQueue, prefillStall, launchBound,
+var rules = []*rule{kvThrash, kvFullQueue, contextExhausted, prefillHOL, schedulerBound, admissionQueue, prefillStall, launchBound,
 	prefillCompute, bandwidthBound, exposedComm, specNegative, clientServerGap, coldStart}
 
 // RuleIDs lists the catalog's rule ids (for docs and tests).

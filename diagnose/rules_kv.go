@@ -1,0 +1,74 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pel-ladder/pel/evidence"
+)
+
+// kvFullQueue: requests wait while the KV block pool is full, and the engine does not
+// preempt. A paged-attention engine admits a waiting request only when the pool can give
+// it the blocks its prompt needs (vLLM V1: Scheduler.schedule stops taking waiting requests
+// when KVCacheManager.allocate_slots returns None; SGLang keeps requests queued while its
+// token pool is short), so a queue that stands while usage stays near full waits for
+// blocks, not for the scheduler's sequence cap: the memory layer, even with no preemption
+// at all. When sequences are short next to the block size, most of each block is empty:
+// the pool fills with few tokens.
+func ruleKVFullQueue(v *view, o *Options) *hit {
+	kv := v.judge(evidence.SigKVUsageMean, ">=", kvRoomRatio)
+	w := v.judge(evidence.SigWaitingMean, ">=", waitingMin)
+	if !kv.present || !kv.holds || !w.present || !w.holds {
+		return nil
+	}
+	if pr := v.judge(evidence.SigPreemptionRate, ">", preemptRateMin); pr.present && pr.holds {
+		return nil // the cache thrashes: the kv-thrash rule's
+	}
+	k := profileOf(v.engine)
+	h := &hit{
+		symptom:    fmt.Sprintf("requests wait (mean %.1f waiting) while the KV block pool stays full (mean usage %.0f%%), with no preemption: admission waits for blocks", w.item.Value, kv.item.Value*100),
+		hypothesis: "The engine admits a waiting request only when the block pool can hold its prompt; with the pool full, the queue drains as fast as running sequences free their blocks, whatever the limit on concurrent sequences.",
+		items:      []meas{kv, w},
+		confidence: confSupported,
+		nextProbe:  fmt.Sprintf("Watch %s against %s over the run: the queue should stand exactly while usage is near 100%%.", k.Knobs.KV, k.Knobs.Queue),
+		impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}, when: []seriesCond{
+			{evidence.SigKVUsageMean, ">=", kvRoomRatio}, {evidence.SigWaitingMean, ">=", waitingMin}}},
+		strength: clamp01((kv.item.Value - kvRoomRatio) / (1 - kvRoomRatio)),
+	}
+	if pr := v.judge(evidence.SigPreemptionRate, "<=", preemptRateMin); pr.present {
+		h.items = append(h.items, asContext(pr))
+	}
+	// The sequence cap did not bind: fewer sequences ran than the engine allows.
+	if cap, err := strconv.Atoi(v.config[evidence.ConfigMaxNumSeqs]); err == nil && cap > 0 {
+		if rm := v.judge(evidence.SigRunningMax, "<", float64(cap)); rm.present && rm.holds {
+			h.items = append(h.items, asContext(rm))
+			h.confidence = confCorroborated
+		}
+	}
+	note := ""
+	// Block granularity: a sequence of c tokens holds ⌈c/b⌉ blocks of b tokens.
+	if bs, err := strconv.Atoi(v.config[evidence.ConfigBlockSize]); err == nil && bs > 0 && v.context > 0 {
+		held := math.Ceil(v.context/float64(bs)) * float64(bs)
+		waste := 1 - v.context/held
+		h.items = append(h.items, asContext(derivedItem("engine.kv_block_waste", waste, ">=", 0.5, "ratio", "engine configuration × client records",
+			evidence.StageServingCache, evidence.SigKVUsageMean)))
+		if waste >= 0.5 {
+			h.symptom += fmt.Sprintf("; a sequence of %.0f tokens holds %.0f slots in blocks of %d: %.0f%% of the pool is empty slots", v.context, held, bs, waste*100)
+			note = fmt.Sprintf(" Blocks of %d tokens hold sequences of about %.0f: a smaller block size fits %.1f× the sequences in the same memory.", bs, v.context, held/math.Max(v.context, 1))
+		}
+	}
+	h.cond = "the block pool gates admission"
+	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActMoreKV), Expect: []evidence.Expectation{
+		v.expect(evidence.SigWaitingMean, "<=", -0.5, true),
+		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
+	}, Note: "Raising the limit on concurrent sequences instead changes nothing: the pool, not the limit, is full." + note}
+	if !v.stages[evidence.StageServingCache] {
+		h.missing = append(h.missing, missMetrics)
+	}
+	return h
+}
+
+var kvFullQueue = &rule{id: "kv-full-queue", layer: evidence.LayerMemory, eval: ruleKVFullQueue,
+	defers:   []*rule{kvThrash},
+	explains: []attribution{{comp: cQueue, tier: tierOwnCause, name: "engine queue (waiting for KV blocks, %s)"}}}

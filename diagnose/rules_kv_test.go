@@ -1,0 +1,63 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
+)
+
+// TestKVFullQueueWithoutPreemption: requests wait while the block pool stays full and the
+// engine never preempts. Sequences hold 40 tokens (30 of prompt, half of 20 generated). In
+// blocks of 16 they hold 48 slots: the pool is full of tokens, the memory layer. In blocks
+// of 128 each holds 128 slots, 69% of them empty: still memory, and the finding says the
+// block size wastes it. With the pool at 50% and every allowed sequence running, the queue
+// is the scheduler's cap: no memory finding.
+func TestKVFullQueueWithoutPreemption(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		kvMean    float64
+		runMax    float64
+		blockSize string
+		want      bool
+		waste     bool
+	}{
+		{"full pool, small blocks", 0.97, 40, "16", true, false},
+		{"full pool, blocks much larger than sequences", 0.98, 40, "128", true, true},
+		{"half-full pool, sequence cap reached", 0.5, 256, "16", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := build(sig{evidence.SigKVUsageMean, tc.kvMean}, sig{evidence.SigKVUsageMax, tc.kvMean}, sig{evidence.SigWaitingMean, 8},
+				sig{evidence.SigRunningMean, tc.runMax * 0.9}, sig{evidence.SigRunningMax, tc.runMax}, sig{evidence.SigPreemptionRate, 0},
+				sig{evidence.SigTTFTP99, 2500}, sig{evidence.SigAcceptanceRate, 0.7})
+			ev.Run.Engine = "vllm"
+			ev.Run.EngineConfig = map[string]string{evidence.ConfigMaxNumSeqs: "256", evidence.ConfigBlockSize: tc.blockSize}
+			rs := recs(200, func(i int, t float64, r *record.Record) {
+				r.PromptTokens = 30
+				if i%3 == 0 {
+					r.Accepted, r.Reasons = false, []string{"slo ttft max"}
+				}
+			})
+			Diagnose(ev, rs, Options{Objectives: slo, Resamples: 20})
+			var f *evidence.Finding
+			for i := range ev.Findings {
+				if ev.Findings[i].ID == kvFullQueue.id {
+					f = &ev.Findings[i]
+				}
+			}
+			if (f != nil) != tc.want {
+				t.Fatalf("kv-full-queue finding %v, want %v: %s", f != nil, tc.want, ev.Verdict)
+			}
+			if !tc.want {
+				return
+			}
+			if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerMemory {
+				t.Errorf("owner %v, want memory: %s", ev.OwnerLayer, ev.Verdict)
+			}
+			if got := strings.Contains(f.Symptom, "empty slots"); got != tc.waste {
+				t.Errorf("block waste named %v, want %v: %s", got, tc.waste, f.Symptom)
+			}
+		})
+	}
+}
