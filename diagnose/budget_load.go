@@ -23,7 +23,8 @@ import (
 // engine's measured cost ratio: the GPU-busy seconds the engine spent per prompt token
 // (DCGM's busy fraction ÷ the engine's prompt tokens per second: the utilisation law
 // U = X·S, Denning & Buzen, "The Operational Analysis of Queueing Network Models",
-// Computing Surveys 1978) against the floor's seconds per token. Busy time includes the
+// Computing Surveys 1978) against the floor's seconds per token; without DCGM, the engine's
+// own prefill time per uncached prompt token. Busy time includes the
 // decode steps too, so the ratio is an upper bound on the prefill's own. A ratio within
 // hardwareRatioMax is the hardware's neighbourhood and sets the rate; beyond it the engine
 // is far from its floor for a reason the budget does not know, and the floor's rate (a
@@ -91,14 +92,38 @@ func psSojourn(arrive, work []float64) []float64 {
 	return out
 }
 
-// measuredCostRatio is the engine's GPU-busy seconds per prompt token over the floor's,
-// and its source; 0 when not measured.
-func (b *budgetCtx) measuredCostRatio(v *view) (float64, string) {
+// measuredCostRatio is what the hardware achieved in this run against its floor, and its
+// source; 0 when not measured. The engine's GPU-busy seconds per prompt token over the
+// floor's, where DCGM's busy fraction and the engine's token rate are known; else the
+// engine's own prefill time per uncached prompt token (its prefill histogram, or each
+// request's own timings) over the floor's: a prefill within twice its floor is the GPU
+// computing near its achievable rate, so a queue it builds is the load's.
+func (b *budgetCtx) measuredCostRatio(v *view, recs []record.Record) (float64, string) {
 	util, ok1 := v.val(evidence.SigGPUUtil)
 	rate, ok2 := v.val(evidence.SigPromptTokensRate)
 	floorMsPerTok := b.sys.prefill(1000) / 1000
-	if !ok1 || !ok2 || util <= 0 || rate <= 0 || floorMsPerTok <= 0 {
+	if floorMsPerTok <= 0 {
 		return 0, ""
+	}
+	if !ok1 || !ok2 || util <= 0 || rate <= 0 {
+		if b.havePrefill && b.meanUncached > 0 {
+			measured := b.prefillMean / b.meanUncached
+			return measured / floorMsPerTok, fmt.Sprintf("the engine's prefill %.0f ms for %.0f uncached prompt tokens on average (its prefill histogram) = %.3f ms per token against the floor's %.3f",
+				b.prefillMean, b.meanUncached, measured, floorMsPerTok)
+		}
+		var ms, tok float64
+		for i := range recs {
+			r := &recs[i]
+			if r.Phase == record.PhaseWarm && r.OK() && r.Server != nil && r.Server.PrefillUS > 0 {
+				ms += float64(r.Server.PrefillUS) / 1000
+				tok += uncached(r)
+			}
+		}
+		if ms <= 0 || tok <= 0 {
+			return 0, ""
+		}
+		measured := ms / tok
+		return measured / floorMsPerTok, fmt.Sprintf("each request's own prefill time (server timings) = %.3f ms per uncached prompt token against the floor's %.3f", measured, floorMsPerTok)
 	}
 	measured := 1000 * util / rate // busy ms per prompt token
 	return measured / floorMsPerTok, fmt.Sprintf("GPU kernel time %.2f of the window (dcgm GPU_UTIL) ÷ %.0f prompt tokens/s (engine) = %.3f ms of GPU time per prompt token against the floor's %.3f",
@@ -112,8 +137,8 @@ func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record
 	if rate <= 0 {
 		return nil, 0, ""
 	}
-	ratio, why := b.measuredCostRatio(v)
-	src := "floor rate (no measured GPU kernel-time fraction)"
+	ratio, why := b.measuredCostRatio(v, recs)
+	src := "floor rate (no measured GPU kernel-time fraction or engine prefill time)"
 	switch {
 	case ratio >= 1 && ratio <= hardwareRatioMax:
 		src = "measured cost " + fmt.Sprintf("%.2f", ratio) + "× the floor: " + why
