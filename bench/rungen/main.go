@@ -86,7 +86,7 @@ func write(dir string, n int, rate float64, seed uint64, warmup time.Duration) e
 	}
 	dur := time.Duration(float64(n)/rate*float64(time.Second)) + time.Minute
 	c := fmt.Sprintf(contractYAML, rate, dur.Round(time.Second), n, warmup, seed)
-	if err := os.WriteFile(filepath.Join(dir, "contract.yaml"), []byte(c), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.ContractFile), []byte(c), 0o600); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, rundir.RequestsFile), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)

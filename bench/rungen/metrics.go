@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/pel-ladder/pel/rundir"
 )
 
 // writeMetrics writes dir/metrics.jsonl as pel run's scraper would over [t0, t0+dur]: one
@@ -14,7 +16,7 @@ import (
 // adapters read, a TTFT histogram, and per-LoRA gauges making up the rest), the shape of a
 // one-hour run against a large engine (3,600 samples × 3,000 series is ~470 MB).
 func writeMetrics(dir string, t0 time.Time, dur time.Duration, series int) error {
-	f, err := os.OpenFile(filepath.Join(dir, "metrics.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, rundir.MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
