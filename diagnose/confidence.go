@@ -38,9 +38,22 @@ const (
 	// catalog's first suspect for that dimension.
 	confSuspect = 0.3
 
-	// confPerSource: each further decisive signal beyond the first raises a finding by one
-	// level and a step (two independent sources agreeing are stronger than one).
+	// confPerSource: each further decisive signal beyond the first raises a finding two steps
+	// (two independent sources agreeing are stronger than one).
 	confPerSource = 0.1
+	// confCorroboration: a signal that corroborates the symptom without deciding it (the
+	// stall seen from the decode side too, the engine's own prefill tail) raises it one step.
+	confCorroboration = 0.05
+	// confDirectCause: a measurement of the cause itself (compile regions in the trace, a
+	// fit of prefill time to prompt length) raises it three steps.
+	confDirectCause = 0.15
+	// confPartlyElsewhere: a measurement that shows another layer holds part of the
+	// symptom (a full cache beside a slow host loop, a poor prefill fit) takes two steps.
+	confPartlyElsewhere = 0.1
+	// confCompetingCause: a measurement that shows another cause near its capacity (decode
+	// slowing with load, the load generator itself late) takes four steps: the finding then
+	// sits under the gate unless its own evidence is direct.
+	confCompetingCause = 0.2
 	// confUnseenUpstream scales a finding whose layer an upstream cause could be masking
 	// when the source that would show that cause is missing: it takes a finding at
 	// confCorroborated under the gate (0.85 × 0.6 = 0.51), so the missing source decides.

@@ -297,7 +297,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace, evidence.SigITLP99, evidence.SigITLP50)
 			h.items = append(h.items, m)
 			if m.holds {
-				h.confidence += 0.05
+				h.confidence += confCorroboration
 			}
 		}
 	}
@@ -312,7 +312,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 	}
 	if q := v.judge(evidence.SigServerPrefillP99, ">", 0); q.present {
 		h.items = append(h.items, asContext(q))
-		h.confidence += 0.05
+		h.confidence += confCorroboration
 	}
 	// The blocking is inside the engine or it is not this rule's: the engine's TTFT tail
 	// must hold most of the client's.
@@ -399,7 +399,7 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		}
 		h.strength = 0.6
 		if cacheFull {
-			h.confidence -= 0.1
+			h.confidence -= confPartlyElsewhere
 			h.confNote = joinNote(h.confNote, "the KV cache is also full: it explains part of the queue; the idle device between steps is this finding's own evidence")
 		}
 	} else {
@@ -691,7 +691,7 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 	h.strength = clamp01(1 - net)
 	if sym, over := itlSymptom(v, o); over {
 		h.items = append(h.items, sym)
-		h.confidence += 0.05
+		h.confidence += confCorroboration
 	}
 	// Half the computed gain is the bound: the cost model leaves out the wider verification.
 	h.cond = "speculation is net-negative"
@@ -902,7 +902,7 @@ func ruleColdStart(v *view, o *Options) *hit {
 	}
 	if c := v.judge(evidence.SigTraceCompileRegions, ">", 0); c.present && c.holds {
 		h.items = append(h.items, c)
-		h.confidence += 0.15
+		h.confidence += confDirectCause
 	}
 	// pel sim's loop falling behind shifts what the client sees, never the engine's own
 	// timings; say so when it happened in the cold phase.

@@ -176,7 +176,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	case tl.present && !tl.holds:
 		// Decode slows with load: the device is near capacity; more slots would share it.
 		h.items = append(h.items, tl)
-		h.confidence -= 0.2
+		h.confidence -= confCompetingCause
 		h.confNote = fmt.Sprintf("decode slows %.1f× under high load: the device, not only the admission limit, is near its capacity", tl.item.Value)
 		h.cond = "capacity is the limit"
 		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActLessLoad), Expect: queueExpect(v, o, decisive, fall),
@@ -243,7 +243,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 			m := derivedItem("client.itl_p99_over_p50", p99/p50, ">=", itlStallRatio, "ratio", "client", evidence.StageRequestTrace, evidence.SigITLP99, evidence.SigITLP50)
 			h.items = append(h.items, asContext(m))
 			if m.holds {
-				h.confidence += 0.05
+				h.confidence += confCorroboration
 			}
 		}
 	}
@@ -311,12 +311,12 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	if r2 := v.judge(evidence.SigPrefillFitR2, ">=", prefillFitMin); r2.present {
 		h.items = append(h.items, r2)
 		if r2.holds {
-			h.confidence += 0.15
+			h.confidence += confDirectCause
 			if s, ok := v.val(evidence.SigPrefillMsPerToken); ok && s > 0 {
 				h.symptom += fmt.Sprintf("; prefill runs at ~%.0f prompt tokens/s", 1000/s)
 			}
 		} else {
-			h.confidence -= 0.1
+			h.confidence -= confPartlyElsewhere
 			h.confNote = "prompt length explains little of the service time: something besides prefill compute varies"
 		}
 	} else {

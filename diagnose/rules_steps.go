@@ -101,7 +101,7 @@ func ruleReprefill(v *view, o *Options) *hit {
 	}
 	h.confidence = confOneSource + confPerSource*float64(len(causes)-1)
 	if ratio.present && ratio.holds && over.present && over.holds {
-		h.confidence += 0.05
+		h.confidence += confCorroboration
 	}
 	if !v.stages[evidence.StageServingCache] {
 		h.missing = append(h.missing, missMetrics)
@@ -191,7 +191,7 @@ func ruleStepWaits(v *view, o *Options) *hit {
 	if lag := v.judge(evidence.SigStepsLagP99, ">", scheduleLagMaxMs); lag.present && lag.holds {
 		h.items = append(h.items, lag)
 		h.confNote = fmt.Sprintf("pel itself sent later calls up to %.0f ms late (p99): part of the wait is the load generator's, not the application's", lag.item.Value)
-		h.confidence -= 0.2
+		h.confidence -= confCompetingCause
 	}
 	return h
 }
