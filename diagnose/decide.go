@@ -191,6 +191,17 @@ func (d *decision) outcome(in decisionIn) evidence.Decision {
 		return out
 	}
 	out.Outcome = OutcomeUndecided
+	for i := range in.findings {
+		f := &in.findings[i]
+		if f.ID == sloBreachID && d.finalSeverity(in, i) == evidence.SeverityInfo && f.ConfidenceNote != "" {
+			// The engine met its own figures of the missed objectives: the excess is not
+			// attributed to any layer of the system.
+			out.Why = "the engine meets every bound it measures, so the excess is not attributed: " + f.ConfidenceNote
+		}
+	}
+	if out.Why == noFindingWhy {
+		out.Why = ""
+	}
 	// The leading candidates: the budget's, else the layers of the findings that explain
 	// the misses, in rank order.
 	if x != nil && len(x.Candidates) > 0 {
@@ -222,6 +233,14 @@ func (d *decision) outcome(in decisionIn) evidence.Decision {
 		}
 	}
 	return out
+}
+
+// finalSeverity is finding i's severity once the decision is applied.
+func (d *decision) finalSeverity(in decisionIn, i int) string {
+	if sev, ok := d.severity[i]; ok {
+		return sev
+	}
+	return in.findings[i].Severity
 }
 
 // applyDecision writes the decision into the findings: the severities it sets and the

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/report/verdict"
 	"github.com/pel-ladder/pel/stats"
 )
 
@@ -280,7 +280,8 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		breach = aggregateBreaches(full, specs[owner.ID].dims)
 	}
 	ev.StopConditions = stopConditions(ev, owner, dec.why, breach, rollbackWhy, o)
-	ev.Verdict = partialLead(ev) + unmeasuredLead(ev, full.objectives) + verdict(ev, lead, owner, dec, full)
+	ev.Decision.Losses = lead.losses()
+	ev.Verdict = verdict.Line(ev)
 	downsampleAll(ev, o.MaxSeriesPoints)
 	return ev
 }
@@ -551,116 +552,6 @@ func missingSources(v *view) []evidence.MissingSource {
 	return out
 }
 
-// verdict is the one line a reader sees first, written from the decision: a layer is
-// named only when its finding explains rejected tasks or a missed objective; a run that
-// misses objectives or loses most tasks without an owner names the misses, the leading
-// candidates and the probe that separates them; what rejected the tasks leads when it was
-// not performance (errors, failed output checks).
-func verdict(ev *evidence.Evidence, counts *leadCounts, owner *evidence.Finding, dec decision, v *view) string {
-	acc := ""
-	if a, ok := v.val(evidence.SigAcceptanceRate); ok {
-		acc = fmt.Sprintf("%.1f%% of warm tasks accepted", a*100)
-		if c := ev.Workload.CostPerAcceptedTask; c != nil {
-			acc += " at " + USD(*c) + " per accepted task"
-		}
-	}
-	lead := counts.lead()
-	out := dec.out
-	switch out.Outcome {
-	case OutcomeOwner:
-		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", layerTitle(owner.Layer), owner.Symptom, owner.Confidence)
-		if im := owner.AcceptanceImpact; im != nil && im.Explained > 0 {
-			s += fmt.Sprintf("; %d of %d rejected tasks coincide", im.Explained, im.Rejected)
-		}
-		if len(out.Missed) > 0 {
-			s += "; missed: " + strings.Join(out.Missed, "; ")
-		}
-		if acc != "" {
-			s += "; " + acc
-		}
-		return lead + s
-	case OutcomeMeasuringSide:
-		return lead + "No layer identified: " + out.Why + suffix(acc)
-	case OutcomeUndecided:
-		s := "No layer identified"
-		why := out.Why
-		for _, f := range ev.Findings {
-			if f.ID == sloBreachID && f.Severity == evidence.SeverityInfo && f.ConfidenceNote != "" {
-				// The engine met its own figures of the missed objectives: the excess is not
-				// attributed to any layer of the system.
-				why = "the engine meets every bound it measures, so the excess is not attributed: " + f.ConfidenceNote
-			}
-		}
-		if why == noFindingWhy {
-			why = ""
-		}
-		if len(out.Missed) > 0 {
-			s += ": the run misses " + strings.Join(out.Missed, "; ")
-			if why != "" {
-				s += "; " + why
-			}
-		} else if why != "" {
-			s += ": " + why
-		}
-		switch len(out.Candidates) {
-		case 1:
-			s += fmt.Sprintf("; the leading candidate is %s", out.Candidates[0])
-		case 2:
-			s += fmt.Sprintf("; the leading candidates are %s and %s", out.Candidates[0], out.Candidates[1])
-		}
-		if out.Probe != "" {
-			if len(out.Candidates) == 2 {
-				s += "; the probe that separates them: " + out.Probe
-			} else {
-				s += "; the next probe: " + out.Probe
-			}
-		}
-		warn := 0
-		for _, f := range ev.Findings {
-			if f.Severity != evidence.SeverityInfo {
-				warn++
-			}
-		}
-		if warn > 0 {
-			s += fmt.Sprintf("; %d finding(s) need more evidence", warn)
-		}
-		return lead + s + suffix(acc)
-	}
-	s := "Nothing limits accepted tasks under this contract"
-	if acc != "" {
-		s += " (" + acc + ")"
-	}
-	if lead == "" {
-		if why := checkOnlyRejections(ev.Workload.Summary); why != "" {
-			s += "; " + why
-		}
-	}
-	if len(dec.watch) > 0 {
-		var ws []string
-		for _, i := range dec.watch {
-			f := &ev.Findings[i]
-			ws = append(ws, fmt.Sprintf("%s (%s, %s)", f.Symptom, f.Layer, f.ID))
-		}
-		s += "; watch: " + strings.Join(ws, "; ") + " (none explains a rejected task or a missed bound at this load)"
-	}
-	if ub := unsupportedBreaches(v.objectives); len(ub) > 0 {
-		s += "; " + strings.Join(ub, "; ")
-	}
-	if len(ev.Headroom) > 0 {
-		h := ev.Headroom[0]
-		if h.Pct > 0 {
-			s += fmt.Sprintf("; the nearest limit is %s at %.3g of %.3g %s (%.0f%% headroom)", h.Signal, h.Value, h.Bound, h.Unit, h.Pct)
-		} else {
-			// A device ceiling reached within the contract: the limiter at this load, which
-			// more load would turn into a finding.
-			s += fmt.Sprintf("; the limiter at this load is %s at %.3g, at or past its %.3g %s (%s): no headroom left there", h.Signal, h.Value, h.Bound, h.Unit, h.Note)
-		}
-	} else {
-		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
-	}
-	return lead + s
-}
-
 // watchNote marks a credible finding that costs no accepted task under the contract.
 const watchNote = "explains no rejected task and no missed bound under this contract: watch it as load grows"
 
@@ -731,110 +622,33 @@ func (lc *leadCounts) addRejected(r *record.Record) {
 
 const maxLeadMessages = 1024
 
-// lead is the sentence from the counts: what rejected most tasks when it was not a
-// performance bound. Empty when nothing was rejected or SLO misses dominate.
-func (lc *leadCounts) lead() string {
-	n, rejectedN, errs, failed, checks := lc.n, lc.rejectedN, lc.errs, lc.failed, lc.checks
-	classes, msgs, checkNames := lc.classes, lc.msgs, lc.checkNames
-	if rejectedN == 0 {
-		return ""
+// losses is what the counts say of the tasks lost to errors and checks (nil when nothing
+// was rejected), each class with its most frequent message on one line.
+func (lc *leadCounts) losses() *evidence.Losses {
+	if lc.rejectedN == 0 {
+		return nil
 	}
-	part := func(m map[string]int, withMsg bool) string {
+	out := &evidence.Losses{Tasks: lc.n, Rejected: lc.rejectedN, Errors: lc.errs, Failed: lc.failed, Checks: lc.checks}
+	counts := func(m map[string]int, withMsg bool) []evidence.LossCount {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
 		}
 		sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || (m[keys[i]] == m[keys[j]] && keys[i] < keys[j]) })
-		var out []string
+		var cs []evidence.LossCount
 		for _, k := range keys {
-			s := fmt.Sprintf("%s ×%d", k, m[k])
+			c := evidence.LossCount{Name: k, N: m[k]}
 			if withMsg {
-				if top, _ := stats.MostFrequent(msgs[k]); top != "" {
-					s += ": " + stats.OneLine(top, 120)
+				if top, _ := stats.MostFrequent(lc.msgs[k]); top != "" {
+					c.Message = stats.OneLine(top, 120)
 				}
 			}
-			out = append(out, s)
+			cs = append(cs, c)
 		}
-		return strings.Join(out, "; ")
+		return cs
 	}
-	switch {
-	case failed == n:
-		return fmt.Sprintf("Every warm task failed (%s). ", part(classes, true))
-	case errs == n:
-		return fmt.Sprintf("No warm task was accepted (%s). ", part(classes, true))
-	case 2*errs > rejectedN:
-		return fmt.Sprintf("Most rejected tasks were errors (%d of %d: %s). ", errs, rejectedN, part(classes, true))
-	case 2*checks > rejectedN:
-		return fmt.Sprintf("Most rejected tasks failed output checks (%d of %d: %s): the outputs, not a performance layer. ", checks, rejectedN, part(checkNames, false))
-	}
-	return ""
+	out.Classes = counts(lc.classes, true)
+	out.CheckNames = counts(lc.checkNames, false)
+	return out
 }
 
-// USD formats a cost with enough digits to show it: two significant digits past the zeros
-// ($0.000047, $0.0031, $1.25).
-func USD(c float64) string {
-	if c <= 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-		return fmt.Sprintf("$%.2f", c)
-	}
-	d := 2
-	if c < 1 {
-		d = int(math.Ceil(-math.Log10(c))) + 1
-	}
-	s := strconv.FormatFloat(c, 'f', d, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(s, "0")
-		s = strings.TrimSuffix(s, ".")
-	}
-	return "$" + s
-}
-
-func suffix(acc string) string {
-	if acc == "" {
-		return ""
-	}
-	return "; " + acc
-}
-
-// layerTitle names a layer for prose.
-func layerTitle(l evidence.Layer) string {
-	switch l {
-	case evidence.LayerMemory:
-		return "The memory layer (KV cache)"
-	case evidence.LayerScheduling:
-		return "The scheduling layer"
-	case evidence.LayerKernel:
-		return "The kernel layer"
-	case evidence.LayerHardware:
-		return "The hardware layer (memory bandwidth)"
-	case evidence.LayerParallelism:
-		return "The parallelism layer"
-	case evidence.LayerSpeculative:
-		return "Speculative decoding"
-	case evidence.LayerApplication:
-		return "The application layer"
-	}
-	return string(l)
-}
-
-// checkOnlyRejections explains a run whose rejected tasks all failed output checks (and no
-// error or SLO): a quality problem of the outputs, which no performance layer owns. Empty
-// otherwise.
-func checkOnlyRejections(w evidence.Summary) string {
-	rejected := w.Requests - w.Accepted
-	if rejected <= 0 || len(w.RejectReasons) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(w.RejectReasons))
-	for r := range w.RejectReasons {
-		if !strings.HasPrefix(r, "check ") {
-			return ""
-		}
-		names = append(names, r)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, r := range names {
-		parts[i] = fmt.Sprintf("%s ×%d", r, w.RejectReasons[r])
-	}
-	return fmt.Sprintf("the %d rejected tasks failed output checks (%s), not a latency or error bound", rejected, strings.Join(parts, ", "))
-}

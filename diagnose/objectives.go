@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pel-ladder/pel/contract"
@@ -180,33 +179,13 @@ func halfObjectives(res *stats.Result, sig map[string]evidence.Signal, o *Option
 	return out
 }
 
-// unsupportedBreaches lists the percentile objectives over their limit on too few values
-// past it to call a miss, for the verdict to say so rather than stay silent.
-func unsupportedBreaches(res []evidence.Objective) []string {
-	var out []string
-	for _, r := range res {
-		if r.Status != evidence.ObjectiveUnsupported || r.ValueMs == nil {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %.4g ms is over its %.4g ms limit, but only %d of %d %s are (sampling alone does that in %.0f%% of runs meeting it): too few to call a miss; a longer run settles it",
-			r.Name, *r.ValueMs, r.LimitMs, r.Over, r.N, r.Unit, r.P*100))
-	}
-	return out
-}
-
-// missedNames lists the missed objectives as the verdict names them: "TTFT p99 6100 ms >
-// 1500 ms (+307%)", a max with its tasks over.
+// missedNames lists the missed objectives by name.
 func missedNames(res []evidence.Objective) []string {
 	var out []string
 	for _, r := range res {
-		if !r.Missed() || r.ValueMs == nil {
-			continue
+		if r.Missed() {
+			out = append(out, r.Name)
 		}
-		if r.Form == "max" {
-			out = append(out, fmt.Sprintf("%s %.4g ms (worst) > %.4g ms: %d of %d %s over", r.Name, *r.ValueMs, r.LimitMs, r.Over, r.N, r.Unit))
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %.4g ms > %.4g ms (%+.0f%%)", r.Name, *r.ValueMs, r.LimitMs, r.ExcessPct()))
 	}
 	return out
 }

@@ -60,7 +60,8 @@ type Decision struct {
 	Owner      Layer   `json:"owner,omitempty"`
 	Finding    string  `json:"finding,omitempty"` // the finding that carries the owner's prediction
 	Confidence float64 `json:"confidence,omitempty"`
-	// Missed names the objectives missed, with value and limit.
+	// Missed names the objectives missed (evidence.Objective.Name; their values are in
+	// workload.objectives).
 	Missed []string `json:"missed,omitempty"`
 	// Candidates are the leading layers when no owner is named, Probe what separates them.
 	Candidates []Layer `json:"candidates,omitempty"`
@@ -70,4 +71,29 @@ type Decision struct {
 	// Watch lists findings that explain nothing at this load.
 	Watch          []string `json:"watch,omitempty"`
 	AcceptanceRate *float64 `json:"acceptance_rate,omitempty"`
+	// Losses are the warm tasks lost to errors or failed checks, when any was rejected.
+	Losses *Losses `json:"losses,omitempty"`
+}
+
+// Losses is what rejected the warm tasks when it was not a latency objective, counted task
+// by task: errors (by class, with the most frequent message of each) and failed output
+// checks.
+type Losses struct {
+	Tasks    int `json:"tasks"` // warm tasks judged (cancelled ones aside)
+	Rejected int `json:"rejected"`
+	// Errors were rejected for an error or for lost context; Failed of them failed outright.
+	Errors int `json:"errors"`
+	Failed int `json:"failed"`
+	// Checks were rejected for output checks and no latency objective.
+	Checks     int         `json:"checks"`
+	Classes    []LossCount `json:"classes,omitempty"`     // errors by class, most first
+	CheckNames []LossCount `json:"check_names,omitempty"` // checks by name, most first
+}
+
+// LossCount is one error class (or check) and how many tasks it rejected; Message is the
+// class's most frequent error message, on one line.
+type LossCount struct {
+	Name    string `json:"name"`
+	N       int    `json:"n"`
+	Message string `json:"message,omitempty"`
 }

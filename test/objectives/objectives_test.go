@@ -146,7 +146,7 @@ func checkObjective(t *testing.T, m contract.Metric, form string, perType bool) 
 	if strings.Contains(ev.Verdict, "Nothing limits") || !strings.Contains(ev.Verdict, name) {
 		t.Errorf("verdict does not name %s as missed: %s", name, ev.Verdict)
 	}
-	if ev.Decision == nil || len(ev.Decision.Missed) != 1 || !strings.HasPrefix(ev.Decision.Missed[0], name+" ") {
+	if ev.Decision == nil || len(ev.Decision.Missed) != 1 || ev.Decision.Missed[0] != name {
 		t.Errorf("decision %+v: want %s its one missed objective", ev.Decision, name)
 	}
 	t.Logf("verdict: %s", ev.Verdict)
