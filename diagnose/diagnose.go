@@ -651,4 +651,3 @@ func (lc *leadCounts) losses() *evidence.Losses {
 	out.CheckNames = counts(lc.checkNames, false)
 	return out
 }
-
