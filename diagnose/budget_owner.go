@@ -9,8 +9,59 @@ import (
 )
 
 // budgetFindingID names the finding the budget adds when the layer it names has no rule
-// finding of its own.
-const budgetFindingID = "time-budget"
+// finding of its own; floorFindingID the one it adds when a missed objective lies below
+// the physical floor of its work.
+const (
+	budgetFindingID = "time-budget"
+	floorFindingID  = "objective-below-floor"
+)
+
+// infeasibleMissed are the budget's infeasible objectives that the run also missed.
+func infeasibleMissed(b *evidence.Budget, res []evidence.Objective) []evidence.Infeasible {
+	if b == nil {
+		return nil
+	}
+	missed := map[string]bool{}
+	for _, r := range res {
+		if r.Missed() {
+			missed[r.Name] = true
+		}
+	}
+	var out []evidence.Infeasible
+	for _, x := range b.Infeasible {
+		if missed[x.Objective] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// floorFinding is the hardware's finding for missed objectives whose limit lies below the
+// physical floor of the work they govern: no schedule, batch or load meets them on this
+// hardware. Its confidence is confCorroborated: the floors are datasheet peaks at
+// achievable fractions and the model's own size, so the true floor is higher, never lower;
+// what could still be wrong is the model size or GPU the contract states.
+func floorFinding(xs []evidence.Infeasible) evidence.Finding {
+	var parts, names []string
+	var items []evidence.EvidenceItem
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%s: its floor %.4g ms is %.0f%% past the %.4g ms limit (%d of %d tasks; %s)", x.Objective, x.FloorMs, 100*(x.FloorMs/x.LimitMs-1), x.LimitMs, x.Tasks, x.Of, x.Basis))
+		names = append(names, x.Objective)
+		items = append(items, evidence.EvidenceItem{Signal: "budget.floor_ms{objective=\"" + x.Objective + "\"}", Value: x.FloorMs, Op: ">", Threshold: x.LimitMs, Unit: "ms",
+			Source: "time budget floors", Stage: evidence.StageGPUExecution})
+	}
+	return evidence.Finding{
+		ID: floorFindingID, Layer: evidence.LayerHardware, Severity: evidence.SeverityWarn,
+		Symptom:        "the objectives cannot be met on this hardware: " + strings.Join(parts, "; "),
+		Hypothesis:     "The limit lies below what the GPU can do for this work at all: the prefill's FLOPs at its achievable tensor throughput, or one token's bytes at its achievable bandwidth with a single sequence per step. No scheduler setting, batch size or load level moves a floor.",
+		Evidence:       items,
+		Prediction:     fmt.Sprintf("No change of schedule, batch or load brings %s within its limit on this hardware; a faster GPU, more GPUs per replica, fewer bytes per token (quantized weights or KV) or shorter prompts move the floor, and a limit at or above the floor can be met.", strings.Join(names, ", ")),
+		NextProbe:      "Measure one request alone on an idle server: its TTFT and per-token time sit near the floors above, past the limits.",
+		Confidence:     confCorroborated,
+		ConfidenceNote: "from the floors: datasheet peaks at achievable fractions and the model size the contract or engine states",
+		Reproduced:     &evidence.StopCondition{Reason: "a floor is a property of the work and the hardware, not of a window of the run"},
+	}
+}
 
 // budgetConfidence maps the owner's share of the excess to a confidence, linearly: a bare
 // majority (ownerShare) is the owner gate, all of the excess confDirect (the budget then

@@ -71,6 +71,13 @@ func decide(in decisionIn) decision {
 	d := decision{owner: -1, severity: map[int]string{}, notes: map[int][]string{}}
 	owner, why, watch := pickOwner(in.findings, in.explains, in.missing)
 	owner, why = d.budgetOwner(in, owner, why)
+	// A missed objective below the physical floor of its work is the hardware's whatever
+	// else holds: no other layer's change can meet it.
+	for i := range in.findings {
+		if in.findings[i].ID == floorFindingID {
+			owner, why = i, ""
+		}
+	}
 	d.owner, d.why = owner, why
 	for _, i := range watch {
 		if i == owner {

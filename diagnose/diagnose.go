@@ -237,7 +237,9 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	ev.Budget = nil
 	if t.present() {
 		ev.Budget = buildBudget(ev, full, o, found, specs, recs, t.Spans)
-		if needsBudgetFinding(ev) {
+		if xs := infeasibleMissed(ev.Budget, full.objectives); len(xs) > 0 {
+			ev.Findings = append(ev.Findings, floorFinding(xs))
+		} else if needsBudgetFinding(ev) {
 			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget))
 		}
 	}
@@ -391,7 +393,7 @@ const externalNote = "stage-local finding from one source; the ladder's rules we
 // Diagnose's are dropped, so diagnosing twice gives the same result), downgraded to info:
 // a single source's view never names the owner layer.
 func externalFindings(fs []evidence.Finding) []evidence.Finding {
-	ours := map[string]bool{sloBreachID: true, budgetFindingID: true}
+	ours := map[string]bool{sloBreachID: true, budgetFindingID: true, floorFindingID: true}
 	for _, r := range rules {
 		ours[r.id] = true
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/gpuspec"
+	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -217,4 +219,64 @@ func (f FloorSpec) PrefillMs(tokens float64) (float64, bool) {
 		return 0, false
 	}
 	return s.prefill(tokens), true
+}
+
+// infeasible lists the objectives whose limit lies below the physical floor of the work
+// they govern: each warm task's own floor (its prefill at the compute floor; its decode at
+// one sequence per step, the fastest any schedule can make a token), the floor's quantile
+// at the objective's (its worst for a max) against the limit. A limit below that cannot be
+// met on this hardware whatever the schedule, batch or load.
+func infeasible(sys *system, o *Options, recs []record.Record) []evidence.Infeasible {
+	if !sys.ready() {
+		return nil
+	}
+	var out []evidence.Infeasible
+	for _, ob := range o.Objectives {
+		var floors []float64
+		for i := range recs {
+			r := &recs[i]
+			if r.Phase != record.PhaseWarm || !r.OK() || r.MultiStep() || !contract.Governs(o.Objectives, ob, r.Task) {
+				continue
+			}
+			pre := sys.prefill(uncached(r))
+			step, _ := sys.stepOf(1, float64(r.PromptTokens)+float64(r.OutputTokens)/2, 1)
+			var f float64
+			switch ob.Metric {
+			case contract.MetricTTFT:
+				f = pre
+			case contract.MetricITL, contract.MetricTPOT:
+				f = step
+			case contract.MetricE2E:
+				f = pre + step*math.Max(0, float64(r.OutputTokens-1))
+			}
+			floors = append(floors, f)
+		}
+		if len(floors) == 0 {
+			continue
+		}
+		q := ob.Quantile
+		if ob.PerRequest() {
+			q = 1
+		}
+		fl := quantile.Of(floors, q)
+		if fl <= ob.LimitMs() {
+			continue
+		}
+		over := 0
+		for _, f := range floors {
+			if f > ob.LimitMs() {
+				over++
+			}
+		}
+		basis := "prefill at the compute floor"
+		switch ob.Metric {
+		case contract.MetricITL, contract.MetricTPOT:
+			basis = "a decode step of one sequence at the bandwidth floor"
+		case contract.MetricE2E:
+			basis = "prefill at the compute floor, then each token at one sequence's decode floor"
+		}
+		out = append(out, evidence.Infeasible{Objective: ob.Name(), LimitMs: figure.Sig3(ob.LimitMs()), FloorMs: figure.Sig3(fl),
+			Tasks: over, Of: len(floors), Basis: basis})
+	}
+	return out
 }

@@ -13,6 +13,21 @@ type Budget struct {
 	Excess *Excess `json:"excess,omitempty"`
 	// Config is what the engine reported of its configuration and what it left unknown.
 	Config []ConfigFact `json:"config,omitempty"`
+	// Infeasible lists the objectives no schedule can meet on this hardware: the physical
+	// floor of the tasks they govern is past their limit (nil: floors unknown, or none).
+	Infeasible []Infeasible `json:"infeasible,omitempty"`
+}
+
+// Infeasible is one objective whose limit lies below the physical floor of the work it
+// governs: the floor's own quantile (for a max, its worst task) against the limit.
+type Infeasible struct {
+	Objective string  `json:"objective"` // evidence.Objective.Name
+	LimitMs   float64 `json:"limit_ms"`
+	FloorMs   float64 `json:"floor_ms"`
+	// Tasks is how many governed tasks have a floor past the limit, of Of.
+	Tasks int    `json:"tasks"`
+	Of    int    `json:"of"`
+	Basis string `json:"basis"`
 }
 
 // Budget parts: the time to the first token, the time of the decode that follows, the
