@@ -37,6 +37,7 @@ func TestObjectiveBelowTheFloor(t *testing.T) {
 		if !tc.infeasible {
 			continue
 		}
+		t.Logf("verdict: %s", ev.Verdict)
 		if x := ev.Budget.Infeasible[0]; x.FloorMs < 18.5 || x.FloorMs > 20 {
 			t.Errorf("floor %.2f ms, want about 19.1", x.FloorMs)
 		}
