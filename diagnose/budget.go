@@ -34,6 +34,7 @@ const (
 	cClientQueue
 	cRetries
 	cOutside
+	cFrontend
 	cQueueCap
 	cQueue
 	cPrefillFloor
@@ -81,6 +82,11 @@ var compDefs = [nComponents]compDef{
 	cClientQueue:  {"client queue (contract max_in_flight)", evidence.PartTTFT, ""},
 	cRetries:      {"earlier attempts and backoff", evidence.PartTTFT, ""},
 	cOutside:      {"outside the engine before it saw the request", evidence.PartTTFT, evidence.LayerApplication},
+	// An engine whose API server runs apart from its core (vLLM V1, SGLang) times TTFT from
+	// the API server's arrival to its handling of the first token, its queue and prefill in
+	// the core: the rest of its TTFT is the API server's (tokenizing in, detokenizing and
+	// streaming out), the application's side of the engine.
+	cFrontend: {"in the engine's API server (input and output processing)", evidence.PartTTFT, evidence.LayerApplication},
 	cQueueCap:     {"engine queue the load alone explains (ideal processor sharing)", evidence.PartTTFT, evidence.LayerHardware},
 	cQueue:        {"engine queue", evidence.PartTTFT, evidence.LayerScheduling},
 	cPrefillFloor: {"prefill at the compute floor", evidence.PartTTFT, evidence.LayerHardware},
@@ -179,6 +185,10 @@ type budgetCtx struct {
 	// engine at its ceiling); idle: the engine had free capacity, so a wait the engine's
 	// queue does not account for was spent before it saw the request.
 	queueAll, idle bool
+	// frontendMs is the mean time in the engine's API server: when it runs apart from the
+	// core (evidence run.engine_form), the engine's TTFT mean less the core's queue and
+	// prefill means.
+	frontendMs float64
 	// load is the floor's load ρ; loadWait each task's wait in the ideal server at the
 	// measured cost ratio costRatio (budget_load.go).
 	load      float64
@@ -270,6 +280,18 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 	if it, ok := v.val(evidence.SigServerITLP50); ok {
 		b.perToken = it
+	}
+	form := ev.Run.EngineForm
+	if form == "" {
+		form = profileOf(ev.Run.Engine).Processes
+	}
+	_, queueHist := v.val(evidence.SigServerQueueMean)
+	if t, ok := v.val(evidence.SigServerTTFTMean); ok && form == "two" && queueHist && b.havePrefill && b.slotWait == nil {
+		if f := t - b.queueMs - b.prefillMean; f > 0 {
+			b.frontendMs = f
+			b.src[cFrontend] = fmt.Sprintf("engine TTFT mean %.0f ms (from its API server's arrival) − the core's queue %.0f ms and prefill %.0f ms means", t, b.queueMs, b.prefillMean)
+			b.unc[cFrontend] = "run-level mean given to every task"
+		}
 	}
 	if !b.haveQueue && !b.haveEngineTTFT && b.slotWait == nil {
 		b.measuredBy[cQueue] = "engine /metrics (queue histogram or waiting gauge) or OTLP spans (gen_ai.latency.time_in_queue)"
@@ -549,14 +571,20 @@ func (b *budgetCtx) taskBudget(r *record.Record) (taskTime, bool) {
 		} else if b.havePrefill {
 			prefill = math.Min(e, b.prefillMean)
 		}
-		if b.havePrefill {
+		switch {
+		case b.havePrefill && b.frontendMs > 0:
+			// The engine's TTFT less its core's queue and prefill was spent in its API
+			// server (a run-level mean, as the queue's own variation stays the queue's).
+			t.ms[cFrontend] = math.Min(e-prefill, b.frontendMs)
+			t.ms[cQueue] = e - prefill - t.ms[cFrontend]
+		case b.havePrefill:
 			// vLLM: engine TTFT = queue + prefill, so what the engine held the task
 			// before its prefill is its queue.
 			t.ms[cQueue] = e - prefill
-		} else if b.haveQueue {
+		case b.haveQueue:
 			t.ms[cQueue] = math.Min(e, b.queueMs)
 			t.ms[cTTFTRest] = e - t.ms[cQueue]
-		} else {
+		default:
 			t.ms[cTTFTRest] = e
 		}
 	case b.queueAll:
@@ -714,7 +742,7 @@ func excessOf(t *taskTime, o *Options, missed objectiveSet) over {
 
 // ttftParts and steadyParts are the components above the floors, per part.
 var (
-	ttftParts   = []int{cLateness, cClientQueue, cRetries, cOutside, cQueueCap, cQueue, cPrefillOver, cDelivery, cTTFTRest}
+	ttftParts   = []int{cLateness, cClientQueue, cRetries, cOutside, cFrontend, cQueueCap, cQueue, cPrefillOver, cDelivery, cTTFTRest}
 	steadyParts = []int{cDecodeOver, cComm, cSpec}
 )
 
