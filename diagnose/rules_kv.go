@@ -16,10 +16,26 @@ import (
 // blocks, not for the scheduler's sequence cap: the memory layer, even with no preemption
 // at all. When sequences are short next to the block size, most of each block is empty:
 // the pool fills with few tokens.
+//
+// kvBusyRatio: the usage gauge is sampled between steps, and the blocks a finished sequence
+// frees read as free until the next step admits a waiting request into them: a pool that
+// gates admission peaks full (kvFullRatio) and, sampled, reads four fifths full or more on
+// average; a pool whose mean sits lower had room most of the time.
+const kvBusyRatio = 0.8
+
 func ruleKVFullQueue(v *view, o *Options) *hit {
-	kv := v.judge(evidence.SigKVUsageMean, ">=", kvRoomRatio)
+	peak := v.judge(evidence.SigKVUsageMax, ">=", kvFullRatio)
+	kv := v.judge(evidence.SigKVUsageMean, ">=", kvBusyRatio)
 	w := v.judge(evidence.SigWaitingMean, ">=", waitingMin)
-	if !kv.present || !kv.holds || !w.present || !w.holds {
+	if !peak.present || !peak.holds || !kv.present || !kv.holds || !w.present || !w.holds {
+		return nil
+	}
+	// The sequence cap, where the engine reports it: a queue behind a cap that every
+	// running slot reached is the scheduler's, however full the pool.
+	cap, err := strconv.Atoi(v.config[evidence.ConfigMaxNumSeqs])
+	capKnown := err == nil && cap > 0
+	rm := v.judge(evidence.SigRunningMax, "<", float64(cap))
+	if capKnown && rm.present && !rm.holds {
 		return nil
 	}
 	if pr := v.judge(evidence.SigPreemptionRate, ">", preemptRateMin); pr.present && pr.holds {
@@ -27,9 +43,9 @@ func ruleKVFullQueue(v *view, o *Options) *hit {
 	}
 	k := profileOf(v.engine)
 	h := &hit{
-		symptom:    fmt.Sprintf("requests wait (mean %.1f waiting) while the KV block pool stays full (mean usage %.0f%%), with no preemption: admission waits for blocks", w.item.Value, kv.item.Value*100),
+		symptom:    fmt.Sprintf("requests wait (mean %.1f waiting) while the KV block pool runs full (peak %.0f%%, mean %.0f%%), with no preemption: admission waits for blocks", w.item.Value, peak.item.Value*100, kv.item.Value*100),
 		hypothesis: "The engine admits a waiting request only when the block pool can hold its prompt; with the pool full, the queue drains as fast as running sequences free their blocks, whatever the limit on concurrent sequences.",
-		items:      []meas{kv, w},
+		items:      []meas{peak, kv, w},
 		confidence: confSupported,
 		nextProbe:  fmt.Sprintf("Watch %s against %s over the run: the queue should stand exactly while usage is near 100%%.", k.Knobs.KV, k.Knobs.Queue),
 		impact: impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}, when: []seriesCond{
@@ -40,11 +56,9 @@ func ruleKVFullQueue(v *view, o *Options) *hit {
 		h.items = append(h.items, asContext(pr))
 	}
 	// The sequence cap did not bind: fewer sequences ran than the engine allows.
-	if cap, err := strconv.Atoi(v.config[evidence.ConfigMaxNumSeqs]); err == nil && cap > 0 {
-		if rm := v.judge(evidence.SigRunningMax, "<", float64(cap)); rm.present && rm.holds {
-			h.items = append(h.items, asContext(rm))
-			h.confidence = confCorroborated
-		}
+	if capKnown && rm.present && rm.holds {
+		h.items = append(h.items, asContext(rm))
+		h.confidence = confCorroborated
 	}
 	note := ""
 	// Block granularity: a sequence of c tokens holds ⌈c/b⌉ blocks of b tokens.
