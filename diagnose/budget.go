@@ -78,15 +78,15 @@ type compDef struct {
 }
 
 var compDefs = [nComponents]compDef{
-	cLateness:     {"client lateness (load generator behind schedule)", evidence.PartTTFT, ""},
-	cClientQueue:  {"client queue (contract max_in_flight)", evidence.PartTTFT, ""},
-	cRetries:      {"earlier attempts and backoff", evidence.PartTTFT, ""},
-	cOutside:      {"outside the engine before it saw the request", evidence.PartTTFT, evidence.LayerApplication},
+	cLateness:    {"client lateness (load generator behind schedule)", evidence.PartTTFT, ""},
+	cClientQueue: {"client queue (contract max_in_flight)", evidence.PartTTFT, ""},
+	cRetries:     {"earlier attempts and backoff", evidence.PartTTFT, ""},
+	cOutside:     {"outside the engine before it saw the request", evidence.PartTTFT, evidence.LayerApplication},
 	// An engine whose API server runs apart from its core (vLLM V1, SGLang) times TTFT from
 	// the API server's arrival to its handling of the first token, its queue and prefill in
 	// the core: the rest of its TTFT is the API server's (tokenizing in, detokenizing and
 	// streaming out), the application's side of the engine.
-	cFrontend: {"in the engine's API server (input and output processing)", evidence.PartTTFT, evidence.LayerApplication},
+	cFrontend:     {"in the engine's API server (input and output processing)", evidence.PartTTFT, evidence.LayerApplication},
 	cQueueCap:     {"engine queue the load alone explains (ideal processor sharing)", evidence.PartTTFT, evidence.LayerHardware},
 	cQueue:        {"engine queue", evidence.PartTTFT, evidence.LayerScheduling},
 	cPrefillFloor: {"prefill at the compute floor", evidence.PartTTFT, evidence.LayerHardware},
@@ -285,11 +285,29 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	if form == "" {
 		form = profileOf(ev.Run.Engine).Processes
 	}
-	_, queueHist := v.val(evidence.SigServerQueueMean)
-	if t, ok := v.val(evidence.SigServerTTFTMean); ok && form == "two" && queueHist && b.havePrefill && b.slotWait == nil {
-		if f := t - b.queueMs - b.prefillMean; f > 0 {
-			b.frontendMs = f
-			b.src[cFrontend] = fmt.Sprintf("engine TTFT mean %.0f ms (from its API server's arrival) − the core's queue %.0f ms and prefill %.0f ms means", t, b.queueMs, b.prefillMean)
+	// The API server's own time: the engine's frontend-stamped E2E less the core's queue,
+	// prefill and decode intervals, all four observed as each request finishes (vLLM records
+	// them together on finish), so they average one population; TTFT is observed at the
+	// first token instead, over another set of requests when the load drifts, so it serves
+	// only where the engine gives no E2E and decode histograms.
+	qm, queueHist := v.val(evidence.SigServerQueueMean)
+	if form == "two" && queueHist && b.havePrefill && b.slotWait == nil {
+		e2e, okE := v.val(evidence.SigServerE2EMean)
+		dec, okD := v.val(evidence.SigServerDecodeMean)
+		ttft, okT := v.val(evidence.SigServerTTFTMean)
+		switch {
+		case okE && okD:
+			if f := e2e - qm - b.prefillMean - dec; f > 0 {
+				b.frontendMs = f
+				b.src[cFrontend] = fmt.Sprintf("engine E2E mean %.0f ms (its API server's arrival to its last output) − the core's queue %.0f, prefill %.0f and decode %.0f ms means", e2e, qm, b.prefillMean, dec)
+			}
+		case okT:
+			if f := ttft - qm - b.prefillMean; f > 0 {
+				b.frontendMs = f
+				b.src[cFrontend] = fmt.Sprintf("engine TTFT mean %.0f ms (from its API server's arrival) − the core's queue %.0f ms and prefill %.0f ms means", ttft, qm, b.prefillMean)
+			}
+		}
+		if b.frontendMs > 0 {
 			b.unc[cFrontend] = "run-level mean given to every task"
 		}
 	}

@@ -9,6 +9,7 @@ const (
 	SigServerPrefillMean = "engine.prefill_mean_ms"
 	SigServerDecodeMean  = "engine.decode_mean_ms"
 	SigServerTTFTMean    = "engine.ttft_mean_ms"
+	SigServerE2EMean     = "engine.e2e_mean_ms"
 )
 
 // Run.EngineConfig keys the system reports of itself (scrape, the engine probe) and the

@@ -13,6 +13,7 @@ var serverMeans = map[string]string{
 	qPrefill: evidence.SigServerPrefillMean,
 	qDecode:  evidence.SigServerDecodeMean,
 	qTTFT:    evidence.SigServerTTFTMean,
+	qE2E:     evidence.SigServerE2EMean,
 }
 
 // cacheConfigKeys maps vllm:cache_config_info labels (vLLM's CacheConfig, exported by
