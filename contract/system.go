@@ -29,6 +29,11 @@ type System struct {
 	// Layers and Hidden give the all-reduce message of a tensor-parallel step.
 	Layers int `json:"layers,omitempty"`
 	Hidden int `json:"hidden,omitempty"`
+	// Experts and ExpertsPerToken describe a mixture of experts (Mixtral: 8 and 2): a step's
+	// tokens reach more distinct experts the more tokens it holds, so the bytes it reads grow
+	// from the active parameters (one token) toward all of them (package diagnose's floors).
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"experts_per_token,omitempty"`
 }
 
 // IsZero reports whether no system field is set.
@@ -55,6 +60,11 @@ func (d *decoder) system(n *yaml.Node, path string, s *System) {
 	nonNeg("tensor_parallel", &s.TensorParallel)
 	nonNeg("layers", &s.Layers)
 	nonNeg("hidden", &s.Hidden)
+	nonNeg("experts", &s.Experts)
+	nonNeg("experts_per_token", &s.ExpertsPerToken)
+	if s.ExpertsPerToken > s.Experts {
+		m.errf("experts_per_token", "%d is more than experts %d", s.ExpertsPerToken, s.Experts)
+	}
 	pos := func(key string, dst *float64) {
 		if m.float(key, dst) && *dst < 0 {
 			m.errf(key, "must not be negative, got %v", *dst)

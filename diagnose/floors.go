@@ -25,7 +25,11 @@ type system struct {
 	kvB      float64 // KV bytes per token, 0 when unknown
 	layers   int
 	hidden   int
-	facts    []evidence.ConfigFact
+	// experts and perToken describe a mixture of experts (0: dense); total is every
+	// parameter, active those one token reads.
+	experts, perToken int
+	total             float64
+	facts             []evidence.ConfigFact
 	unknown  []string
 }
 
@@ -113,6 +117,10 @@ func systemOf(cfg map[string]string, o *Options, engines int) system {
 		s.unknown = append(s.unknown, "KV bytes per token (the floors leave the KV read out)")
 	}
 	s.layers, s.hidden = sys.Layers, sys.Hidden
+	if sys.Experts > 0 && sys.ExpertsPerToken > 0 && sys.ExpertsPerToken < sys.Experts && params > s.active {
+		s.experts, s.perToken, s.total = sys.Experts, sys.ExpertsPerToken, params
+		fact("experts", fmt.Sprintf("%d, %d per token", sys.Experts, sys.ExpertsPerToken), "contract system.experts")
+	}
 	if s.tp > 1 && (s.layers == 0 || s.hidden == 0) {
 		s.unknown = append(s.unknown, "layers and hidden size (the floors leave the all-reduces out)")
 	}
@@ -136,7 +144,7 @@ func (s *system) decodeStep(batch, ctx float64) (step, comm float64) {
 // activations grow with the tokens.
 func (s *system) stepOf(batch, ctx, n float64) (step, comm float64) {
 	tp := float64(s.tp)
-	bytes := s.active*s.dtypeB/tp + batch*ctx*s.kvB/tp
+	bytes := s.weightsRead(batch*n)*s.dtypeB/tp + batch*ctx*s.kvB/tp
 	flops := 2 * s.active * batch * n / tp
 	t := math.Max(bytes/(s.gpu.MemBW*gpuspec.AchievableHBM), flops/(s.gpu.PeakFLOPS*gpuspec.AchievableTensor))
 	if s.tp > 1 && s.layers > 0 && s.hidden > 0 {
@@ -145,6 +153,24 @@ func (s *system) stepOf(batch, ctx, n float64) (step, comm float64) {
 		comm = 2 * float64(s.layers) * msg / (s.gpu.LinkBW * gpuspec.AchievableLink)
 	}
 	return (t + comm) * 1000, comm * 1000
+}
+
+// weightsRead is the parameters a step of tokens tokens reads: the active ones for a dense
+// model; for a mixture of experts, the shared weights and every expert some token routes
+// to. With E experts, k per token and uniform routing, a layer's tokens reach E·(1 − (1 −
+// k/E)^tokens) distinct experts in expectation (each expert is missed by a token with
+// probability 1 − k/E), so one token reads the active parameters and a large batch nearly
+// all of them. The per-expert and shared sizes follow from total = shared + E·e and active
+// = shared + k·e.
+func (s *system) weightsRead(tokens float64) float64 {
+	if s.experts <= 0 || tokens <= 1 {
+		return s.active
+	}
+	E, k := float64(s.experts), float64(s.perToken)
+	e := (s.total - s.active) / (E - k)
+	shared := s.active - k*e
+	reached := E * (1 - math.Pow(1-k/E, tokens))
+	return shared + reached*e
 }
 
 // prefill is the floor of prefilling p uncached prompt tokens, in ms: 2 FLOPs per active
@@ -156,7 +182,7 @@ func (s *system) prefill(p float64) float64 {
 	}
 	tp := float64(s.tp)
 	flops := 2 * s.active * p / tp
-	bytes := s.active * s.dtypeB / tp
+	bytes := s.weightsRead(p) * s.dtypeB / tp
 	return 1000 * math.Max(flops/(s.gpu.PeakFLOPS*gpuspec.AchievableTensor), bytes/(s.gpu.MemBW*gpuspec.AchievableHBM))
 }
 

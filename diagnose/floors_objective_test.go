@@ -49,3 +49,25 @@ func TestObjectiveBelowTheFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEWeightsRead: Mixtral-8x7B (46.7e9 parameters, 12.9e9 active, 8 experts, 2 per
+// token): one token reads the active parameters, a step of 24 tokens reaches 7.99 of the 8
+// experts (1 − 0.75^24 of them) and reads 46.6e9, a dense model its parameters whatever the
+// step.
+func TestMoEWeightsRead(t *testing.T) {
+	moe := system{active: 12.9e9, total: 46.7e9, experts: 8, perToken: 2}
+	dense := system{active: 8e9}
+	for _, tc := range []struct {
+		s      system
+		tokens float64
+		want   float64
+	}{
+		{moe, 1, 12.9e9},
+		{moe, 24, 1.63e9 + 7.9921*5.633e9},
+		{dense, 256, 8e9},
+	} {
+		if got := tc.s.weightsRead(tc.tokens); got < 0.995*tc.want || got > 1.005*tc.want {
+			t.Errorf("%d experts, %v tokens: %.4g parameters read, want %.4g", tc.s.experts, tc.tokens, got, tc.want)
+		}
+	}
+}

@@ -494,6 +494,17 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 	return h
 }
 
+// decodeOver names the decode objective a view misses ("TPOT p95 over its limit"), or the
+// per-request SLO misses that stand in for one.
+func decodeOver(v *view) string {
+	for _, r := range v.objectives {
+		if r.Missed() && (r.Metric == "itl" || r.Metric == "tpot") {
+			return r.Name + " over its limit"
+		}
+	}
+	return "tasks over their per-request decode bounds"
+}
+
 // itlSymptom judges the user-facing decode symptom: a missed decode objective (ITL or
 // TPOT, any form) when the contract states one, else the share of tasks missing a
 // per-request SLO.
@@ -523,7 +534,7 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 		}
 	}
 	h := &hit{
-		symptom:    fmt.Sprintf("DRAM active %.0f%% of cycles while tensor pipes idle; ITL over its bound", dram.item.Value*100),
+		symptom:    fmt.Sprintf("DRAM active %.0f%% of cycles while tensor pipes idle; %s", dram.item.Value*100, decodeOver(v)),
 		hypothesis: "Each decode step streams the weights and KV cache from HBM; the step time is bytes moved over bandwidth, so the math units wait for memory.",
 		items:      []meas{dram},
 		confidence: confCorroborated,
