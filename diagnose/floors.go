@@ -30,7 +30,7 @@ type system struct {
 	experts, perToken int
 	total             float64
 	facts             []evidence.ConfigFact
-	unknown  []string
+	unknown           []string
 }
 
 // actBytes: activations cross the tensor-parallel all-reduce in bf16 (2 bytes), vLLM's and
