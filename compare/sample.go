@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
@@ -130,17 +131,14 @@ func (a *sideAcc) add(r *record.Record) {
 	// Quantiles read the values as stage 1 records them (quantile.RecordedMs), so a
 	// row's point estimate is the figure pel report prints for the same run; the U
 	// test reads them as measured.
-	if d, ok := r.TTFT(); ok {
-		p.Add(series(kTTFT), quantile.RecordedMs(d), 1)
-		a.u[kTTFT].add(figure.Ms(d))
-	}
-	if d, ok := r.TPOT(); ok {
-		p.Add(series(kTPOT), quantile.RecordedMs(d), 1)
-		a.u[kTPOT].add(figure.Ms(d))
-	}
-	if d, ok := r.E2E(); ok {
-		p.Add(series(kE2E), quantile.RecordedMs(d), 1)
-		a.u[kE2E].add(figure.Ms(d))
+	// The contract's metrics as its objectives read them (contract.Metric.Each: a
+	// multi-step task gives each call's TTFT and TPOT), as stage 1 does.
+	for _, m := range []contract.Metric{contract.MetricTTFT, contract.MetricTPOT, contract.MetricE2E} {
+		k := kindOf[m]
+		m.Each(r, func(d time.Duration, n int) {
+			p.Add(series(k), quantile.RecordedMs(d), int64(n))
+			a.u[k].add(figure.Ms(d))
+		})
 	}
 	sum, k := 0.0, 0
 	r.ITLRuns(func(d time.Duration, n int) {

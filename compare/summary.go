@@ -102,8 +102,11 @@ func (s *summary) add(r *record.Record) error {
 		}
 		t.add(r)
 	}
-	for m, keep := range s.scoped {
-		if !keep[r.Task] {
+	// In metric order: the sides join the pool's budget in the order they are made, and
+	// which side folds first when it is spent must not depend on a map's order.
+	for _, m := range contract.Metrics {
+		keep, ok := s.scoped[m]
+		if !ok || !keep[r.Task] {
 			continue
 		}
 		g := ps.global[m]

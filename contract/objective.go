@@ -203,11 +203,26 @@ func ObjectivesOf(all []Objective, task string) []Objective {
 
 // Each calls f with each value of metric m one completed task contributes, n values at
 // once: one TTFT, TPOT or E2E a task, and each inter-token gap for ITL (a k-token event's
-// gap spread over its k tokens). A failed task contributes none: its timings are not
-// meaningful.
+// gap spread over its k tokens). A multi-step task contributes each completed call's TTFT,
+// TPOT and token gaps (every model call is held to them, from its own due time) and its
+// own end-to-end time. A failed task contributes none: its timings are not meaningful.
+// Every reader of a run's latencies (stage 1, comparisons, sweeps, acceptance) takes them
+// from here.
 func (m Metric) Each(r *record.Record, f func(d time.Duration, n int)) {
 	if !r.OK() {
 		return
+	}
+	if m == MetricITL {
+		r.ITLRuns(f)
+		return
+	}
+	if r.MultiStep() && m != MetricE2E {
+		if steps := r.StepRecords(); len(steps) > 0 {
+			for i := range steps {
+				m.Each(&steps[i], f)
+			}
+			return
+		}
 	}
 	var d time.Duration
 	var ok bool
@@ -218,9 +233,6 @@ func (m Metric) Each(r *record.Record, f func(d time.Duration, n int)) {
 		d, ok = r.TPOT()
 	case MetricE2E:
 		d, ok = r.E2E()
-	case MetricITL:
-		r.ITLRuns(f)
-		return
 	}
 	if ok {
 		f(d, 1)

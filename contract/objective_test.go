@@ -133,3 +133,35 @@ func TestObjectiveExceeded(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectiveMultiStep: a multi-step task is held to TTFT and TPOT call by call (each from
+// its own due time), as acceptance judges each call, and to E2E as a whole.
+func TestObjectiveMultiStep(t *testing.T) {
+	t0 := time.Unix(1e9, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	call := func(i int, due time.Time, ttft time.Duration) record.Record {
+		return record.Record{Status: record.StatusOK, ScheduledAt: due, SentAt: due, FirstTokenAt: due.Add(ttft),
+			LastTokenAt: due.Add(ttft + ms(100)), DoneAt: due.Add(ttft + ms(100)), OutputTokens: 11, Step: &record.StepRef{Index: i}}
+	}
+	steps := []record.Record{call(0, t0, ms(100)), call(1, t0.Add(ms(500)), ms(5000))}
+	task := record.Record{Status: record.StatusOK, Steps: 2, ScheduledAt: t0, SentAt: t0, FirstTokenAt: t0.Add(ms(100)),
+		LastTokenAt: t0.Add(ms(5600)), DoneAt: t0.Add(ms(5600)), OutputTokens: 22}
+	task.AttachSteps(steps)
+	var ttfts []time.Duration
+	MetricTTFT.Each(&task, func(d time.Duration, _ int) { ttfts = append(ttfts, d) })
+	if len(ttfts) != 2 || ttfts[1] != ms(5000) {
+		t.Errorf("TTFTs %v, want each call's: [100ms 5s]", ttfts)
+	}
+	for _, tc := range []struct {
+		o    Objective
+		want bool
+	}{
+		{Objective{Metric: MetricTTFT, Limit: 2 * time.Second}, true}, // the second call's 5 s
+		{Objective{Metric: MetricTTFT, Limit: 6 * time.Second}, false},
+		{Objective{Metric: MetricE2E, Limit: 5 * time.Second}, true}, // the whole task, 5.6 s
+	} {
+		if got := tc.o.Exceeded(&task); got != tc.want {
+			t.Errorf("%v: exceeded %v, want %v", tc.o, got, tc.want)
+		}
+	}
+}

@@ -986,7 +986,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		out.Floors = nil
 	}
 	out.Config = configFacts(ev)
-	out.Infeasible = infeasible(&b.sys, o, recs)
+	out.Infeasible = infeasible(&b.sys, o, v, recs)
 	if nOver > 0 && total > 0 {
 		out.Excess = attribute(excess, bucketLayer, total, nOver, b)
 		if len(lost) > 0 {

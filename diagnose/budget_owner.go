@@ -39,8 +39,9 @@ func infeasibleMissed(b *evidence.Budget, res []evidence.Objective) []evidence.I
 // floorFinding is the hardware's finding for missed objectives whose limit lies below the
 // physical floor of the work they govern: no schedule, batch or load meets them on this
 // hardware. Its confidence is confCorroborated: the floors are datasheet peaks at
-// achievable fractions and the model's own size, so the true floor is higher, never lower;
-// what could still be wrong is the model size or GPU the contract states.
+// achievable fractions and the model's own size, which a real step only exceeds; what could
+// still be wrong is the model size, the GPU or the achievable fractions themselves (a kernel
+// that beats them), and a speculative step's yield, taken as measured.
 func floorFinding(xs []evidence.Infeasible) evidence.Finding {
 	var parts, names []string
 	var items []evidence.EvidenceItem

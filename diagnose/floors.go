@@ -252,12 +252,26 @@ func (f FloorSpec) PrefillMs(tokens float64) (float64, bool) {
 // one sequence per step, the fastest any schedule can make a token), the floor's quantile
 // at the objective's (its worst for a max) against the limit. A limit below that cannot be
 // met on this hardware whatever the schedule, batch or load.
-func infeasible(sys *system, o *Options, recs []record.Record) []evidence.Infeasible {
+func infeasible(sys *system, o *Options, v *view, recs []record.Record) []evidence.Infeasible {
 	if !sys.ready() {
 		return nil
 	}
+	// With speculative decoding a step can yield several tokens of a sequence: its floor per
+	// token is the step's over the tokens a step yields (the engine's mean accepted length);
+	// with speculation on and that length not measured, no decode floor is stated.
+	perStep, decodeKnown := 1.0, true
+	if l, ok := v.val(evidence.SigSpecMeanAcceptLen); ok && l >= 1 {
+		perStep = l
+	} else if v.has(evidence.SigSpecAcceptanceRate) {
+		decodeKnown = false
+	} else if sp, ok := v.config[evidence.ConfigSpeculative]; ok && sp != "" && sp != "off" && sp != "false" && sp != "none" {
+		decodeKnown = false
+	}
 	var out []evidence.Infeasible
 	for _, ob := range o.Objectives {
+		if ob.Metric != contract.MetricTTFT && !decodeKnown {
+			continue
+		}
 		var floors []float64
 		for i := range recs {
 			r := &recs[i]
@@ -266,6 +280,7 @@ func infeasible(sys *system, o *Options, recs []record.Record) []evidence.Infeas
 			}
 			pre := sys.prefill(uncached(r))
 			step, _ := sys.stepOf(1, float64(r.PromptTokens)+float64(r.OutputTokens)/2, 1)
+			step /= perStep
 			var f float64
 			switch ob.Metric {
 			case contract.MetricTTFT:

@@ -145,9 +145,13 @@ func rejectDims(r *record.Record) map[string]bool {
 	}
 	for _, why := range r.Reasons {
 		w := strings.ToLower(why)
-		for _, k := range []string{dimTTFT, dimITL, dimTPOT, dimE2E} {
-			if strings.Contains(w, k) {
-				d[k] = true
+		// The reasons acceptance writes: "slo ttft max 2s", "slo itl p99" (a percentile's,
+		// from other tools' records); a check's own name ("check title") is no dimension.
+		if m, ok := strings.CutPrefix(w, "slo "); ok {
+			for _, k := range []string{dimTTFT, dimITL, dimTPOT, dimE2E} {
+				if strings.HasPrefix(m, k+" ") || m == k {
+					d[k] = true
+				}
 			}
 		}
 		if strings.HasPrefix(w, "error") || strings.Contains(w, "timeout") {

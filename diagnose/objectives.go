@@ -22,7 +22,7 @@ func objectiveResults(ev *evidence.Evidence, recs []record.Record, o *Options) [
 	if len(o.Objectives) == 0 {
 		return nil
 	}
-	if ev.Workload.Objectives != nil {
+	if aligned(ev.Workload.Objectives, o.Objectives) {
 		return ev.Workload.Objectives
 	}
 	var out []evidence.Objective
@@ -55,6 +55,20 @@ func objectiveResults(ev *evidence.Evidence, recs []record.Record, o *Options) [
 	return out
 }
 
+// aligned reports whether stage 1's results are of exactly these objectives, in order (the
+// decision reads result i as objective i); results of another contract are judged again.
+func aligned(res []evidence.Objective, objs []contract.Objective) bool {
+	if res == nil || len(res) != len(objs) {
+		return false
+	}
+	for i, ob := range objs {
+		if res[i].Name != ob.Name() || res[i].LimitMs != ob.LimitMs() {
+			return false
+		}
+	}
+	return true
+}
+
 // forTask is the objectives that hold tasks of type task.
 func (o *Options) forTask(task string) []contract.Objective {
 	return contract.ObjectivesOf(o.Objectives, task)
@@ -62,8 +76,16 @@ func (o *Options) forTask(task string) []contract.Objective {
 
 // bound is the limit, in ms, a rule compares a global client signal with: the global
 // objective measured by that signal, or, for a p99 signal, the per-request max of its
-// metric (a p99 over the max means at least 1% of tasks were rejected for it).
+// metric (a p99 over the max means at least 1% of tasks were rejected for it); none when a
+// task type replaces the metric's bounds (the rules then read the missed objectives).
 func (o *Options) bound(sig string) (float64, bool) {
+	for _, ob := range o.Objectives {
+		if ob.Task != "" && strings.HasPrefix(sig, "client."+string(ob.Metric)+"_") {
+			// A task type replaces this metric's bounds: a run-level signal mixes tasks
+			// held to different limits, and no one limit reads it.
+			return 0, false
+		}
+	}
 	var max float64
 	for _, ob := range o.Objectives {
 		if ob.Task != "" {
@@ -72,7 +94,7 @@ func (o *Options) bound(sig string) (float64, bool) {
 		if ob.Signal() == sig {
 			return ob.LimitMs(), true
 		}
-		if ob.PerRequest() && strings.HasSuffix(sig, "_p99_ms") && sig == "client."+string(ob.Metric)+"_p99_ms" {
+		if ob.PerRequest() && sig == "client."+string(ob.Metric)+"_p99_ms" {
 			max = ob.LimitMs()
 		}
 	}
@@ -161,7 +183,7 @@ func (v *view) boundedIn(dims ...string) bool {
 // stage 1's when it judged them, else the whole run's objectives judged on the part's
 // client signals as given (hand-built evidence has no stage 1 behind it).
 func halfObjectives(res *stats.Result, sig map[string]evidence.Signal, o *Options) []evidence.Objective {
-	if res != nil && res.Workload.Objectives != nil {
+	if res != nil && aligned(res.Workload.Objectives, o.Objectives) {
 		return res.Workload.Objectives
 	}
 	out := make([]evidence.Objective, 0, len(o.Objectives))

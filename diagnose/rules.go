@@ -179,7 +179,7 @@ var (
 		defers: []*rule{launchBound}, explains: slowService}
 	// A queue is what every more specific cause of slow admission looks like from outside.
 	admissionQueue = &rule{id: "admission-queue", layer: evidence.LayerScheduling, eval: ruleAdmissionQueue,
-		defers:   []*rule{kvThrash, schedulerBound, prefillHOL, contextExhausted, multiturnReprefill},
+		defers:   []*rule{kvThrash, kvFullQueue, schedulerBound, prefillHOL, contextExhausted, multiturnReprefill},
 		explains: []attribution{{comp: cQueue, tier: tierCeiling, name: "engine queue (%s: the engine ran at its ceiling)", whole: true}}}
 	// Exposed communication makes every step longer, the prefill steps most.
 	prefillStall = &rule{id: "prefill-stall", layer: evidence.LayerScheduling, eval: rulePrefillStall,
@@ -634,11 +634,10 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 	if !acc.present || acc.item.Value <= 0 || !ln.present {
 		return nil
 	}
-	// Net benefit. A step with k draft tokens costs (1 + k·c) plain decode steps, c being
-	// one draft token's cost relative to a target step, and yields 1 + k·α tokens (α the
-	// per-token acceptance): speculation pays exactly when α > c. The counters give α and k
-	// (k = (L − 1)/α); c needs the draft kernels' share d of the step (a profiler trace):
-	// d = k·c/(1 + k·c), so c = d/(k·(1 − d)).
+	// Net benefit. A step with k draft tokens costs r + k·c plain decode steps (r the
+	// verification's own price, c one draft token's cost relative to a target step) and
+	// yields L = 1 + k·α tokens (α the per-token acceptance). The counters give α and L
+	// (k = (L − 1)/α); c needs the draft kernels' share of the step (a profiler trace).
 	alpha, L := acc.item.Value, ln.item.Value
 	k := (L - 1) / alpha
 	h := &hit{
@@ -690,7 +689,9 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		h.strength = 0.1
 		return h
 	}
-	c := d / 100 / (k * (1 - d/100))
+	// The draft kernels' share d of a step that costs r + k·c plain steps is k·c/(r + k·c),
+	// so c = d·r/(k·(1 − d)).
+	c := d / 100 * r / (k * (1 - d/100))
 	net := L / (r + k*c)
 	m := derivedItem("engine.spec_net_speedup", net, "<", 1, "ratio", "engine /metrics × trace", evidence.StageServingCache, evidence.SigSpecAcceptanceRate, evidence.SigSpecMeanAcceptLen, evidence.SigTraceDraftPct)
 	h.items = append(h.items, m, asContext(v.judge(evidence.SigTraceDraftPct, ">", 0)))
@@ -704,7 +705,8 @@ func ruleSpecNegative(v *view, o *Options) *hit {
 		h.items = append(h.items, sym)
 		h.confidence += confCorroboration
 	}
-	// Half the computed gain is the bound: the cost model leaves out the wider verification.
+	// Half the computed gain is the bound: the verification is priced only where the floors
+	// are known (r = 1 otherwise), and the trace's window stands for every step.
 	h.cond = "speculation is net-negative"
 	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoSpeculation), Expect: []evidence.Expectation{
 		v.expect(evidence.SigITLP50, "<=", -(1-net)/2, true),

@@ -61,3 +61,22 @@ func TestKVFullQueueWithoutPreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestKVFullQueueOutranksAdmission: with the pool full and no sequence cap reported, the
+// queue the client sees (70% of TTFT) is the pool's: the admission rule, which would raise
+// the sequence cap, defers to the memory finding, and the verdict names one layer.
+func TestKVFullQueueOutranksAdmission(t *testing.T) {
+	ev := build(sig{evidence.SigKVUsageMean, 0.9}, sig{evidence.SigKVUsageMax, 1}, sig{evidence.SigWaitingMean, 8},
+		sig{evidence.SigRunningMean, 50}, sig{evidence.SigRunningMax, 60}, sig{evidence.SigPreemptionRate, 0},
+		sig{evidence.SigQueueShare, 0.7}, sig{evidence.SigTTFTP99, 2500}, sig{evidence.SigAcceptanceRate, 0.7})
+	ev.Run.Engine = "vllm"
+	Diagnose(ev, recs(200, rejectEvery(3, "slo ttft max")), Options{Objectives: slo, Resamples: 20})
+	if ev.OwnerLayer == nil || *ev.OwnerLayer != evidence.LayerMemory {
+		t.Fatalf("owner %v, want memory: %s", ev.OwnerLayer, ev.Verdict)
+	}
+	for _, f := range ev.Findings {
+		if f.ID == admissionQueue.id && f.Severity != evidence.SeverityInfo {
+			t.Errorf("admission-queue at %s beside the full pool: %s", f.Severity, f.Symptom)
+		}
+	}
+}

@@ -5,11 +5,14 @@ package engine
 //     or prefilling this step); num_requests_waiting the waiting queue, preempted requests
 //     included; kv_cache_usage_perc the share of KV blocks in use (1 = full, when preemption
 //     by recompute starts); request_queue_time_seconds the time a request spent WAITING before
-//     its first schedule, request_prefill_time_seconds from first schedule to first token; the
-//     engine's TTFT starts at arrival in the engine core, after the API server's
-//     tokenization, so client TTFT − engine TTFT is the HTTP/API path. The API server runs
-//     apart from the engine core (AsyncLLM over EngineCoreClient; --api-server-count more of
-//     them): detokenizing and streaming cost the frontend, not the core's steps.
+//     its first schedule, request_prefill_time_seconds from first schedule to first token,
+//     request_decode_time_seconds from first to last token: the engine core's own
+//     timestamps. The engine's TTFT and E2E run from the request's arrival at the API server
+//     to the API server's handling of the first (last) output (vllm/v1/metrics/stats.py,
+//     IterationStats), so client TTFT − engine TTFT is the HTTP path, and engine E2E − queue
+//     − prefill − decode the API server's own time. The API server runs apart from the
+//     engine core (AsyncLLM over EngineCoreClient; --api-server-count more of them):
+//     detokenizing and streaming cost the frontend, not the core's steps.
 //   - SGLang: num_queue_reqs is the waiting queue; token_usage the share of the KV token pool
 //     in use; num_retracted_requests_total its preemption (requests pushed back to the queue
 //     when the pool runs out). Its tokenizer manager and detokenizer run as processes apart

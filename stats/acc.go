@@ -23,6 +23,16 @@ type setAcc struct {
 	ttft, fromSent, itl, tpot, e2e, lag                    *Dist
 	// SLO misses among completed tasks (client.slo_miss_rate), when a bound function is given.
 	sloDone, sloMissed int
+	// maxes judges each per-request objective task by task, with acceptance's own predicate
+	// (contract.Objective.Exceeded) on the values as measured.
+	maxes map[contract.Objective]*maxAcc
+}
+
+// maxAcc is one per-request objective over a set's completed tasks: how many it governs,
+// how many exceeded it, and the worst value.
+type maxAcc struct {
+	n, over int
+	worst   time.Duration
 }
 
 func newSetAcc() *setAcc {
@@ -60,23 +70,43 @@ func (a *setAcc) add(r *record.Record, slo func(string) []contract.Objective) {
 		return
 	}
 	a.outTok += r.OutputTokens
-	if v, ok := r.TTFT(); ok {
-		a.ttft.Add(v)
-	}
+	// The contract's metrics as its objectives read them (contract.Metric.Each: a
+	// multi-step task gives each call's TTFT and TPOT), so a figure and the objective on it
+	// are one number.
+	contract.MetricTTFT.Each(r, a.ttft.AddN)
 	if v, ok := r.TTFTFromSent(); ok {
 		a.fromSent.Add(v)
 	}
-	r.ITLRuns(a.itl.AddN)
-	if v, ok := r.TPOT(); ok {
-		a.tpot.Add(v)
-	}
-	if v, ok := r.E2E(); ok {
-		a.e2e.Add(v)
-	}
+	contract.MetricITL.Each(r, a.itl.AddN)
+	contract.MetricTPOT.Each(r, a.tpot.AddN)
+	contract.MetricE2E.Each(r, a.e2e.AddN)
 	if slo != nil {
 		a.sloDone++
-		if len(MissedSLO(r, slo(r.Task))) > 0 {
+		objs := slo(r.Task)
+		if len(MissedSLO(r, objs)) > 0 {
 			a.sloMissed++
+		}
+		for _, ob := range objs {
+			if !ob.PerRequest() {
+				continue
+			}
+			w, ok := ob.Metric.Worst(r)
+			if !ok {
+				continue
+			}
+			if a.maxes == nil {
+				a.maxes = map[contract.Objective]*maxAcc{}
+			}
+			m := a.maxes[ob]
+			if m == nil {
+				m = &maxAcc{}
+				a.maxes[ob] = m
+			}
+			m.n++
+			m.worst = max(m.worst, w)
+			if ob.Exceeded(r) {
+				m.over++
+			}
 		}
 	}
 }
@@ -90,6 +120,19 @@ func (a *setAcc) merge(o *setAcc) {
 	a.outTok += o.outTok
 	a.sloDone += o.sloDone
 	a.sloMissed += o.sloMissed
+	for ob, m := range o.maxes {
+		if a.maxes == nil {
+			a.maxes = map[contract.Objective]*maxAcc{}
+		}
+		x := a.maxes[ob]
+		if x == nil {
+			x = &maxAcc{}
+			a.maxes[ob] = x
+		}
+		x.n += m.n
+		x.over += m.over
+		x.worst = max(x.worst, m.worst)
+	}
 	for k, v := range o.reject {
 		if a.reject == nil {
 			a.reject = map[string]int{}

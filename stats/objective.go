@@ -37,6 +37,18 @@ func objectiveResults(p *phaseAcc, opt Options) []evidence.Objective {
 	}
 	out := make([]evidence.Objective, 0, len(opt.AllObjectives))
 	for _, ob := range opt.AllObjectives {
+		if ob.PerRequest() {
+			var m maxAcc
+			for task, a := range p.byTask {
+				if x := a.maxes[ob]; governs[task][ob] && x != nil {
+					m.n += x.n
+					m.over += x.over
+					m.worst = max(m.worst, x.worst)
+				}
+			}
+			out = append(out, judgeMax(ob, m))
+			continue
+		}
 		d := NewDist()
 		for task, a := range p.byTask {
 			if governs[task][ob] {
@@ -46,6 +58,23 @@ func objectiveResults(p *phaseAcc, opt Options) []evidence.Objective {
 		out = append(out, JudgeObjective(ob, d.h))
 	}
 	return out
+}
+
+// judgeMax judges a per-request objective from its task-by-task count: missed when any task
+// exceeded it (acceptance rejected each), its value the worst as stage 1 records values
+// (quantile.RecordedMs, so pel compare reads the same figure).
+func judgeMax(ob contract.Objective, m maxAcc) evidence.Objective {
+	r := JudgeObjective(ob, nil)
+	r.Unit = "tasks"
+	if m.n == 0 {
+		return r
+	}
+	v := quantile.RecordedMs(m.worst)
+	r.ValueMs, r.N, r.Over, r.Status = &v, m.n, m.over, evidence.ObjectiveMet
+	if m.over > 0 {
+		r.Status = evidence.ObjectiveMissed
+	}
+	return r
 }
 
 // dist is the set's distribution of one metric.

@@ -19,6 +19,7 @@ const (
 	outcomeOwner         = "owner"
 	outcomeUndecided     = "undecided"
 	outcomeMeasuringSide = "measuring_side"
+	outcomeNone          = "none"
 )
 
 // Line is the verdict of a diagnosed run ("" when ev carries no decision).
@@ -87,6 +88,14 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 		}
 		if warn > 0 {
 			s += fmt.Sprintf("; %d finding(s) need more evidence", warn)
+		}
+		return s + suffix(acc)
+	}
+	if d.Outcome != outcomeNone || len(d.Missed) > 0 {
+		// A decision this package does not know, or one that names misses: never "nothing".
+		s := "No layer identified"
+		if len(missed) > 0 {
+			s += ": the run misses " + strings.Join(missed, "; ")
 		}
 		return s + suffix(acc)
 	}

@@ -26,3 +26,64 @@ func TestCheckOnlyRejections(t *testing.T) {
 		}
 	}
 }
+
+// TestLineOutcomes: each outcome of the decision reads as it decides, and only an outcome
+// of none with nothing missed says that nothing limits accepted tasks.
+func TestLineOutcomes(t *testing.T) {
+	v := 2500.0
+	acc := 0.011
+	ev := func(d evidence.Decision) *evidence.Evidence {
+		e := evidence.New()
+		e.Workload.Requests = 100
+		e.Workload.Objectives = []evidence.Objective{{Name: "TTFT p99", Form: "p99", LimitMs: 1500, ValueMs: &v, N: 100, Over: 40, Unit: "tasks", Status: evidence.ObjectiveMissed}}
+		e.Findings = []evidence.Finding{{ID: "kv-full-queue", Layer: evidence.LayerMemory, Severity: evidence.SeverityWarn, Symptom: "the pool is full", Confidence: 0.8}}
+		e.Decision = &d
+		return e
+	}
+	for _, tc := range []struct {
+		name string
+		d    evidence.Decision
+		want []string
+		not  string
+	}{
+		{"owner", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &acc},
+			[]string{"The memory layer (KV cache) limits accepted tasks: the pool is full (confidence 0.80)", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "1.1% of warm tasks accepted"}, "Nothing limits"},
+		{"undecided", evidence.Decision{Outcome: "undecided", Missed: []string{"TTFT p99"}, Candidates: []evidence.Layer{"memory", "scheduling"}, Probe: "engine /metrics", AcceptanceRate: &acc},
+			[]string{"No layer identified: the run misses TTFT p99 2500 ms > 1500 ms", "the leading candidates are memory and scheduling", "the probe that separates them: engine /metrics"}, "Nothing limits"},
+		{"measuring side", evidence.Decision{Outcome: "measuring_side", Why: "the load generator ran late"}, []string{"No layer identified: the load generator ran late"}, "Nothing limits"},
+		{"none with a miss is no 'nothing'", evidence.Decision{Outcome: "none", Missed: []string{"TTFT p99"}}, []string{"No layer identified: the run misses TTFT p99"}, "Nothing limits"},
+		{"unknown outcome", evidence.Decision{Outcome: "something new"}, []string{"No layer identified"}, "Nothing limits"},
+		{"none", evidence.Decision{Outcome: "none", AcceptanceRate: &acc}, []string{"Nothing limits accepted tasks under this contract (1.1% of warm tasks accepted)"}, "No layer"},
+	} {
+		got := Line(ev(tc.d))
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, w)
+			}
+		}
+		if strings.Contains(got, tc.not) {
+			t.Errorf("%s: %q says %q", tc.name, got, tc.not)
+		}
+	}
+	if Line(evidence.New()) != "" {
+		t.Error("evidence without a decision has a verdict")
+	}
+}
+
+// TestLossLead: what rejected the tasks leads when it was not a latency objective.
+func TestLossLead(t *testing.T) {
+	for _, tc := range []struct {
+		l    *evidence.Losses
+		want string
+	}{
+		{nil, ""},
+		{&evidence.Losses{Tasks: 10, Rejected: 10, Errors: 10, Failed: 10, Classes: []evidence.LossCount{{Name: "overloaded", N: 10, Message: "http 503"}}}, "Every warm task failed (overloaded ×10: http 503). "},
+		{&evidence.Losses{Tasks: 10, Rejected: 6, Errors: 4, Failed: 4, Classes: []evidence.LossCount{{Name: "server_error", N: 4}}}, "Most rejected tasks were errors (4 of 6: server_error ×4). "},
+		{&evidence.Losses{Tasks: 10, Rejected: 6, Checks: 4, CheckNames: []evidence.LossCount{{Name: "check json", N: 4}}}, "Most rejected tasks failed output checks (4 of 6: check json ×4): the outputs, not a performance layer. "},
+		{&evidence.Losses{Tasks: 10, Rejected: 6, Errors: 1, Checks: 1}, ""},
+	} {
+		if got := lossLead(tc.l); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.l, got, tc.want)
+		}
+	}
+}

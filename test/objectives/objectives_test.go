@@ -190,6 +190,38 @@ func checkObjective(t *testing.T, m contract.Metric, form string, perType bool) 
 	if perType {
 		wantScope = "task docs"
 	}
+	// With a task type's own bound, the global objective of the same metric holds the other
+	// types' tasks alone: every reader shows the same value for it over them.
+	if perType {
+		global := strings.ToUpper(string(m)) + " " + form
+		var g *evidence.Objective
+		for i := range ev.Workload.Objectives {
+			if ev.Workload.Objectives[i].Name == global {
+				g = &ev.Workload.Objectives[i]
+			}
+		}
+		if g == nil || g.ValueMs == nil || g.Status != evidence.ObjectiveMet {
+			t.Fatalf("global %s over the tasks it holds: %+v, want met", global, g)
+		}
+		scope := "tasks held to the global " + string(m) + " bounds"
+		for _, src := range []struct {
+			name   string
+			checks []compare.Check
+		}{{"pel compare", res.SLO}, {"pel sweep", pt.Checks}} {
+			found := false
+			for _, c := range src.checks {
+				if c.Signal == g.Signal && c.Scope == scope {
+					found = true
+					if c.Candidate == nil || *c.Candidate != *g.ValueMs || c.Bound != g.LimitMs {
+						t.Errorf("%s: global %s over the other types' tasks %v (limit %v), the diagnosis %v (limit %v)", src.name, global, deref(c.Candidate), c.Bound, *g.ValueMs, g.LimitMs)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no check of the global %s scoped to %q", src.name, global, scope)
+			}
+		}
+	}
 	for _, src := range []struct {
 		name   string
 		checks []compare.Check
