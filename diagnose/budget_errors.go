@@ -74,7 +74,7 @@ const lostContext = "context_exhausted"
 // layerOf is the layer that owns one error class, and why.
 func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
 	if class == lostContext {
-		return evidence.LayerMemory, "the sequence's context is smaller than the prompt and output (context-exhausted)"
+		return contextExhausted.layer, "the sequence's context is smaller than the prompt and output (" + contextExhausted.id + ")"
 	}
 	if class == record.ErrTimeout {
 		return "", "a late task the client stopped waiting for: its excess is split as the completed late tasks' is"
