@@ -81,3 +81,46 @@ const (
 	// doubtful one).
 	rankDeferred = 2
 )
+
+// Prediction magnitudes: how far a counter must move for a prediction to hold when the
+// change it names is made. Each clears what two runs of one contract differ by on their own,
+// so pel verify can tell a held prediction from noise: a p99 over a few hundred tasks moves
+// by about ±10–15% between identical runs (its order-statistic interval; 368 tasks bound a
+// p99 at 95% only by the 363rd–368th values), a median by a few percent.
+const (
+	// predictClearFall: the symptom's quantile falls by at least 30%, twice a p99's
+	// run-to-run spread: a removed cause shows past noise, a cause that was not the limit
+	// does not.
+	predictClearFall = -0.3
+	// predictHalve: a queue, a ratio or an idle share that the cause sets falls by half; the
+	// cause is most of it, and the rest is what no change of this kind removes.
+	predictHalve = -0.5
+	// predictStepFall: a median step time falls by a quarter when per-step overhead goes (a
+	// median spreads by a few percent, so a quarter is far past it, and launch overhead
+	// named as the limit is at least that share of a step).
+	predictStepFall = -0.25
+	// predictTaskTailFall: the blocked task type's own p99 falls by 40%: its tail was the
+	// wait behind others' prefills, more than the whole run's tail holds.
+	predictTaskTailFall = -0.4
+	// predictPrefillFall: TTFT p99 falls by 35% when prompts are halved: prefill is most of
+	// it (the rule fires when it is) and scales with prompt length, less the decode's first
+	// step and the path.
+	predictPrefillFall = -0.35
+	// predictRoutingFall: TTFT p99 falls by a fifth when routing evens load: the busiest
+	// replica's share of the tail goes, the load stays.
+	predictRoutingFall = -0.2
+	// predictTPOTRise: TPOT may rise by a quarter when more sequences share each step: a
+	// bandwidth-bound step reads its weights once whatever the batch, so its cost per token
+	// grows by the KV reads only.
+	predictTPOTRise = 0.25
+	// unbufferedShare: with buffering gone, under a tenth of events arrive coalesced (a
+	// streaming server flushes each step's token; the rest is the network's own batching).
+	unbufferedShare = 0.1
+	// unchangedWithin: a quantity the change should not move stays within 15% (a median's
+	// run-to-run spread is a few percent; 15% allows for the load shifting around it).
+	unchangedWithin = 0.15
+	// balancedCV: a coefficient of variation of running requests across replicas under
+	// 0.15 is load the router spreads evenly (Poisson noise over tens of requests alone
+	// gives about that).
+	balancedCV = 0.15
+)

@@ -264,7 +264,7 @@ func ruleKVThrash(v *view, o *Options) *hit {
 	h.cond = "KV capacity is the limit"
 	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActMoreKV), Expect: []evidence.Expectation{
 		v.expect(evidence.SigPreemptionRate, "<=", preemptRateMin, false),
-		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
+		v.expect(evidence.SigTTFTP99, "<=", predictClearFall, true),
 	}, Note: fmt.Sprintf("Capping concurrent sequences (%s) at %s instead (peak KV usage near %.0f%%) also stops the preemptions, but moves the wait into the admission queue when more tasks are in flight than the cap.", profileOf(v.engine).Knobs.Seqs, cap, kvTargetRatio*100)}
 	return h
 }
@@ -284,7 +284,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 		// own TTFT rises and steps carrying prefill chunks are longer, so ITL rises a little.
 		cond: "prefill blocks the line",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
-			v.expect(evidence.SigHOLTTFTRatio, "<=", -0.5, true),
+			v.expect(evidence.SigHOLTTFTRatio, "<=", predictHalve, true),
 		}, Note: "The long prompts' own TTFT rises, and ITL a little, since steps now carry prefill chunks."},
 		nextProbe: fmt.Sprintf("Compare %s and %s for short prompts with and without a long prompt in flight; a trace of one long-prompt step shows the prefill kernels filling it.", profileOf(v.engine).Knobs.Queue, profileOf(v.engine).Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimTTFT, dimE2E, dimITL}, hol: true},
@@ -306,7 +306,7 @@ func rulePrefillHOL(v *view, o *Options) *hit {
 	// The short prompts' own tail is what the fix buys: scoped to their task type (named
 	// in the ratio's note by stats.HOL).
 	if m := quotedTask.FindStringSubmatch(v.sig[evidence.SigHOLTTFTRatio].Note); m != nil {
-		e := v.expect(evidence.SigTTFTP99, "<=", -0.4, true)
+		e := v.expect(evidence.SigTTFTP99, "<=", predictTaskTailFall, true)
 		e.Task = m[1]
 		h.predicted.Expect = append(h.predicted.Expect, e)
 	}
@@ -420,10 +420,10 @@ func ruleSchedulerBound(v *view, o *Options) *hit {
 		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigGPUUtil, ">=", 1-(1-util.item.Value)/2, false))
 	}
 	if idle.present {
-		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTraceIdlePct, "<=", -0.5, true))
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTraceIdlePct, "<=", predictHalve, true))
 	}
 	if len(h.predicted.Expect) == 0 {
-		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP99, "<=", -0.3, true))
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTTFTP99, "<=", predictClearFall, true))
 	}
 	h.nextProbe = "Profile the engine process (py-spy or a trace with CPU events) under this load: time per scheduler step vs GPU step time; check the engine's tokens per step against its token budget."
 	return h
@@ -451,7 +451,7 @@ func ruleLaunchBound(v *view, o *Options) *hit {
 		hypothesis: "Decode steps are made of many tiny kernels launched one by one (graph capture off or fallen back), so launch overhead and gaps between kernels, not math or bandwidth, set the step time.",
 		cond:       "launch overhead is the limit",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActCUDAGraphs), Expect: []evidence.Expectation{
-			v.expect(evidence.SigITLP50, "<=", -0.25, true),
+			v.expect(evidence.SigITLP50, "<=", predictStepFall, true),
 		}, Note: "SM active rises by at least half with it, and DRAM active too, at the same batch size."},
 		nextProbe: "Take a profiler trace of a few decode steps (torch.profiler or nsys): count kernels per step, their median duration, and cudaGraphLaunch vs cudaLaunchKernel calls.",
 		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E, dimTTFT}},
@@ -540,7 +540,7 @@ func ruleBandwidthBound(v *view, o *Options) *hit {
 		confidence: confCorroborated,
 		cond:       "bandwidth sets the step time",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActFewerBytes), Expect: []evidence.Expectation{
-			v.expect(evidence.SigITLP50, "<=", -0.3, true),
+			v.expect(evidence.SigITLP50, "<=", predictClearFall, true),
 			v.expect(evidence.SigDRAMActive, ">=", dramHighMin, false),
 		}, Note: "A larger batch instead raises tokens/s at nearly flat ITL until tensor active rises."},
 		nextProbe: "Profile one decode step: achieved HBM bandwidth of the GEMV/attention kernels vs the device peak (nsys + ncu memory throughput).",
@@ -618,8 +618,8 @@ func ruleComm(v *view, o *Options) *hit {
 		h.hypothesis = "The router sends work unevenly; the busiest replica sets the tail while others have room."
 		h.cond = "routing is the limit"
 		h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActBalanceRouting), Expect: []evidence.Expectation{
-			v.expect(evidence.SigReplicaImbalanceCV, "<=", 0.15, false),
-			v.expect(evidence.SigTTFTP99, "<=", -0.2, true),
+			v.expect(evidence.SigReplicaImbalanceCV, "<=", balancedCV, false),
+			v.expect(evidence.SigTTFTP99, "<=", predictRoutingFall, true),
 		}}
 		h.confidence = confLeaning
 		h.missing = append(h.missing, missCommTr)
@@ -838,7 +838,7 @@ func ruleAppGap(v *view, o *Options) *hit {
 	// What unbuffering moves: the signals that showed the buffering, and the wait it added.
 	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActNoProxyBuffering), Note: "The engine's own metrics stay as they are."}
 	if coal.present && coal.holds {
-		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigCoalescedShare, "<=", 0.1, false))
+		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigCoalescedShare, "<=", unbufferedShare, false))
 	}
 	if tpc.present && tpc.holds {
 		h.predicted.Expect = append(h.predicted.Expect, v.expect(evidence.SigTokensPerChunk, "<=", 1.5, false))

@@ -156,7 +156,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		// queue's time comes off TTFT.
 		h.predicted.Expect = append(h.predicted.Expect,
 			v.expect(evidence.SigTTFTP50, "<=", -math.Max(fall, 0.1), true),
-			v.expect(evidence.SigTPOTP50, "<=", 0.25, true))
+			v.expect(evidence.SigTPOTP50, "<=", predictTPOTRise, true))
 		if o.ClosedLoop {
 			// A closed loop keeps its tasks in flight: shorter tasks mean more of them per
 			// second (X = N / E2E). Half the queue's share of E2E is the bound.
@@ -203,7 +203,7 @@ func queueExpect(v *view, o *Options, decisive []meas, fall float64) []evidence.
 				out = append(out, v.expect(evidence.SigInFlightMean, "<=", -math.Max(fall, 0.1), true))
 			}
 		case "otlp.queue_share_ttft_p50":
-			out = append(out, v.expect(evidence.SigOTLPQueueP50, "<=", -0.5, true))
+			out = append(out, v.expect(evidence.SigOTLPQueueP50, "<=", predictHalve, true))
 		}
 	}
 	return out
@@ -231,7 +231,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 		cond:       "prefills stall decode",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActChunkPrefill), Expect: []evidence.Expectation{
 			v.expect(evidence.SigStallShare, "<=", stallShareMin, false),
-			v.expect(evidence.SigITLP99, "<=", -0.3, true),
+			v.expect(evidence.SigITLP99, "<=", predictClearFall, true),
 		}, Note: "TTFT p50 rises by less than one prefill."},
 		nextProbe: fmt.Sprintf("Plot one long stream's token gaps against other tasks' first tokens (pel report DIR --csv), and compare %s with the stall lengths.", k.Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimITL, dimTPOT, dimE2E}},
@@ -302,7 +302,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 		confidence: confCredible,
 		cond:       "prefill compute sets TTFT",
 		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActShorterPrompts), Expect: []evidence.Expectation{
-			v.expect(evidence.SigTTFTP99, "<=", -0.35, true),
+			v.expect(evidence.SigTTFTP99, "<=", predictPrefillFall, true),
 		}, Note: "More sequence slots or chunked prefill leave TTFT unchanged or higher."},
 		nextProbe: fmt.Sprintf("Send single prompts of 1/4, 1/2 and 1× the contract's length to an idle server and fit TTFT against length; compare with %s.", k.Knobs.Prefill),
 		impact:    impactSpec{dims: []string{dimTTFT, dimE2E}},

@@ -74,8 +74,8 @@ func ruleKVFullQueue(v *view, o *Options) *hit {
 	}
 	h.cond = "the block pool gates admission"
 	h.predicted = &evidence.Predicted{Change: change(v.engine, evidence.ActMoreKV), Expect: []evidence.Expectation{
-		v.expect(evidence.SigWaitingMean, "<=", -0.5, true),
-		v.expect(evidence.SigTTFTP99, "<=", -0.3, true),
+		v.expect(evidence.SigWaitingMean, "<=", predictHalve, true),
+		v.expect(evidence.SigTTFTP99, "<=", predictClearFall, true),
 	}, Note: "Raising the limit on concurrent sequences instead changes nothing: the pool, not the limit, is full." + note}
 	if !v.stages[evidence.StageServingCache] {
 		h.missing = append(h.missing, missMetrics)

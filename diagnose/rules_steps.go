@@ -115,7 +115,7 @@ func ruleReprefill(v *view, o *Options) *hit {
 	if v.has(evidence.SigStepsReprefillShare) {
 		exp = append(exp, v.expect(evidence.SigStepsReprefillShare, "<=", reprefillTargetShare, false))
 	}
-	exp = append(exp, v.expect(evidence.SigStepsLaterTTFTP99, "<=", -0.3, true))
+	exp = append(exp, v.expect(evidence.SigStepsLaterTTFTP99, "<=", predictClearFall, true))
 	note := "Fewer conversations in flight, or routing each conversation's turns to the replica holding its history, moves the same counters."
 	if k.SlotCache {
 		note = fmt.Sprintf("On %s, more slots (%s) keep more conversations between their turns.", k.Title, k.Knobs.Seqs)
@@ -184,7 +184,7 @@ func ruleStepWaits(v *view, o *Options) *hit {
 			Knob: "halving what tasks wait for between calls (faster tools, independent tool calls run concurrently, no pause in the agent loop)"},
 		Expect: []evidence.Expectation{
 			v.expect(evidence.SigStepsWaitShare, "<=", -math.Round(fall*100)/100, true),
-			v.expect(evidence.SigStepsLaterTTFTP50, "within", 0.15, true),
+			v.expect(evidence.SigStepsLaterTTFTP50, "within", unchangedWithin, true),
 		},
 		Note: "Engine changes (more sequences, a faster GPU) move the e2e p99 by at most the server's share.",
 	}
