@@ -47,7 +47,13 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 		if f == nil {
 			return fmt.Sprintf("%s limits accepted tasks (confidence %.2f)", LayerTitle(d.Owner), d.Confidence) + suffix(acc)
 		}
-		s := fmt.Sprintf("%s limits accepted tasks: %s (confidence %.2f)", LayerTitle(f.Layer), f.Symptom, f.Confidence)
+		what := "accepted tasks"
+		if allAccepted(d) && len(missed) > 0 {
+			// Only a percentile objective was missed: the layer holds the run from its
+			// objectives, and no task was lost to it.
+			what = "the contract's objectives (no task was rejected)"
+		}
+		s := fmt.Sprintf("%s limits %s: %s (confidence %.2f)", LayerTitle(f.Layer), what, f.Symptom, f.Confidence)
 		if im := f.AcceptanceImpact; im != nil && im.Explained > 0 {
 			s += fmt.Sprintf("; %d of %d rejected tasks coincide", im.Explained, im.Rejected)
 		}
@@ -133,6 +139,11 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
 	}
 	return s
+}
+
+// allAccepted reports whether the decision counted warm tasks and rejected none of them.
+func allAccepted(d *evidence.Decision) bool {
+	return d.Losses != nil && d.Losses.Tasks > 0 && d.Losses.Rejected == 0
 }
 
 // finding is ev's finding id.

@@ -32,6 +32,7 @@ func TestCheckOnlyRejections(t *testing.T) {
 func TestLineOutcomes(t *testing.T) {
 	v := 2500.0
 	acc := 0.011
+	all := 1.0
 	ev := func(d evidence.Decision) *evidence.Evidence {
 		e := evidence.New()
 		e.Workload.Requests = 100
@@ -48,6 +49,8 @@ func TestLineOutcomes(t *testing.T) {
 	}{
 		{"owner", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &acc},
 			[]string{"The memory layer (KV cache) limits accepted tasks: the pool is full (confidence 0.80)", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "1.1% of warm tasks accepted"}, "Nothing limits"},
+		{"owner of a percentile miss alone", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &all, Losses: &evidence.Losses{Tasks: 100}},
+			[]string{"The memory layer (KV cache) limits the contract's objectives (no task was rejected): the pool is full", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "100.0% of warm tasks accepted"}, "limits accepted tasks"},
 		{"undecided", evidence.Decision{Outcome: "undecided", Missed: []string{"TTFT p99"}, Candidates: []evidence.Layer{"memory", "scheduling"}, Probe: "engine /metrics", AcceptanceRate: &acc},
 			[]string{"No layer identified: the run misses TTFT p99 2500 ms > 1500 ms", "the leading candidates are memory and scheduling", "the probe that separates them: engine /metrics"}, "Nothing limits"},
 		{"measuring side", evidence.Decision{Outcome: "measuring_side", Why: "the load generator ran late"}, []string{"No layer identified: the load generator ran late"}, "Nothing limits"},
