@@ -8,6 +8,7 @@ const (
 	GapStoppedEarly = "stopped_early" // the run ended its own schedule early (a canary's stop rule)
 	GapShard        = "shard"         // one shard of a sharded run: part of the schedule
 	GapTornLine     = "torn_line"     // requests.jsonl ends in a cut line (a crash mid-write)
+	GapUnfinished   = "unfinished"    // the run never wrote its evidence (stopped at once, crashed)
 )
 
 // Gap is one reason a run holds less than its contract's whole schedule.

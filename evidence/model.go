@@ -71,15 +71,18 @@ const (
 
 // Evidence is the whole evidence package of one run (evidence.json).
 type Evidence struct {
-	Framework     string      `json:"framework"`
-	SchemaVersion int         `json:"schema_version"`
-	Contract      ContractRef `json:"contract"`
-	Run           Run         `json:"run"`
-	Workload      Workload    `json:"workload"`
-	Stages        []Stage     `json:"stages"`
-	Findings      []Finding   `json:"findings"`
-	OwnerLayer    *Layer      `json:"owner_layer"`
-	Verdict       string      `json:"verdict,omitempty"` // one-line conclusion, written from Decision
+	Framework     string `json:"framework"`
+	SchemaVersion int    `json:"schema_version"`
+	// PelVersion is the pel build that wrote the file ("v0.4.0", "(devel) commit …"):
+	// a figure that changes between builds can be traced to the one that wrote it.
+	PelVersion string      `json:"pel_version,omitempty"`
+	Contract   ContractRef `json:"contract"`
+	Run        Run         `json:"run"`
+	Workload   Workload    `json:"workload"`
+	Stages     []Stage     `json:"stages"`
+	Findings   []Finding   `json:"findings"`
+	OwnerLayer *Layer      `json:"owner_layer"`
+	Verdict    string      `json:"verdict,omitempty"` // one-line conclusion, written from Decision
 	// Decision is the diagnosis's decision as data (objective.go).
 	Decision *Decision  `json:"decision,omitempty"`
 	Headroom []Headroom `json:"headroom,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pel-ladder/pel/internal/hardstop"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/workload"
 )
@@ -99,6 +100,11 @@ type Driver struct {
 
 	sinkMu  sync.Mutex
 	sinkErr error
+
+	// pend holds the tasks started and not yet recorded (abandon.go).
+	pendMu    sync.Mutex
+	pend      map[*record.Record]*pendingTask
+	abandoned bool
 }
 
 // Progress is a snapshot of a running driver.
@@ -144,6 +150,8 @@ func (d *Driver) Progress() Progress {
 func (d *Driver) Run(ctx context.Context, sched workload.Schedule) Result {
 	taskCtx, cancelTasks := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelTasks()
+	// A process told to stop at once (a second Ctrl-C) records the tasks in flight first.
+	defer hardstop.Register(d.Abandon)()
 	clk := d.cfg.Clock
 	start := clk.Now()
 	if !d.cfg.Start.IsZero() {
@@ -272,6 +280,7 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 	trace := d.newTrace()
 	tid := hex.EncodeToString(trace[:])
 	rec := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	d.track(rec, &req)
 	if !d.acquire(ctx, rec, &req) {
 		return
 	}
@@ -290,6 +299,7 @@ func (d *Driver) task(ctx context.Context, req workload.Request, body []byte, be
 	rec.InFlight = int(d.inFlight.Add(1) - 1)
 	d.requests.Add(1)
 	d.sent.Add(1)
+	d.sending(rec, clk.Now())
 	d.attempts(ctx, rec, trace, func(tp string) { output, chars = d.cfg.Doer.Do(ctx, &req, body, rec, tp) })
 	rec.DoneAt = clk.Now()
 	d.requests.Add(-1)
@@ -390,6 +400,9 @@ func (d *Driver) cancelQueued(rec *record.Record, req *workload.Request) {
 
 // finish judges the task, applies the privacy rule, and hands the record on.
 func (d *Driver) finish(rec *record.Record, req *workload.Request, output string, chars int) {
+	if !d.claim(rec) {
+		return
+	}
 	if d.cfg.Judge != nil {
 		d.cfg.Judge(rec, output)
 	} else {
@@ -416,15 +429,7 @@ func (d *Driver) finish(rec *record.Record, req *workload.Request, output string
 	if rec.Accepted {
 		d.accepted.Add(1)
 	}
-	if d.cfg.Sink != nil {
-		if err := d.cfg.Sink(rec); err != nil {
-			d.sinkMu.Lock()
-			if d.sinkErr == nil {
-				d.sinkErr = err
-			}
-			d.sinkMu.Unlock()
-		}
-	}
+	d.sink(rec)
 	if d.cfg.OnRecord != nil {
 		d.cfg.OnRecord(rec)
 	}

@@ -51,6 +51,7 @@ func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Tim
 	trace := d.newTrace()
 	tid := hex.EncodeToString(trace[:])
 	task := &record.Record{Seq: req.Seq, ID: tid, TraceID: tid, Task: req.Task, Phase: req.Phase, ScheduledAt: at}
+	d.track(task, &req)
 	if !d.acquire(ctx, task, &req) {
 		return
 	}
@@ -64,6 +65,7 @@ func (d *Driver) stepTask(ctx context.Context, req workload.Request, at time.Tim
 	}
 	task.InFlight = int(d.inFlight.Add(1) - 1)
 	d.sent.Add(1)
+	d.sending(task, clk.Now())
 	run := &stepRun{d: d, ctx: ctx, sd: sd, task: task, conv: slices.Clone(req.Messages)}
 	unfinished := run.all(req.Steps)
 	run.held.release()
@@ -233,7 +235,9 @@ func (r *stepRun) call(sc *StepCall, think, tool time.Duration, text string, ans
 	r.outChars += out.Chars
 	r.steps = append(r.steps, rec)
 	r.prev = rec
-	d.sink(rec)
+	if !d.isAbandoned() { // the task's record was written by Abandon: nothing follows it
+		d.sink(rec)
+	}
 	return rec, out
 }
 
@@ -286,6 +290,9 @@ func (r *stepRun) settle() {
 // finishTask judges a multi-step task from its calls and hands its record on; it counts in
 // progress like a single task (its calls do not).
 func (d *Driver) finishTask(t *record.Record, steps []*record.Record, req *workload.Request, unfinished string, chars int) {
+	if !d.claim(t) {
+		return
+	}
 	if d.cfg.JudgeTask != nil {
 		d.cfg.JudgeTask(t, steps, unfinished)
 	} else {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/safefile"
+	"github.com/pel-ladder/pel/internal/version"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -159,6 +160,7 @@ func (d *Dir) Write(name string, write func(io.Writer) error) error {
 
 // WriteEvidence writes evidence.json.
 func (d *Dir) WriteEvidence(ev *evidence.Evidence) error {
+	ev.PelVersion = version.Read().String()
 	if err := d.Write(EvidenceFile, ev.Encode); err != nil {
 		return fmt.Errorf("writing %s: %w", EvidenceFile, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/internal/version"
 	"github.com/pel-ladder/pel/loadgen"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/rundir"
@@ -176,6 +177,7 @@ func (cr *canaryRun) finish(dir *rundir.Dir, c *contract.Contract, recs []record
 			ev.Run.Notes = append(ev.Run.Notes, fmt.Sprintf("collector: %v", err))
 		}
 	}
+	ev.PelVersion = version.Read().String()
 	if err := dir.Write(canary.EvidenceFile, ev.Encode); err != nil {
 		notes = append(notes, fmt.Sprintf("writing %s: %v", canary.EvidenceFile, err))
 	}

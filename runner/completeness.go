@@ -35,3 +35,11 @@ func completeness(ev *evidence.Evidence, c *contract.Contract, res loadgen.Resul
 		ev.Run.AddGap(evidence.GapTornLine, rundir.TornNote(rd.Torn))
 	}
 }
+
+// unfinishedEvidence is the evidence.json a run directory holds while its run is going: only
+// the gap that says so. The run's own evidence replaces it when the run ends.
+func unfinishedEvidence(at time.Time) *evidence.Evidence {
+	ev := evidence.New()
+	ev.Run.AddGap(evidence.GapUnfinished, fmt.Sprintf("the run started at %s and never wrote its evidence: pel stopped before its end (a second Ctrl-C, a crash or a kill); requests.jsonl holds the tasks it recorded, those in flight as cancelled", at.UTC().Format(time.RFC3339)))
+	return ev
+}

@@ -354,6 +354,12 @@ func begin(ctx context.Context, d *rundir.Dir, c *contract.Contract, cols []Coll
 	if w, err = d.CreateRequests(); err != nil {
 		return fail(err)
 	}
+	// Until the run writes its evidence, evidence.json says the run has not finished: a
+	// process that crashed, was killed or stopped at a second Ctrl-C leaves a directory
+	// every reader (analyze, report, compare, sweep, merge) knows is cut.
+	if err := d.WriteEvidence(unfinishedEvidence(time.Now())); err != nil {
+		return fail(err)
+	}
 	var cand []Collector
 	if cr != nil {
 		cand = cr.cfg.Collectors

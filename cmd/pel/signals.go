@@ -6,6 +6,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/hardstop"
 )
 
 // stopBound is how long a command that only reads and analyses may go on after Ctrl-C or
@@ -15,6 +17,11 @@ import (
 // periods (every finished record is written), so they are not cut; for every command a
 // second Ctrl-C stops pel at once.
 const stopBound = 2 * time.Second
+
+// hardStopBound is how long pel, stopping at once, spends writing the records of its tasks
+// in flight: one unbuffered append each, which a healthy disk does in microseconds; the
+// bound only keeps a hung disk from holding the process.
+const hardStopBound = time.Second
 
 // analyses are the commands stopped stopBound after a signal.
 var analyses = map[string]bool{
@@ -42,6 +49,14 @@ func watchStop(args []string) {
 		fmt.Fprintln(os.Stderr, "pel: interrupted again: stopping now")
 	case <-bound:
 		fmt.Fprintf(os.Stderr, "pel: interrupted; %s did not stop within %s: stopping now\n", name, stopBound)
+	}
+	// Every task sent keeps a record: those still in flight are written as cancelled.
+	if n, all := hardstop.Run(hardStopBound); n > 0 || !all {
+		fmt.Fprintf(os.Stderr, "pel: %d task(s) in flight recorded as cancelled", n)
+		if !all {
+			fmt.Fprintf(os.Stderr, " (the rest not within %s)", hardStopBound)
+		}
+		fmt.Fprintln(os.Stderr)
 	}
 	os.Exit(exitInterrupted)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,9 @@ tasks:
 	if c := at(ev, "run", "completeness", "complete"); c != true {
 		t.Fatalf("a whole run: completeness.complete = %v, want true", c)
 	}
+	if v, _ := ev["pel_version"].(string); v == "" {
+		t.Errorf("evidence.json does not say which pel wrote it (pel_version)")
+	}
 	// Cut the last line in half, as a crash mid-write does.
 	p := filepath.Join(dir, "requests.jsonl")
 	b, err := os.ReadFile(p)
@@ -132,5 +136,89 @@ tasks:
 	}
 	if v, _ := ev["verdict"].(string); !strings.HasPrefix(v, "PARTIAL RUN (torn line: ") {
 		t.Errorf("verdict does not open with the torn line: %q", v)
+	}
+}
+
+// TestDoubleInterruptKeepsInFlight: Ctrl-C, then Ctrl-C again while every task is still
+// answering (eight long answers in a closed loop of eight). pel stops at once, yet every
+// task it sent has a record — those in flight as cancelled — and the directory reads as the
+// cut run it is in every command that reads it: evidence.json says unfinished until pel
+// analyze rebuilds it, and the rebuilt verdict still opens with the cut.
+func TestDoubleInterruptKeepsInFlight(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	const conc = 8
+	cf := writeContract(t, fmt.Sprintf(`name: long-answers
+version: 1
+arrival: {process: closed, concurrency: %d}
+duration: 60s
+tasks:
+  - {name: long, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 3000}
+slo:
+  ttft: {p99: 2s}
+`, conc))
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pelBin, "run", "--target", url, "--contract", cf, "-o", dir, "--grace", "30s")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first signal once the run is under way (its evidence.json says unfinished from
+	// the start), the second while the grace period waits for the answers.
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(filepath.Join(dir, "evidence.json")); err == nil && bytes.Contains(b, []byte(`"unfinished"`)) {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("no unfinished evidence.json after 30 s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // every worker has sent its first task
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("pel run interrupted twice: %v, want exit 130\n%s", err, out.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	cancelled := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"status":"cancelled"`) && strings.Contains(l, "stopped at once") {
+			cancelled++
+		}
+	}
+	// Each of the eight workers had a 3000-token answer in flight at both signals.
+	if len(lines) < conc || cancelled < conc {
+		t.Errorf("requests.jsonl holds %d records, %d cancelled at the second signal; want at least %d of each\n%s", len(lines), cancelled, conc, out.String())
+	}
+	if !strings.Contains(out.String(), "in flight recorded as cancelled") {
+		t.Errorf("pel run does not say it recorded the tasks in flight:\n%s", out.String())
+	}
+	ev := evidenceOf(t, dir)
+	if at(ev, "run", "completeness", "complete") != false {
+		t.Errorf("evidence.json left by the cut run is not partial: %v", at(ev, "run", "completeness"))
+	}
+	code, text := pel(t, "analyze", dir)
+	if code != 0 || !strings.Contains(text, "PARTIAL RUN (unfinished: ") {
+		t.Errorf("pel analyze of the cut run: exit %d, no PARTIAL RUN (unfinished) label:\n%s", code, text)
+	}
+	ev = evidenceOf(t, dir)
+	if v, _ := ev["verdict"].(string); !strings.HasPrefix(v, "PARTIAL RUN (unfinished: ") {
+		t.Errorf("the rebuilt verdict does not open with the cut: %q", v)
+	}
+	if code, text := pel(t, "report", dir); code != 0 || !strings.HasPrefix(text, "VERDICT: PARTIAL RUN (unfinished: ") {
+		t.Errorf("pel report: exit %d, does not open with the cut:\n%s", code, text)
+	}
+	if code, cmp := pel(t, "compare", dir, dir); code != 2 || !strings.Contains(cmp, "is a partial run (unfinished: ") {
+		t.Errorf("pel compare with the cut run as baseline: exit %d, want a refusal:\n%s", code, cmp)
 	}
 }
