@@ -109,11 +109,27 @@ func noRedirects(hc *http.Client) *http.Client {
 	return &cp
 }
 
-// BaseURL normalises a target: no trailing slash, no trailing /v1 (paths are added per call).
+// BaseURL normalises a target: no query string, no trailing slash, no trailing /v1 (paths
+// are added per call, by Endpoint).
 func BaseURL(target string) string {
-	t := strings.TrimRight(strings.TrimSpace(target), "/")
+	t, _, _ := strings.Cut(strings.TrimSpace(target), "?")
+	t = strings.TrimRight(t, "/")
 	t = strings.TrimSuffix(t, "/v1")
 	return t
+}
+
+// Endpoint is the URL of path (e.g. "/v1/models") on target: path joins target's own path
+// (less a trailing /v1), and target's query string goes on every call, as a gateway that
+// wants one on each request (Azure's ?api-version=…) expects.
+func Endpoint(target, path string) string {
+	_, query, ok := strings.Cut(strings.TrimSpace(target), "?")
+	if i := strings.IndexByte(query, '#'); i >= 0 {
+		query = query[:i]
+	}
+	if !ok || query == "" {
+		return BaseURL(target) + path
+	}
+	return BaseURL(target) + path + "?" + query
 }
 
 // NewClient builds a client.
@@ -144,10 +160,10 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.API == APICompletions {
 		path = "/v1/completions"
 	}
-	c.url = BaseURL(cfg.BaseURL) + path
-	c.embURL = BaseURL(cfg.BaseURL) + "/v1/embeddings"
+	c.url = Endpoint(cfg.BaseURL, path)
+	c.embURL = Endpoint(cfg.BaseURL, "/v1/embeddings")
 	if cfg.EmbeddingsURL != "" {
-		c.embURL = BaseURL(cfg.EmbeddingsURL) + "/v1/embeddings"
+		c.embURL = Endpoint(cfg.EmbeddingsURL, "/v1/embeddings")
 	}
 	if cfg.APIKey != "" {
 		c.auth = "Bearer " + cfg.APIKey

@@ -251,3 +251,20 @@ func TestDirectTransportKeepsURLCredentials(t *testing.T) {
 		})
 	}
 }
+
+func TestEndpoint(t *testing.T) {
+	for _, tc := range []struct{ target, path, want string }{
+		{"http://h:8000", "/v1/models", "http://h:8000/v1/models"},
+		{"http://h:8000/v1/", "/v1/models", "http://h:8000/v1/models"},
+		{" http://h/openai/v1?api-version=2024-10-21 ", "/v1/chat/completions", "http://h/openai/v1/chat/completions?api-version=2024-10-21"},
+		{"http://h/?a=1&b=2#frag", "/metrics", "http://h/metrics?a=1&b=2"},
+		{"http://h/?", "/v1/models", "http://h/v1/models"},
+	} {
+		if got := Endpoint(tc.target, tc.path); got != tc.want {
+			t.Errorf("Endpoint(%q, %q) = %q, want %q", tc.target, tc.path, got, tc.want)
+		}
+	}
+	if got := BaseURL("http://h/v1?api-version=1"); got != "http://h" {
+		t.Errorf("BaseURL with a query = %q", got)
+	}
+}

@@ -44,7 +44,7 @@ func CheckReady(ctx context.Context, hc *http.Client, target, apiKey string) (*R
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	get := func(path string) (int, string, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, Endpoint(target, path), nil)
 		if err != nil {
 			return 0, "", nil, err
 		}

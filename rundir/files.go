@@ -49,12 +49,26 @@ const OutFlagHelp = "directory to write (absent or empty; default ./pel-%s-<UTC 
 
 // OutPath is o, or when o is empty the default directory of command, announced on w.
 func OutPath(w io.Writer, command, o string) string {
-	if o != "" {
-		return o
+	d, def := DefaultOut(command, o)
+	if def {
+		AnnounceOut(w, command, d)
 	}
-	d := "pel-" + command + "-" + time.Now().UTC().Format("20060102-150405")
-	fmt.Fprintf(w, "pel %s: no -o given: writing to ./%s\n", command, d)
 	return d
+}
+
+// DefaultOut is o, or when o is empty the default directory of command (def true), for a
+// command that announces it (AnnounceOut) only once its inputs are checked and the
+// directory exists: nothing is said of a directory that is never written.
+func DefaultOut(command, o string) (dir string, def bool) {
+	if o != "" {
+		return o, false
+	}
+	return "pel-" + command + "-" + time.Now().UTC().Format("20060102-150405"), true
+}
+
+// AnnounceOut says on w that command writes the default directory dir.
+func AnnounceOut(w io.Writer, command, dir string) {
+	fmt.Fprintf(w, "pel %s: no -o given: writing to ./%s\n", command, dir)
 }
 
 // CheckOut refuses an output that exists and is not an empty directory (nothing is made).

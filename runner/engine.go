@@ -75,7 +75,7 @@ func probeVLLMVersion(ctx context.Context, hc *http.Client, target, apiKey strin
 // endpoint is absent or does not answer JSON.
 func getJSON(ctx context.Context, hc *http.Client, target, apiKey, path string) (*http.Response, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, engineProbeTimeout)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loadgen.BaseURL(target)+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loadgen.Endpoint(target, path), nil)
 	if err != nil {
 		cancel()
 		return nil, nil

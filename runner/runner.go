@@ -93,6 +93,9 @@ type Config struct {
 	// kept as the records are written, and the file is not read back, so the run's CPU and
 	// memory stay the driver's; the rest of stage 1 is pel analyze DIR's.
 	LoadOnly bool
+	// OnCreated, when set, is called once the inputs are checked and the run directory
+	// holds its contract: where a command says what it writes.
+	OnCreated func(dir string)
 }
 
 // Run drives the contract's workload against the target and writes the run directory.
@@ -194,6 +197,9 @@ func Run(ctx context.Context, cfg Config) (*evidence.Evidence, error) {
 	w, err := begin(ctx, rd, c, cfg.Collectors, cr)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.OnCreated != nil {
+		cfg.OnCreated(cfg.OutDir)
 	}
 
 	client := loadgen.NewClient(loadgen.ClientConfig{

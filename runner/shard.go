@@ -91,7 +91,7 @@ func (p *clockProbe) add(s, r time.Time, d time.Time) {
 // probeClock measures the target's clock against this machine's (see above). It returns
 // nil and why when the target sends no usable Date header.
 func probeClock(ctx context.Context, hc *http.Client, target, apiKey string) (*evidence.ClockOffset, string) {
-	url := loadgen.BaseURL(target) + "/v1/models"
+	url := loadgen.Endpoint(target, "/v1/models")
 	var p clockProbe
 	once := func() (bool, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

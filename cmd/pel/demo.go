@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ Scenarios: %s (default %s).
 			strings.Join(sim.Scenarios(), ", "), demo.DefaultScenario),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The scenario is checked before anything is said of where the demo writes.
+			if _, err := sim.LoadScenario(cmp.Or(o.Scenario, demo.DefaultScenario)); err != nil {
+				return usageError(err)
+			}
 			dir, err := demoDir(a.stderr, o.OutDir)
 			if err != nil {
 				return failError(err)

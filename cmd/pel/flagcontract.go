@@ -45,9 +45,6 @@ func (w *workloadFlags) register(fs *pflag.FlagSet) {
 		v := new(time.Duration)
 		w.slo[k] = v
 		fs.DurationVar(v, "slo-"+metric+"-"+bound, 0, fmt.Sprintf("SLO: %s %s bound", strings.ToUpper(metric), bound))
-		if bound != "p99" && bound != "max" {
-			_ = fs.MarkHidden("slo-" + metric + "-" + bound) // listed in --help's long text, not one line each
-		}
 	}
 	fs.Uint64Var(&w.f.Seed, "workload-seed", 0, "seed of every random choice of the workload (default 1)")
 }

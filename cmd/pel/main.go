@@ -109,7 +109,12 @@ Start with:  pel demo            (runs the ladder against the built-in simulated
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if h := flagHint(c, err); h != "" {
+			err = fmt.Errorf("%w (%s)", err, h)
+		}
+		return usageError(err)
+	})
 	for _, f := range subcommands {
 		root.AddCommand(f(a))
 	}
@@ -117,6 +122,11 @@ Start with:  pel demo            (runs the ladder against the built-in simulated
 	if err != nil {
 		var ee *exitErr
 		if !errors.As(err, &ee) && cmd != nil && isArgError(err) {
+			if strings.Contains(err.Error(), " arg(s)") {
+				// cobra's count alone ("accepts 1 arg(s), received 0") does not say which
+				// arguments: the usage line does.
+				return usageErrorf("%s: %v; usage: %s (%s --help for more)", cmd.Name(), err, cmd.UseLine(), cmd.CommandPath())
+			}
 			return usageError(err)
 		}
 	}

@@ -70,9 +70,16 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err != nil {
 				return err
 			}
-			out = rundir.OutPath(a.stderr, "run", out)
-			if fromFlags {
-				report.FlagRun(a.stderr, c.SHA256(), filepath.Join(out, rundir.ContractFile))
+			out, defOut := rundir.DefaultOut("run", out)
+			// Where the run writes is said once the run has checked its inputs and made
+			// the directory: a refused run says nothing of files it never wrote.
+			created := func(dir string) {
+				if defOut {
+					rundir.AnnounceOut(a.stderr, "run", dir)
+				}
+				if fromFlags {
+					report.FlagRun(a.stderr, c.SHA256(), filepath.Join(dir, rundir.ContractFile))
+				}
 			}
 			boundRunMemory(c) // memory.go
 			if cpuProfile != "" {
@@ -87,7 +94,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv, KeepText: keepText,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Grace: grace, Collectors: cols, Engine: cf.engine,
 				EmbeddingsTarget: embTarget, Canary: cc, Shard: shard, StartAt: startAt,
-				LoadOnly: noAnalysis,
+				LoadOnly: noAnalysis, OnCreated: created,
 			})
 			loadAfter := loadAverage()
 			if errors.Is(err, badinput.ErrBadInput) {

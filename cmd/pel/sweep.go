@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,8 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			if err != nil {
 				return usageError(err)
 			}
-			out = rundir.OutPath(a.stderr, "sweep", out)
+			out, defOut := rundir.DefaultOut("sweep", out)
+			var announce sync.Once // once the first point has checked its inputs and written
 			if cf.any() {
 				if _, err := cf.collectors(); err != nil { // flags checked before the first point
 					return err
@@ -100,7 +102,12 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 				cfg.Collectors = cf.collectors
 			}
 			cfg.Run = runner.Config{Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv,
-				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: cf.engine}
+				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: cf.engine,
+				OnCreated: func(string) {
+					if defOut {
+						announce.Do(func() { rundir.AnnounceOut(a.stderr, "sweep", out) })
+					}
+				}}
 			res, err := sweep.Run(a.ctx, cfg)
 			if errors.Is(err, badinput.ErrBadInput) {
 				return usageError(err)

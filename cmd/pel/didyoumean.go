@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// habits maps flags of the benchmarking tools pel's users come from (vllm bench serve,
+// genai-perf, AIPerf, GuideLLM) to what pel takes instead: an unknown flag that one of them
+// knows gets pel's equivalent, not just a refusal.
+var habits = map[string]string{
+	"request-rate":                "--rate R (open-loop Poisson arrivals; --concurrency C for a closed loop)",
+	"max-concurrency":             "--concurrency C (a closed loop of C in flight), or a contract's max_in_flight to cap an open loop",
+	"concurrency-limit":           "--concurrency C",
+	"num-prompts":                 "--requests N",
+	"num-requests":                "--requests N",
+	"request-count":               "--requests N",
+	"percentile-metrics":          "--percentiles 50,90,99 (pel reports TTFT, ITL, TPOT and E2E at each)",
+	"metric-percentiles":          "--percentiles 50,90,99",
+	"random-input-len":            "--prompt-tokens N (or a distribution: normal:MEAN,SD)",
+	"input-len":                   "--prompt-tokens N",
+	"isl":                         "--prompt-tokens N",
+	"synthetic-input-tokens-mean": "--prompt-tokens normal:MEAN,SD",
+	"random-output-len":           "--output-tokens N",
+	"output-len":                  "--output-tokens N",
+	"osl":                         "--output-tokens N",
+	"output-tokens-mean":          "--output-tokens normal:MEAN,SD",
+	"dataset-path":                "--dataset FILE",
+	"dataset-name":                "--dataset-format (prompts or sharegpt)",
+	"base-url":                    "--target URL",
+	"url":                         "--target URL",
+	"host":                        "--target http://HOST:PORT",
+	"port":                        "--target http://HOST:PORT",
+	"endpoint":                    "--api chat|completions (pel appends /v1/chat/completions or /v1/completions to --target)",
+	"endpoint-type":               "--api chat|completions",
+	"backend":                     "--engine (vllm, sglang, tgi, triton, trtllm-serve, llamacpp)",
+	"seed":                        "--workload-seed N",
+	"burstiness":                  "--cv X (X = 1/sqrt(burstiness): vLLM's gamma shape as a coefficient of variation)",
+	"goodput":                     "--slo-<ttft|itl|tpot|e2e>-<p50|p90|p95|p99|max> DURATION (pel's acceptance is goodput)",
+	"save-result":                 "-o DIR (pel always writes the run directory)",
+	"result-dir":                  "-o DIR",
+	"output-dir":                  "-o DIR",
+	"artifact-dir":                "-o DIR",
+	"max-seconds":                 "--duration D",
+	"tokenizer":                   "nothing: pel counts tokens from the engine's usage block",
+}
+
+// flagHint is what to add to an unknown-flag error of cmd: pel's equivalent of a habit
+// flag, or the nearest flag cmd has (a typo), or "".
+func flagHint(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	const pre = "unknown flag: --"
+	i := strings.Index(msg, pre)
+	if i < 0 {
+		return ""
+	}
+	name := msg[i+len(pre):]
+	if j := strings.IndexAny(name, " ="); j >= 0 {
+		name = name[:j]
+	}
+	if h, ok := habits[strings.ToLower(name)]; ok {
+		return "pel's equivalent: " + h
+	}
+	best, bestD := "", 3 // at most two edits: a typo, not another word
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("did you mean --%s?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: flag names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
