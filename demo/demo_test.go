@@ -110,6 +110,11 @@ func checkWording(t *testing.T, ev *evidence.Evidence) {
 	for _, f := range ev.Findings {
 		texts = append(texts, f.Symptom, f.Hypothesis, f.Prediction)
 	}
+	// A run that rejected no task lost none to its owner: the verdict names the missed
+	// objectives instead of claiming accepted tasks were limited.
+	if d := ev.Decision; ev.OwnerLayer != nil && d != nil && d.AcceptanceRate != nil && *d.AcceptanceRate == 1 && strings.Contains(ev.Verdict, "limits accepted tasks") {
+		t.Errorf("every task accepted, yet the verdict says its owner limits accepted tasks: %q", ev.Verdict)
+	}
 	for _, s := range texts {
 		low := strings.ToLower(cliFlag.ReplaceAllString(s, ""))
 		if strings.Contains(low, "busy") || (strings.Contains(low, "utiliz") && !explaining.MatchString(s)) {

@@ -141,9 +141,13 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 	return s
 }
 
-// allAccepted reports whether the decision counted warm tasks and rejected none of them.
+// allAccepted reports whether the decision measured warm tasks and rejected none of them
+// (Losses is nil when nothing was rejected).
 func allAccepted(d *evidence.Decision) bool {
-	return d.Losses != nil && d.Losses.Tasks > 0 && d.Losses.Rejected == 0
+	if d.Losses != nil {
+		return d.Losses.Tasks > 0 && d.Losses.Rejected == 0
+	}
+	return d.AcceptanceRate != nil && *d.AcceptanceRate == 1
 }
 
 // finding is ev's finding id.

@@ -49,7 +49,7 @@ func TestLineOutcomes(t *testing.T) {
 	}{
 		{"owner", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &acc},
 			[]string{"The memory layer (KV cache) limits accepted tasks: the pool is full (confidence 0.80)", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "1.1% of warm tasks accepted"}, "Nothing limits"},
-		{"owner of a percentile miss alone", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &all, Losses: &evidence.Losses{Tasks: 100}},
+		{"owner of a percentile miss alone", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &all},
 			[]string{"The memory layer (KV cache) limits the contract's objectives (no task was rejected): the pool is full", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "100.0% of warm tasks accepted"}, "limits accepted tasks"},
 		{"undecided", evidence.Decision{Outcome: "undecided", Missed: []string{"TTFT p99"}, Candidates: []evidence.Layer{"memory", "scheduling"}, Probe: "engine /metrics", AcceptanceRate: &acc},
 			[]string{"No layer identified: the run misses TTFT p99 2500 ms > 1500 ms", "the leading candidates are memory and scheduling", "the probe that separates them: engine /metrics"}, "Nothing limits"},
