@@ -58,6 +58,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 			if err := pf.apply(c); err != nil { // run_profile.go
 				return err
 			}
+			stages := cf.discover(a.ctx, target) // scrape.go
 			cols, err := cf.collectors()
 			if err != nil {
 				return err
@@ -80,6 +81,7 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 				if fromFlags {
 					report.FlagRun(a.stderr, c.SHA256(), filepath.Join(dir, rundir.ContractFile))
 				}
+				fmt.Fprintln(a.stderr, "pel run: "+stages)
 			}
 			boundRunMemory(c) // memory.go
 			if cpuProfile != "" {

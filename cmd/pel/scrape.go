@@ -1,7 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/scrub"
+	"github.com/pel-ladder/pel/loadgen"
 
 	"github.com/pel-ladder/pel/otlp"
 	"github.com/pel-ladder/pel/runner"
@@ -18,6 +25,10 @@ type collectorFlags struct {
 	engine          string
 	interval        time.Duration
 	metricsPerPoint bool // help text says "each point" (sweep) rather than "the run"
+	// noDiscover turns off the probe of TARGET/metrics (discover); found and notFound say
+	// what the probe saw.
+	noDiscover      bool
+	found, notFound string
 }
 
 func (cf *collectorFlags) register(f *pflag.FlagSet) {
@@ -33,6 +44,7 @@ func (cf *collectorFlags) register(f *pflag.FlagSet) {
 	// Short runs need a finer interval: with 1 s sampling a 2 s run holds only the samples
 	// taken before and after the load, so gauges (KV usage, queue) read idle.
 	f.StringVar(&cf.otlpAddr, "otlp", "", "receive the engine's OTLP/HTTP trace spans on this loopback host:port "+during+" (e.g. 127.0.0.1:4318; point vLLM's --otlp-traces-endpoint at http://ADDR/v1/traces with OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf) and join them per request")
+	f.BoolVar(&cf.noDiscover, "no-discover", false, "without --metrics, do not probe the target's own /metrics page for the engine's metrics (stage 4)")
 	f.DurationVar(&cf.interval, "metrics-interval", time.Second, "sampling interval for --metrics/--dcgm (use ≤ 1/10 of a short run's duration)")
 }
 
@@ -73,4 +85,47 @@ func (cf *collectorFlags) collectors() ([]runner.Collector, error) {
 	// The scrape collector goes first: runner stops collectors in order, and the receiver's
 	// wait for late spans must not stretch the /metrics sampling window past the load.
 	return append([]runner.Collector{c}, cols...), nil
+}
+
+// discover looks for stage 4 where the engines serve it, the API's own port: when no
+// /metrics, DCGM or Prometheus source was given and discovery is on, it probes
+// TARGET/metrics and samples it if an engine's metrics are there. It returns the line that
+// says which stages the run gathers and which flag adds the rest.
+func (cf *collectorFlags) discover(ctx context.Context, target string) string {
+	if !cf.scrapes() && !cf.noDiscover && (strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://")) {
+		u := loadgen.Endpoint(target, "/metrics")
+		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		eng, err := scrape.Discover(ctx, hc, u)
+		if err == nil {
+			cf.metrics = []string{u}
+			cf.found = fmt.Sprintf("%s /metrics found at %s", eng, scrub.URL(u))
+		} else {
+			cf.notFound = fmt.Sprintf("%s: %v", scrub.URL(u), err)
+		}
+	}
+	var got, miss []string
+	got = append(got, "1 client records")
+	switch {
+	case cf.found != "":
+		got = append(got, "4 "+cf.found)
+	case len(cf.metrics) > 0 || cf.prom != "":
+		got = append(got, "4 engine /metrics")
+	case cf.notFound != "":
+		miss = append(miss, "4 engine /metrics (--metrics URL; nothing usable at "+cf.notFound+")")
+	default:
+		miss = append(miss, "4 engine /metrics (--metrics URL)")
+	}
+	if len(cf.dcgm) > 0 || cf.prom != "" {
+		got = append(got, "2 GPU counters")
+	} else {
+		miss = append(miss, "2 GPU counters (--dcgm URL)")
+	}
+	if cf.otlpAddr != "" {
+		got = append(got, "engine spans (OTLP)")
+	}
+	s := "evidence stages gathered: " + strings.Join(got, "; ")
+	if len(miss) > 0 {
+		s += "; not gathered: " + strings.Join(miss, "; ")
+	}
+	return s
 }

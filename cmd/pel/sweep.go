@@ -95,6 +95,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			}
 			out, defOut := rundir.DefaultOut("sweep", out)
 			var announce sync.Once // once the first point has checked its inputs and written
+			stages := cf.discover(a.ctx, target) // scrape.go
 			if cf.any() {
 				if _, err := cf.collectors(); err != nil { // flags checked before the first point
 					return err
@@ -104,9 +105,12 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 			cfg.Run = runner.Config{Target: target, Contract: c, OutDir: out, APIKeyEnv: keyEnv,
 				Progress: a.stderr, IsTTY: isTerminal(a.stderr), Engine: cf.engine,
 				OnCreated: func(string) {
-					if defOut {
-						announce.Do(func() { rundir.AnnounceOut(a.stderr, "sweep", out) })
-					}
+					announce.Do(func() {
+						if defOut {
+							rundir.AnnounceOut(a.stderr, "sweep", out)
+						}
+						fmt.Fprintln(a.stderr, "pel sweep: "+stages)
+					})
 				}}
 			res, err := sweep.Run(a.ctx, cfg)
 			if errors.Is(err, badinput.ErrBadInput) {
