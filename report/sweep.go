@@ -21,6 +21,8 @@ var sweepPage = template.Must(template.New("sweep").Funcs(template.FuncMap{
 	"short": short,
 	"meets": func(p sweep.Point) string {
 		switch {
+		case p.Partial != "":
+			return "cut: not judged"
 		case p.MeetsSLO == nil:
 			return "-"
 		case *p.MeetsSLO:

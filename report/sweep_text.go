@@ -22,6 +22,9 @@ func SweepText(out io.Writer, r *sweep.Result) error {
 	if r.Search != nil {
 		how = "SLO search"
 	}
+	if r.Interrupted != "" {
+		fmt.Fprintf(w, "INTERRUPTED SWEEP: %s.\n", r.Interrupted)
+	}
 	fmt.Fprintf(w, "pel sweep: contract %s v%d (sha256 %.12s) against %s, %d points (%s, %s)\n\n", r.Contract.Name, r.Contract.Version, r.Contract.SHA256, r.Target, len(r.Points), r.Mode, how)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "point\t%s\tin flight\twarm tasks\taccepted\tgoodput/s\tTTFT p50\tTTFT p99\tITL p50\tITL p99\tE2E p99\tSLO\t\n", load)
@@ -42,6 +45,9 @@ func SweepText(out io.Writer, r *sweep.Result) error {
 			continue
 		}
 		slo := "-"
+		if p.Partial != "" {
+			slo = "cut"
+		}
 		if p.MeetsSLO != nil {
 			slo = "miss"
 			if *p.MeetsSLO {
@@ -97,6 +103,9 @@ func SweepText(out io.Writer, r *sweep.Result) error {
 	for _, p := range r.Points {
 		if p.Error != "" {
 			fmt.Fprintf(w, "point %s: %s\n", p.Name, p.Error)
+		}
+		if p.Partial != "" {
+			fmt.Fprintf(w, "point %s: partial run (%s): not judged against the contract\n", p.Name, p.Partial)
 		}
 	}
 	for _, s := range r.Warnings {

@@ -313,6 +313,9 @@ func (sw *sweeper) capacity() *Capacity {
 			if p.Requests == 0 && p.Error != "" {
 				continue
 			}
+			if p.Partial != "" {
+				break // a cut point is neither a meet nor a miss: the grid ends before it
+			}
 			if !meets(p) {
 				hi = i
 				break
@@ -327,6 +330,11 @@ func (sw *sweeper) capacity() *Capacity {
 			c.NextMiss = n.Error
 		}
 	}
+	defer func() {
+		if r.Interrupted != "" && c.Found {
+			c.Summary += " — a lower bound: the sweep was interrupted before the loads above it ran"
+		}
+	}()
 	if lo < 0 {
 		c.Summary = "no load met the contract"
 		if hi >= 0 {

@@ -120,6 +120,10 @@ type Point struct {
 	SLO      *SLOResult `json:"slo,omitempty"`
 	MeetsSLO *bool      `json:"meets_slo"`
 	SLOMiss  string     `json:"slo_miss,omitempty"`
+	// Partial says why the point's run holds less than its schedule (its evidence's
+	// completeness: interrupted, unfinished...): its figures describe only what ran, and it
+	// is not judged against the contract.
+	Partial string `json:"partial,omitempty"`
 	// Error says why the point has no usable figures (every request failed, target gone).
 	Error string   `json:"error,omitempty"`
 	Notes []string `json:"notes,omitempty"`
@@ -151,6 +155,9 @@ type Result struct {
 	Capacity *Capacity  `json:"capacity"`
 	Warnings []string   `json:"warnings,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
+	// Interrupted says where a signal stopped the sweep: the loads it planned past that
+	// point were not run, and a capacity found is only a lower bound.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Run runs the contract once per load (or, with Search, at the loads the search chooses),
@@ -240,6 +247,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, errors.Unwrap(stop)
 	}
 	res := sw.res
+	if ctx.Err() != nil {
+		res.Interrupted = "Ctrl-C or SIGTERM stopped the sweep"
+		if n := len(res.Points); n > 0 {
+			res.Interrupted += fmt.Sprintf(" during point %s (%d of %d planned)", res.Points[n-1].Name, n, sw.points)
+		}
+		res.Interrupted += ": the loads after it did not run"
+	}
 	sort.SliceStable(res.Points, func(i, j int) bool { return res.Points[i].Load < res.Points[j].Load })
 	res.Knee = FindKnee(res.Points)
 	if res.Knee == nil && len(res.Points) > 1 {
@@ -359,6 +373,9 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 	}
 	ev, err := sw.run(ctx, pcfg)
 	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
+	if ev != nil {
+		p.Partial = ev.Run.PartialText()
+	}
 	if err != nil {
 		p.Error = err.Error()
 	}
@@ -428,6 +445,12 @@ func (sw *sweeper) judge(p *Point, run *compare.Run) {
 		case *ch.Candidate > ch.Bound:
 			miss = append(miss, fmt.Sprintf("%s (%s) %.4g ms > %.4g ms", ch.Signal, ch.Scope, *ch.Candidate, ch.Bound))
 		}
+	}
+	if p.Partial != "" {
+		// A cut point's figures cover only what ran: neither a meet nor a miss.
+		p.MeetsSLO = nil
+		p.SLOMiss = "not judged: the point's run was cut (" + p.Partial + ")"
+		return
 	}
 	if len(miss) == 0 {
 		yes := true

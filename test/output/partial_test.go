@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -220,5 +221,72 @@ slo:
 	}
 	if code, cmp := pel(t, "compare", dir, dir); code != 2 || !strings.Contains(cmp, "is a partial run (unfinished: ") {
 		t.Errorf("pel compare with the cut run as baseline: exit %d, want a refusal:\n%s", code, cmp)
+	}
+}
+
+// TestInterruptedSweep: Ctrl-C while the second of two points runs. The cut point is not
+// judged (its figures cover only what ran) and so is never the capacity; sweep.json, the
+// text and sweep.html open with the interruption.
+func TestInterruptedSweep(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	cf := writeContract(t, `name: two-points
+version: 1
+arrival: {process: constant, rate: 5}
+duration: 6s
+tasks:
+  - {name: short, prompt_tokens: {dist: fixed, value: 16}, output_tokens: 16}
+slo:
+  ttft: {p99: 2s}
+`)
+	dir := filepath.Join(t.TempDir(), "sweep")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pelBin, "sweep", "--target", url, "--contract", cf, "--concurrency", "1,4", "-o", dir, "--warmup", "0s")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the second point has recorded some tasks (bounded: 60 s).
+	for i := 0; ; i++ {
+		if st, err := os.Stat(filepath.Join(dir, "c4", "requests.jsonl")); err == nil && st.Size() > 1000 {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("the second point never started:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait() // its exit status is the sweep's: stopped early
+	text := out.String()
+	if !strings.Contains(text, "INTERRUPTED SWEEP: ") {
+		t.Errorf("the sweep's text does not open with the interruption:\n%s", text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "c4 ") && (strings.Contains(l, "capacity") || strings.Contains(l, "meets")) {
+			t.Errorf("the cut point is judged: %q", l)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := res["interrupted"].(string); s == "" {
+		t.Errorf("sweep.json does not say it was interrupted")
+	}
+	if p, _ := at(res, "capacity", "point").(string); p == "c4" {
+		t.Errorf("sweep.json names the cut point the capacity")
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "sweep.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `id="interrupted"`) || strings.Contains(string(html), "c4 (capacity)") {
+		t.Errorf("sweep.html does not open with the interruption, or names the cut point the capacity")
 	}
 }
