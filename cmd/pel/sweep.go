@@ -94,7 +94,7 @@ Exit status: 0 done; 1 the sweep stopped early (interrupted, target gone); 2 bad
 				return usageError(err)
 			}
 			out, defOut := rundir.DefaultOut("sweep", out)
-			var announce sync.Once // once the first point has checked its inputs and written
+			var announce sync.Once               // once the first point has checked its inputs and written
 			stages := cf.discover(a.ctx, target) // scrape.go
 			if cf.any() {
 				if _, err := cf.collectors(); err != nil { // flags checked before the first point
