@@ -26,10 +26,7 @@ const shortNotes = 3
 func Short(w io.Writer, ev *evidence.Evidence, dir string) error {
 	p := &printer{w: w}
 	p.f("VERDICT: %s\n", verdictOr(ev))
-	owner := "none (the evidence is not sufficient to name one)"
-	if ev.OwnerLayer != nil {
-		owner = string(*ev.OwnerLayer)
-	}
+	owner := ownerLine(ev)
 	p.f("Owner layer: %s\n\n", owner)
 	if p.err == nil {
 		p.err = writeStrip(w, stripOf(ev))

@@ -16,10 +16,7 @@ import (
 func Text(w io.Writer, ev *evidence.Evidence) error {
 	p := &printer{w: w}
 	p.f("VERDICT: %s\n", verdictOr(ev))
-	owner := "none (the evidence is not sufficient to name one)"
-	if ev.OwnerLayer != nil {
-		owner = string(*ev.OwnerLayer)
-	}
+	owner := ownerLine(ev)
 	p.f("Owner layer: %s\n", owner)
 	if p.err == nil {
 		p.err = writeStrip(w, stripOf(ev))
@@ -198,6 +195,19 @@ func (p *printer) kv(label, text string) {
 		label += ":"
 	}
 	p.f("    %-12s %s\n", label, text)
+}
+
+// ownerLine is the owner layer as the report's second line states it: a layer, none with
+// why, or not diagnosed when no diagnosis has looked (an undiagnosed run has no owner to
+// lack).
+func ownerLine(ev *evidence.Evidence) string {
+	switch {
+	case ev.OwnerLayer != nil:
+		return string(*ev.OwnerLayer)
+	case ev.Verdict == "":
+		return "not diagnosed"
+	}
+	return "none (the evidence is not sufficient to name one)"
 }
 
 func verdictOr(ev *evidence.Evidence) string {

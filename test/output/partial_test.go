@@ -289,4 +289,10 @@ slo:
 	if !strings.Contains(string(html), `id="interrupted"`) || strings.Contains(string(html), "c4 (capacity)") {
 		t.Errorf("sweep.html does not open with the interruption, or names the cut point the capacity")
 	}
+	// A finished point read on its own: its contract's bound is there, and an undiagnosed
+	// point has no owner to lack.
+	code, rep := pel(t, "report", filepath.Join(dir, "c1"))
+	if code != 0 || !strings.Contains(rep, "within its limit of 2000 ms") || !strings.Contains(rep, "Owner layer: not diagnosed") || strings.Contains(rep, "not sufficient") {
+		t.Errorf("pel report of a sweep point: exit %d\n%s", code, rep)
+	}
 }
