@@ -848,7 +848,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	var order []string
 	excess := map[string]float64{} // bucket → ms
 	bucketLayer := map[string]evidence.Layer{}
-	nOver, total := 0, 0.0
+	nOver, coldOver, total := 0, 0, 0.0
 	// charge adds a component's share of a task's excess to its layer's bucket (a component
 	// with no layer keeps its own name, so unattributed time stays visible).
 	charge := func(slot int, m float64) {
@@ -909,6 +909,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 			x := excessOf(&t, o, nil)
 			if x.ttft > 0 || x.itl > 0 || x.e2e > 0 {
 				nOver++
+				coldOver++
 				b.excessShares(&t, x, charge)
 			}
 			continue
@@ -989,9 +990,15 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	out.Infeasible = infeasible(&b.sys, o, v, recs)
 	if nOver > 0 && total > 0 {
 		out.Excess = attribute(excess, bucketLayer, total, nOver, b)
+		// Each count names its phase: the per-type figures above are the warm phase's.
+		basis := fmt.Sprintf("%d warm tasks over their own task type's bounds", nOver-coldOver-len(lost))
 		if len(lost) > 0 {
-			out.Excess.Basis += fmt.Sprintf("; %d of the tasks were lost to errors, each counted as the mean excess of a late one", len(lost))
+			basis += fmt.Sprintf(", %d warm tasks lost to errors (each counted as the mean excess of a late one)", len(lost))
 		}
+		if coldOver > 0 {
+			basis += fmt.Sprintf(", %d cold tasks rejected for latency", coldOver)
+		}
+		out.Excess.Basis = basis + "; " + durationText(total) + " over the bounds in all"
 	}
 	return out
 }
@@ -1029,7 +1036,7 @@ func (b *budgetCtx) floorsOut(v *view, ev *evidence.Evidence, recs []record.Reco
 // attribute turns the excess per bucket into shares and names the owner.
 func attribute(excess map[string]float64, layerOf map[string]evidence.Layer, total float64, n int, b *budgetCtx) *evidence.Excess {
 	x := &evidence.Excess{Tasks: n, TotalMs: figure.Sig3(total),
-		Basis: fmt.Sprintf("%d tasks over their own task type's bounds; %.0f ms over the bounds in all", n, total)}
+		Basis: fmt.Sprintf("%d tasks over their own task type's bounds; %s over the bounds in all", n, durationText(total))}
 	for k, m := range excess {
 		x.Shares = append(x.Shares, evidence.LayerShare{Layer: layerOf[k], What: k, Ms: figure.Sig3(m), Share: figure.Sig3(m / total)})
 	}
@@ -1127,4 +1134,16 @@ func hostFromTrace(v *view) (evidence.Layer, string) {
 		return evidence.LayerScheduling, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits between graph-launched steps", idle, hw*100)
 	}
 	return evidence.LayerKernel, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits on eager launches", idle, hw*100)
+}
+
+// durationText writes a sum of milliseconds at the scale a reader takes in: "850 ms",
+// "12.4 s", "2752 s (45.9 min)".
+func durationText(ms float64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms < 120_000:
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f s (%.1f min)", ms/1000, ms/60_000)
 }

@@ -29,9 +29,11 @@ func colorOf(l evidence.Layer) string {
 	return greyColor
 }
 
+// layerName names a component's layer; a component no layer owns yet (no floor known to
+// split it) reads as such, in the legend as beside each bar.
 func layerName(l evidence.Layer) string {
 	if l == "" {
-		return "—"
+		return "no layer (no floor to split it)"
 	}
 	return string(l)
 }

@@ -25,22 +25,36 @@ type progress struct {
 	began   time.Time
 	mu      sync.Mutex
 	ttft    *stats.Dist
-	stopCh  chan struct{}
+	// With a warm-up the figures are the warm phase's, named so, as the summary's are:
+	// warmDone and warmAcc count warm tasks; ttft holds warm tasks only.
+	warmup            bool
+	warmDone, warmAcc int
+	stopCh            chan struct{}
 	done    chan struct{}
 }
 
 func newProgress(w io.Writer, tty bool, c *contract.Contract) *progress {
-	return &progress{w: w, tty: tty, total: c.Duration, count: c.Requests, planned: c.Planned(), ttft: stats.NewDist()}
+	return &progress{w: w, tty: tty, total: c.Duration, count: c.Requests, planned: c.Planned(), ttft: stats.NewDist(), warmup: c.Warmup > 0}
 }
 
 func (p *progress) record(r *record.Record) {
-	if p.w == nil || !r.OK() {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.warmup && r.Phase != record.PhaseWarm {
+		return
+	}
+	p.warmDone++
+	if r.Accepted {
+		p.warmAcc++
+	}
+	if !r.OK() {
 		return
 	}
 	if v, ok := r.TTFT(); ok {
-		p.mu.Lock()
 		p.ttft.Add(v)
-		p.mu.Unlock()
 	}
 }
 
@@ -86,13 +100,17 @@ func (p *progress) print(final bool) {
 	if p.ttft.N() > 0 {
 		ttft = fmt.Sprintf("%.0f ms", p.ttft.QuantileMs(50))
 	}
-	p.mu.Unlock()
 	acc := "-"
-	if g.Done > 0 {
-		acc = fmt.Sprintf("%.1f%%", 100*float64(g.Accepted)/float64(g.Done))
+	if p.warmDone > 0 {
+		acc = fmt.Sprintf("%.1f%%", 100*float64(p.warmAcc)/float64(p.warmDone))
 	}
-	line := fmt.Sprintf("%6.1fs  sent %d  done %d%s  in-flight %d  errors %d  accepted %s  p50 TTFT %s",
-		el.Seconds(), g.Sent, g.Done, p.plannedText(), g.InFlight, g.Failed, acc, ttft)
+	p.mu.Unlock()
+	phase := ""
+	if p.warmup {
+		phase = "warm " // the cold phase is reported apart, here as in the summary
+	}
+	line := fmt.Sprintf("%6.1fs  sent %d  done %d%s  in-flight %d  errors %d  %saccepted %s  %sp50 TTFT %s",
+		el.Seconds(), g.Sent, g.Done, p.plannedText(), g.InFlight, g.Failed, phase, acc, phase, ttft)
 	if !final {
 		line += p.eta(el, g)
 	}

@@ -37,3 +37,27 @@ func TestFlagsOnlyRunGathersStage4(t *testing.T) {
 		t.Errorf("pel run --no-discover: exit %d, does not say stage 4 is not gathered:\n%s", code, out)
 	}
 }
+
+// TestOnePhasePerFigure: with a warm-up, the progress line's acceptance and TTFT are the
+// warm phase's and say so, as the summary's are; the budget's excess names the phase of
+// every count and writes its total at a readable scale.
+func TestOnePhasePerFigure(t *testing.T) {
+	url := pelbin.StartSim(t, pelBin, "--scenario", "low-max-seqs")
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out := pel(t, "run", "-o", dir, "--target", url, "--rate", "10", "--duration", "5s", "--warmup", "1s",
+		"--prompt-tokens", "fixed:256", "--output-tokens", "64", "--slo-ttft-p99", "200ms")
+	if code > 1 {
+		t.Fatalf("pel run: exit %d\n%s", code, out)
+	}
+	contains(t, "pel run's progress", out, "warm accepted ", "warm p50 TTFT ", "SUMMARY (warm phase)")
+	_, full := pel(t, "report", dir, "--full")
+	for _, l := range strings.Split(full, "\n") {
+		if strings.Contains(l, "excess over the bounds:") {
+			if !strings.Contains(l, " warm tasks over their own task type's bounds") || strings.Contains(l, "ms over the bounds in all") && !strings.Contains(l, " s over") {
+				t.Errorf("the excess line does not name its phase or scale: %q\n%s", l, out)
+			}
+			return
+		}
+	}
+	t.Errorf("no excess line in the full report (the 200 ms TTFT bound is missed on low-max-seqs):\n%s", full)
+}
