@@ -30,7 +30,7 @@ type progress struct {
 	warmup            bool
 	warmDone, warmAcc int
 	stopCh            chan struct{}
-	done    chan struct{}
+	done              chan struct{}
 }
 
 func newProgress(w io.Writer, tty bool, c *contract.Contract) *progress {
