@@ -105,7 +105,7 @@ func writeBudget(w io.Writer, b *evidence.Budget) error {
 		case x.Owner != "":
 			fmt.Fprintf(&sb, " → owner %s\n", x.Owner)
 		default:
-			fmt.Fprintf(&sb, " → no component dominates (candidates %s; probe: %s)\n", strings.Join(x.Candidates, ", "), x.Probe)
+			fmt.Fprintf(&sb, " → %s\n", noDominant(x))
 		}
 	} else {
 		sb.WriteString("  excess over the bounds: none (no task over its type's bounds, no percentile bound missed)\n")
@@ -203,7 +203,7 @@ func budgetHTML(b *evidence.Budget) template.HTML {
 		for _, s := range x.Shares {
 			parts = append(parts, fmt.Sprintf("%s %.0f%%", html.EscapeString(s.What), s.Share*100))
 		}
-		owner := "no component dominates: candidates " + html.EscapeString(strings.Join(x.Candidates, ", ")) + "; probe: " + html.EscapeString(x.Probe)
+		owner := html.EscapeString(noDominant(x))
 		if x.Owner != "" {
 			owner = "owner " + html.EscapeString(string(x.Owner))
 		}
@@ -214,4 +214,21 @@ func budgetHTML(b *evidence.Budget) template.HTML {
 			html.EscapeString(f.GPU), num(f.DecodeStepMs), num(f.DecodeRatio), num(f.PrefillMsPerKTok), num(f.PrefillRatio))
 	}
 	return template.HTML(sb.String())
+}
+
+// noDominant says that no component of the excess dominates, with the candidates when
+// there are any and the probe that would split them.
+func noDominant(x *evidence.Excess) string {
+	s := "no component dominates"
+	var parts []string
+	if len(x.Candidates) > 0 {
+		parts = append(parts, "candidates "+strings.Join(x.Candidates, ", "))
+	}
+	if x.Probe != "" {
+		parts = append(parts, "probe: "+x.Probe)
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return s
 }
