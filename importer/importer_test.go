@@ -271,8 +271,16 @@ func TestVLLMDetailed(t *testing.T) {
 	if !hasNote(ev, "when each request was sent") {
 		t.Errorf("missing send times not named: %q", ev.Run.Notes)
 	}
-	if sent := recs[1].SentAt.Sub(recs[0].SentAt); sent != 500*time.Millisecond {
-		t.Errorf("requests spaced %v, want the duration over the count, 500ms", sent)
+	// request_rate inf with max_concurrency 2: all three due at once, the first two sent
+	// at once, the third when the first's slot came free (its ttft + itls, 140 ms).
+	t0 := recs[0].SentAt
+	for i, want := range []time.Duration{0, 0, 140 * time.Millisecond} {
+		if sent := recs[i].SentAt.Sub(t0); sent != want || !recs[i].ScheduledAt.Equal(t0) {
+			t.Errorf("request %d sent at +%v, due at +%v; want sent at +%v, due at once", i, sent, recs[i].ScheduledAt.Sub(t0), want)
+		}
+	}
+	if q := recs[2].ClientQueueUS; q != 140_000 {
+		t.Errorf("the third request's wait for a slot: %d µs, want 140000", q)
 	}
 }
 
@@ -307,6 +315,9 @@ func TestBadInput(t *testing.T) {
 		{"vllm-bench", `{"ttfts": [-1], "input_lens": [1], "output_lens": [1], "itls": [[]]}`, "ttfts[0]"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1.5], "output_lens": [1], "itls": [[]]}`, "input_lens[0]: 1.5 is not a token count"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[0.1, "x"]]}`, "not a vllm bench serve result"},
+		{"vllm-bench", `{"ttfts": [0.1, "x", 0.2], "input_lens": [1, 1, 1], "output_lens": [1, 1, 1], "itls": [[], [], []]}`, "ttfts[1], near byte 19: a JSON string where the file format wants a number"},
+		{"vllm-bench", `{"ttfts": [0.1, 0.2], "input_lens": [1, 1`, "the file ends at byte 41 inside its JSON value"},
+		{"vllm-bench", `{"ttfts": [0.1, 0.2], "input_lens": [1, 1], "output_lens": [1, 70000], "itls": [[], [` + strings.Repeat("0.001,", record.MaxChunkTimings) + `0.001]]}`, "itls[1]: 65537 inter-token latencies, over the 65535"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]], "request_rate": "fast"}`, "request_rate"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]]} {}`, "data after"},
 		{"aiperf", `{"metadata": {}, "metrics": {}}`, ":1: metadata.request_start_ns"},
@@ -536,12 +547,27 @@ func TestVLLMRealRuns(t *testing.T) {
 				P99TPOT    float64     `json:"p99_tpot_ms"`
 				MedianITL  float64     `json:"median_itl_ms"`
 				P99ITL     float64     `json:"p99_itl_ms"`
+				OutputTput float64     `json:"output_throughput"`
+				ReqTput    float64     `json:"request_throughput"`
 			}
 			if err := json.Unmarshal(raw, &v); err != nil {
 				t.Fatal(err)
 			}
 			if res.Requests != len(v.TTFTs) || res.OK != v.Completed {
 				t.Errorf("requests %d ok %d; the file has %d, completed %d", res.Requests, res.OK, len(v.TTFTs), v.Completed)
+			}
+			// The rates the tool measured hold: the schedule is rebuilt from how the file
+			// says requests were offered (all at once, or at the rate), not spread evenly.
+			// 2%: the file's duration runs from its first send to its last end as pel's
+			// does; the rest is the mean spacing standing in for the tool's random draw.
+			w := ev.Workload
+			for _, r := range []struct {
+				name      string
+				pel, tool float64
+			}{{"output tokens/s", w.OutputTokensPerS, v.OutputTput}, {"requests/s", w.ThroughputRPS, v.ReqTput}} {
+				if math.Abs(r.pel/r.tool-1) > 0.02 {
+					t.Errorf("%s: pel %.3f, the file's %.3f (%+.1f%%)", r.name, r.pel, r.tool, 100*(r.pel/r.tool-1))
+				}
 			}
 			var ttft, itl, tpot, e2e []float64
 			for i, f := range v.TTFTs {
@@ -598,7 +624,7 @@ func TestVLLMRealRuns(t *testing.T) {
 			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != tc.model {
 				t.Errorf("inferred contract: %+v, model %q; want rate %v, concurrency %d", c.Arrival, c.Model, tc.rate, tc.concurrency)
 			}
-			if !hasNote(ev, "when each request was sent") {
+			if !hasNote(ev, "when each request was sent") || !hasNote(ev, "was due") && !hasNote(ev, "offered at request_rate") {
 				t.Errorf("missing send times not named: %q", ev.Run.Notes)
 			}
 		})

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -41,7 +42,7 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 	}
 	var v vllmResult
 	if err := strictJSON(pythonJSON(data), &v); err != nil {
-		return badf("%s: not a vllm bench serve result: %v", name, err)
+		return badf("%s: not a vllm bench serve result: %v", name, jsonError(data, err))
 	}
 	n := len(v.TTFTs)
 	if n == 0 {
@@ -82,16 +83,16 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 	if v.Duration != nil && *v.Duration > 0 {
 		f.durationS = *v.Duration
 	}
-	if f.rate == 0 && f.concurrency == 0 {
-		f.notes = append(f.notes, "a burst run (request_rate inf, no max_concurrency): every request was due at once, so the file has no per-request schedule")
+	for i, g := range v.ITLs {
+		if len(g) >= record.MaxChunkTimings {
+			return badf("%s: itls[%d]: %d inter-token latencies, over the %d a record holds (record.MaxChunkTimings): not a request vllm bench serve measures", name, i, len(g), record.MaxChunkTimings-1)
+		}
 	}
-	// Without start_times, requests are placed evenly over the run's duration: the file
-	// does not say when each was sent, and an even spread keeps the rates the tool measured.
-	spacing := time.Duration(0)
-	if f.durationS > 0 {
-		spacing = time.Duration(f.durationS / float64(n) * float64(time.Second))
-	}
-	sendAt := func(i int) time.Time { return start.Add(time.Duration(i) * spacing) }
+	// Without start_times the file does not say when each request was sent, but it says
+	// how they were offered: all at once (request_rate inf), or at request_rate, each
+	// through one of max_concurrency slots when it is set. The schedule is rebuilt from
+	// that and each request's own latency, so the rates the run reaches are the file's.
+	sendAt, dueAt := vllmSchedule(&v, f, start, n)
 	if len(v.StartTimes) > 0 {
 		if len(v.StartTimes) != n {
 			return badf("%s: start_times: %d entries, ttfts has %d", name, len(v.StartTimes), n)
@@ -107,12 +108,17 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 		sendAt = func(i int) time.Time {
 			return start.Add(time.Duration((v.StartTimes[i] - t0) * float64(time.Second)))
 		}
+		dueAt = sendAt
 	}
 	f.perChunk = true
 	for i := 0; i < n; i++ {
 		rec := &record.Record{TokenSource: record.TokensUsage}
 		rec.SentAt = sendAt(i)
-		rec.ScheduledAt = rec.SentAt
+		rec.ScheduledAt = dueAt(i)
+		if q := rec.SentAt.Sub(rec.ScheduledAt); q > 0 {
+			rec.FirstSentAt = rec.SentAt
+			rec.ClientQueueUS = q.Microseconds() // waited for a max_concurrency slot
+		}
 		at := func(field string) string { return fmt.Sprintf("%s[%d]", field, i) }
 		if rec.PromptTokens, err = checkTokens(name+": "+at("input_lens"), v.InputLens[i]); err != nil {
 			return err
@@ -247,4 +253,144 @@ func pythonJSON(data []byte) []byte {
 		out = append(out, c)
 	}
 	return out
+}
+
+// vllmSchedule rebuilds when each request of a file without start_times was due and sent:
+// due at i/request_rate (all at 0 for request_rate inf; the file keeps no draw of a Poisson
+// or gamma process, so the spacing is the rate's mean), and sent when one of
+// max_concurrency slots came free (at once without a cap), a slot being held for the
+// request's own end-to-end time (first token plus its inter-token gaps; a failed request's
+// is not known and frees its slot at once). The notes say so.
+func vllmSchedule(v *vllmResult, f *facts, start time.Time, n int) (sendAt, dueAt func(int) time.Time) {
+	due := make([]time.Duration, n)
+	sent := make([]time.Duration, n)
+	if f.rate > 0 {
+		for i := range due {
+			due[i] = time.Duration(float64(i) / f.rate * float64(time.Second))
+		}
+	}
+	e2e := func(i int) time.Duration {
+		if v.Errors != nil && v.Errors[i] != "" {
+			return 0
+		}
+		d, ok := secs(v.TTFTs[i])
+		if !ok {
+			return 0
+		}
+		for _, g := range v.ITLs[i] {
+			if x, ok := secs(g); ok {
+				d += x
+			}
+		}
+		return d
+	}
+	if c := f.concurrency; c > 0 {
+		free := make([]time.Duration, c) // when each slot is next free
+		for i := range sent {
+			k := 0
+			for j := range free {
+				if free[j] < free[k] {
+					k = j
+				}
+			}
+			sent[i] = max(due[i], free[k])
+			free[k] = sent[i] + e2e(i)
+		}
+	} else {
+		copy(sent, due)
+	}
+	switch {
+	case f.rate == 0 && f.concurrency == 0:
+		f.notes = append(f.notes, "a burst run (request_rate inf, no max_concurrency): every request was due and sent at once")
+	case f.rate == 0:
+		f.notes = append(f.notes, fmt.Sprintf("request_rate inf with max_concurrency %d: every request was due at once and sent when one of the %d slots came free (each held for its request's own latency)", f.concurrency, f.concurrency))
+	default:
+		how := "Poisson"
+		if f.burstiness > 0 && f.burstiness != 1 {
+			how = "gamma"
+		}
+		s := fmt.Sprintf("offered at request_rate %g/s (%s in the tool; the file keeps no draw, so arrivals are spaced at the rate's mean)", f.rate, how)
+		if f.concurrency > 0 {
+			s += fmt.Sprintf(", each sent when one of max_concurrency %d slots came free", f.concurrency)
+		}
+		f.notes = append(f.notes, s)
+	}
+	return func(i int) time.Time { return start.Add(sent[i]) }, func(i int) time.Time { return start.Add(due[i]) }
+}
+
+// jsonError says where a JSON file went wrong in terms of the file: the byte offset where
+// it ends early or holds a syntax error, the field and request index where a value has the
+// wrong type (Go's own message names Go types and struct fields).
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("the file ends at byte %d inside its JSON value (cut short?)", len(data))
+	case errors.As(err, &se):
+		return fmt.Errorf("byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "the top level"
+		}
+		if i, ok := elementIndex(data, te.Field, te.Offset); ok {
+			field = fmt.Sprintf("%s[%d]", field, i) // the request's index
+		}
+		return fmt.Errorf("%s, near byte %d: a JSON %s where the file format wants %s", field, te.Offset, te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return err
+}
+
+// jsonKind names a Go kind as the JSON it decodes from.
+func jsonKind(k string) string {
+	switch k {
+	case "float64", "float32", "int", "int64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	}
+	return k
+}
+
+// elementIndex is which element of the top-level array field the byte offset falls in (the
+// request's index in a per-request array), by counting the array's own commas before it.
+func elementIndex(data []byte, field string, off int64) (int, bool) {
+	if field == "" || strings.Contains(field, ".") || off <= 0 || off > int64(len(data)) {
+		return 0, false
+	}
+	key := []byte(`"` + field + `"`)
+	k := bytes.LastIndex(data[:off], key)
+	if k < 0 {
+		return 0, false
+	}
+	open := bytes.IndexByte(data[k:off], '[')
+	if open < 0 {
+		return 0, false
+	}
+	depth, idx, inStr := 0, 0, false
+	for i := k + open; i < int(off); i++ {
+		c := data[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 1:
+			idx++
+		}
+	}
+	return idx, depth >= 1
 }
