@@ -990,6 +990,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 	out.Infeasible = infeasible(&b.sys, o, v, recs)
 	if nOver > 0 && total > 0 {
 		out.Excess = attribute(excess, bucketLayer, total, nOver, b)
+		out.Excess.Lost = len(lost)
 		// Each count names its phase: the per-type figures above are the warm phase's.
 		basis := fmt.Sprintf("%d warm tasks over their own task type's bounds", nOver-coldOver-len(lost))
 		if len(lost) > 0 {

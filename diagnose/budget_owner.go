@@ -74,7 +74,7 @@ func budgetConfidence(share float64) float64 {
 
 // budgetFinding is the budget's own finding for a layer no rule named: its evidence is the
 // layer's share of the excess and the floors' ratios.
-func budgetFinding(b *evidence.Budget) evidence.Finding {
+func budgetFinding(b *evidence.Budget, imported string) evidence.Finding {
 	x := b.Excess
 	share := x.Shares[0]
 	var parts []string
@@ -94,6 +94,14 @@ func budgetFinding(b *evidence.Budget) evidence.Finding {
 		Confidence:     budgetConfidence(share.Share),
 		ConfidenceNote: "from the time budget's share of the excess",
 		Reproduced:     &evidence.StopCondition{Reason: "the time budget is not re-evaluated on halves"},
+	}
+	if imported != "" && 2*x.Lost > x.Tasks {
+		// Most of the excess is tasks lost to errors, whose layer is only what the
+		// measuring client's error text says: the budget restates that attribution and
+		// cannot be surer of it than the error's own finding (errorRule).
+		f.Confidence = math.Min(f.Confidence, confShort)
+		f.ConfidenceNote += "; most of it is tasks lost to errors, and an import (" + imported + ") holds only the measuring client's account of them"
+		f.NextProbe = "Read the server's log at the failed requests' times (an imported run sent no request id pel can name)."
 	}
 	if fl := b.Floors; fl != nil && x.Owner == evidence.LayerHardware {
 		if fl.DecodeRatio > 0 {

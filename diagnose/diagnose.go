@@ -240,7 +240,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 		if xs := infeasibleMissed(ev.Budget, full.objectives); len(xs) > 0 {
 			ev.Findings = append(ev.Findings, floorFinding(xs))
 		} else if needsBudgetFinding(ev) {
-			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget))
+			ev.Findings = append(ev.Findings, budgetFinding(ev.Budget, ev.Run.ImportedFrom))
 		}
 	}
 	for i := range ev.Findings {

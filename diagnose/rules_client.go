@@ -397,6 +397,13 @@ func errorRule(class string) *rule {
 			}, matchWhat: "tasks failed as " + class},
 			strength: clamp01(m.item.Value * 5),
 		}
+		if v.imported != "" {
+			// The file holds the measuring client's account of each failure and nothing
+			// from the server: one step under the gate, and a probe the run can have.
+			h.confidence = math.Min(h.confidence, confShort)
+			h.confNote = joinNote(h.confNote, "imported from "+v.imported+": the file holds only the measuring client's account of each failure; the server's log at those times settles whose it was")
+			h.nextProbe = "Read the server's log at the failed requests' times (the file keeps their order and the run's date; an imported run sent no request id pel can name)."
+		}
 		if class == record.ErrConn && profileOf(v.engine).ClosesStreams {
 			h.hypothesis += " llama.cpp's server advertises keep-alive but closes the connection after a streamed response; pel resends a request that failed on a reused connection before any response byte, so these failed otherwise."
 		}

@@ -35,12 +35,15 @@ type view struct {
 	// config is what the engine reported of its configuration (evidence run.engine_config):
 	// a prediction never advises turning on what is on, and says when it could not know.
 	config map[string]string
+	// imported names the tool whose result file the run was imported from ("": pel ran
+	// it): such a run has only that client's account of each request.
+	imported string
 }
 
 // newView indexes the headline signals of an evidence package (unlabelled; warm phase
 // preferred, as evidence.Signal does).
 func newView(ev *evidence.Evidence) *view {
-	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}, engine: ev.Run.Engine, config: ev.Run.EngineConfig}
+	v := &view{sig: map[string]evidence.Signal{}, stages: map[int]bool{}, engine: ev.Run.Engine, config: ev.Run.EngineConfig, imported: ev.Run.ImportedFrom}
 	for _, st := range ev.Stages {
 		for _, s := range st.Signals {
 			v.stages[st.Stage] = true

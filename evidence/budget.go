@@ -119,6 +119,9 @@ type ConfigFact struct {
 // Excess is the time over the contract's bounds attributed to layers.
 type Excess struct {
 	Tasks int `json:"tasks"` // tasks whose excess is counted
+	// Lost of them were lost to errors, each counted as the mean excess of a late one:
+	// their layer is the error class's, as the error's own finding attributes it.
+	Lost int `json:"lost,omitempty"`
 	// TotalMs is their excess over their own task type's bounds, summed.
 	TotalMs float64      `json:"total_ms"`
 	Shares  []LayerShare `json:"shares"`

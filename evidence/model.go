@@ -115,6 +115,10 @@ type Run struct {
 	DurationS  float64   `json:"duration_s"`
 	Phases     []Phase   `json:"phases"`
 	Scenario   string    `json:"scenario,omitempty"` // set by pel demo only; never read by diagnose
+	// ImportedFrom names the tool whose result file pel import read (vllm bench serve,
+	// AIPerf...): the run holds only that client's account of each request, no request id
+	// pel sent and no server-side source.
+	ImportedFrom string `json:"imported_from,omitempty"`
 
 	// RetentionS is the contract's retention period in seconds (0: none set): pel prune
 	// removes the run directory once StartedAt is older than it.

@@ -210,6 +210,7 @@ func Import(format, file, dir string, o Options) (*Result, error) {
 	}
 	ev := evidence.New()
 	ev.Run.Target = fmt.Sprintf("imported from %s (%s)", filepath.Base(file), f.Tool)
+	ev.Run.ImportedFrom = f.Tool
 	ev.Run.Model = s.facts.model
 	ev.Run.Engine = s.facts.engine
 	ev.Run.StartedAt = s.first
@@ -332,6 +333,10 @@ func errorClass(code int, msg string) (status, class string) {
 	}
 	l := strings.ToLower(msg)
 	switch {
+	case strings.Contains(msg, "KeyError: 'choices'"):
+		// The measuring client read a stream chunk without choices: what an OpenAI-style
+		// server sends in-band as its error object.
+		return record.StatusStreamError, record.ErrStreamEvent
 	case strings.Contains(l, "cancel"):
 		return record.StatusCancelled, "" // stopped by the tool (or pel), not failed
 	case strings.Contains(l, "timeout") || strings.Contains(l, "timed out"):

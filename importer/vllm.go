@@ -140,7 +140,12 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 			rec.Status, rec.ErrorClass = errorClass(0, msg)
 			rec.Error = firstLine(msg)
 			if rec.Error == "" {
-				rec.Error = "no output (ttft 0)"
+				// The tool counted it a success, yet no token came: an empty completion,
+				// which the file shows as no more than that.
+				rec.Status, rec.ErrorClass = record.StatusInvalid, record.ErrInvalid
+				rec.Error = "vllm bench serve recorded a success with no output token (ttft 0, output_lens 0): an empty completion"
+			} else if rec.ErrorClass == record.ErrStreamEvent {
+				rec.Error = "the measuring client failed on a stream chunk without choices (the server's in-band error object): " + rec.Error
 			}
 			rec.DoneAt = rec.SentAt
 			if err := s.emit(rec); err != nil {
