@@ -68,6 +68,9 @@ const (
 	Closed   = "closed"
 	Ramp     = "ramp"
 	Replay   = "replay"
+	// Burst: every task is due at once (vllm bench serve's --request-rate inf); the
+	// contract's requests bounds it, and max_in_flight, when set, is how many go at a time.
+	Burst = "burst"
 )
 
 // API values.

@@ -21,6 +21,8 @@ func (a Arrival) String() string {
 		return fmt.Sprintf("gamma %s req/s cv %s", num(a.Rate), num(a.CV))
 	case Closed:
 		return fmt.Sprintf("closed loop, %d in flight", a.Concurrency)
+	case Burst:
+		return "burst: every task due at once"
 	case Ramp:
 		return fmt.Sprintf("ramp %s→%s req/s over %s", num(a.From), num(a.To), a.Over)
 	case Replay:

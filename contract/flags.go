@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,6 +24,9 @@ type Flags struct {
 	Rate        float64
 	CV          float64
 	Concurrency int
+	// MaxInFlight caps an open loop's tasks in flight at the client (the contract's
+	// max_in_flight; vllm bench serve's --max-concurrency); a task due past the cap waits.
+	MaxInFlight int
 	Duration    time.Duration
 	Requests    int
 	Warmup      time.Duration
@@ -102,6 +106,12 @@ func flagsDoc(f Flags) (*yaml.Node, error) {
 	}
 	arr := &yaml.Node{Kind: yaml.MappingNode}
 	switch {
+	case math.IsInf(f.Rate, 1) && f.Requests <= 0:
+		return nil, fmt.Errorf("--rate inf (every task due at once) needs --requests N")
+	case math.IsInf(f.Rate, 1) && f.Concurrency > 0:
+		return nil, fmt.Errorf("--rate inf and --concurrency: give --max-in-flight N to send a burst N at a time")
+	case math.IsInf(f.Rate, 1):
+		put(arr, "process", str(Burst))
 	case f.Rate > 0 && f.Concurrency > 0:
 		return nil, fmt.Errorf("--rate and --concurrency: give one (an open loop at a rate, or a closed loop of that many in flight)")
 	case f.Rate > 0 && f.CV > 0 && f.CV != 1:
@@ -126,6 +136,14 @@ func flagsDoc(f Flags) (*yaml.Node, error) {
 	}
 	if f.Requests > 0 {
 		put(m, "requests", strconv.Itoa(f.Requests))
+	}
+	switch {
+	case f.MaxInFlight < 0:
+		return nil, fmt.Errorf("--max-in-flight must not be negative")
+	case f.MaxInFlight > 0 && f.Concurrency > 0:
+		return nil, fmt.Errorf("--max-in-flight caps an open loop (--rate); a closed loop's --concurrency already is its cap")
+	case f.MaxInFlight > 0:
+		put(m, "max_in_flight", strconv.Itoa(f.MaxInFlight))
 	}
 	if f.Warmup > 0 {
 		put(m, "warmup", str(f.Warmup.String()))

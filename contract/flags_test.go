@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,10 @@ func TestFromFlags(t *testing.T) {
 	if err != nil || closed.Arrival.Process != Closed || closed.Arrival.Concurrency != 8 {
 		t.Errorf("closed loop: %+v, %v", closed, err)
 	}
+	b, _, err := FromFlags(Flags{Rate: math.Inf(1), Requests: 64, MaxInFlight: 8, PromptTokens: "10"})
+	if err != nil || b.Arrival.Process != Burst || b.Requests != 64 || b.MaxInFlight != 8 {
+		t.Errorf("burst (--rate inf --max-in-flight 8): %+v, %v", b, err)
+	}
 	g, _, err := FromFlags(Flags{Rate: 2, CV: 2, Duration: time.Second, PromptTokens: "10"})
 	if err != nil || g.Arrival.Process != Gamma || g.Arrival.CV != 2 {
 		t.Errorf("gamma: %+v, %v", g, err)
@@ -101,6 +106,9 @@ func TestFromFlags(t *testing.T) {
 		{Flags{Rate: -1, Duration: time.Second, PromptTokens: "10"}, "--rate R"},
 		{Flags{Concurrency: 1 << 30, Duration: time.Second, PromptTokens: "10"}, "over pel's bound"},
 		{Flags{Rate: 1, Duration: time.Second, PromptTokens: "10", Percentiles: []float64{100}}, "strictly between"},
+		{Flags{Rate: math.Inf(1), Duration: time.Second, PromptTokens: "10"}, "--rate inf (every task due at once) needs --requests N"},
+		{Flags{Concurrency: 4, MaxInFlight: 2, Requests: 10, PromptTokens: "10"}, "already is its cap"},
+		{Flags{Rate: 1, MaxInFlight: -1, Requests: 10, PromptTokens: "10"}, "must not be negative"},
 	} {
 		if _, _, err := FromFlags(tc.f); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%+v: error %v, want one containing %q", tc.f, err, tc.err)

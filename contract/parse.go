@@ -172,6 +172,9 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	if c.Duration == 0 && c.Requests == 0 && c.Arrival.Process != Replay && !m.has("duration") && !m.has("requests") {
 		m.errf("", "give duration or requests (or both: the schedule stops at whichever comes first)")
 	}
+	if c.Arrival.Process == Burst && c.Requests == 0 && !m.has("requests") {
+		m.errf("", "arrival.process burst needs requests: N (every task is due at once, so only a count bounds the burst)")
+	}
 	m.duration("warmup", &c.Warmup)
 	if c.Duration > 0 && c.Warmup >= c.Duration {
 		m.errf("warmup", "warmup %s must be shorter than duration %s", c.Warmup, c.Duration)
@@ -232,7 +235,7 @@ func (d *decoder) contract(n *yaml.Node, c *Contract) {
 	m.finish()
 }
 
-var processes = "poisson|gamma|constant|closed|ramp|replay"
+var processes = "poisson|gamma|constant|closed|ramp|replay|burst"
 
 func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 	m := d.mapping(n, path)
@@ -265,6 +268,8 @@ func (d *decoder) arrival(n *yaml.Node, path string, a *Arrival) {
 	case Gamma:
 		positive("rate", &a.Rate)
 		positive("cv", &a.CV)
+	case Burst:
+		// Nothing more: every task is due at once.
 	case Closed:
 		if !m.int("concurrency", &a.Concurrency) {
 			if !m.has("concurrency") {

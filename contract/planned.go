@@ -28,6 +28,14 @@ func (c *Contract) Planned() Planned {
 		exact = true
 	case Poisson, Gamma:
 		arrivals = func(t time.Duration) float64 { return a.Rate * t.Seconds() }
+	case Burst:
+		arrivals = func(t time.Duration) float64 {
+			if t > 0 {
+				return float64(c.Requests)
+			}
+			return 0
+		}
+		exact = true
 	case Ramp:
 		arrivals = func(t time.Duration) float64 {
 			s, over := t.Seconds(), a.Over.Seconds()

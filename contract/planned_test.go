@@ -19,6 +19,8 @@ func TestPlanned(t *testing.T) {
 		{"ramp 0→10 over 10 s, then 10/s", Contract{Arrival: Arrival{Process: Ramp, From: 0, To: 10, Over: 10 * time.Second}, Duration: 20 * time.Second}, 150, 150, false, true},
 		{"closed loop, duration only", Contract{Arrival: Arrival{Process: Closed, Concurrency: 8}, Duration: 20 * time.Second}, 0, 0, false, false},
 		{"closed loop, requests, no warm-up", Contract{Arrival: Arrival{Process: Closed, Concurrency: 8}, Requests: 100}, 100, 100, true, true},
+		{"burst of 50", Contract{Arrival: Arrival{Process: Burst}, Requests: 50}, 50, 50, true, true},
+		{"burst of 50 inside a warm-up: all cold", Contract{Arrival: Arrival{Process: Burst}, Requests: 50, Warmup: time.Second}, 50, 0, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

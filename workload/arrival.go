@@ -143,6 +143,8 @@ func newArrivals(a contract.Arrival, r *rand.Rand, events []Event) arrivals {
 		return &constant{rate: a.Rate}
 	case contract.Closed:
 		return closedLoop{}
+	case contract.Burst:
+		return burst{}
 	case contract.Ramp:
 		return newRamp(r, a.From, a.To, a.Over)
 	case contract.Replay:
@@ -154,3 +156,8 @@ func newArrivals(a contract.Arrival, r *rand.Rand, events []Event) arrivals {
 	}
 	return nil
 }
+
+// burst: every arrival at 0 (the contract's requests bounds how many).
+type burst struct{}
+
+func (burst) next() (time.Duration, *Event, bool) { return 0, nil, true }

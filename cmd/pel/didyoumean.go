@@ -12,8 +12,8 @@ import (
 // genai-perf, AIPerf, GuideLLM) to what pel takes instead: an unknown flag that one of them
 // knows gets pel's equivalent, not just a refusal.
 var habits = map[string]string{
-	"request-rate":                "--rate R (open-loop Poisson arrivals; --concurrency C for a closed loop)",
-	"max-concurrency":             "--concurrency C (a closed loop of C in flight), or a contract's max_in_flight to cap an open loop",
+	"request-rate":                "--rate R (open-loop Poisson arrivals; --rate inf: all due at once; --concurrency C for a closed loop)",
+	"max-concurrency":             "--max-in-flight N to cap an open loop (--rate R, or --rate inf for a burst), or --concurrency C for a closed loop of C in flight",
 	"concurrency-limit":           "--concurrency C",
 	"num-prompts":                 "--requests N",
 	"num-requests":                "--requests N",

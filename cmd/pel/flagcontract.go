@@ -23,7 +23,8 @@ type workloadFlags struct {
 
 func (w *workloadFlags) register(fs *pflag.FlagSet) {
 	w.fs = fs
-	fs.Float64Var(&w.f.Rate, "rate", 0, "open loop: requests/s, Poisson arrivals (no contract file needed)")
+	fs.Float64Var(&w.f.Rate, "rate", 0, "open loop: requests/s, Poisson arrivals (no contract file needed); inf: every task due at once (with --requests)")
+	fs.IntVar(&w.f.MaxInFlight, "max-in-flight", 0, "with --rate: at most this many tasks in flight at the client; a task due past the cap waits, its wait counted (vllm bench serve's --max-concurrency)")
 	fs.Float64Var(&w.f.CV, "cv", 0, "with --rate: coefficient of variation of inter-arrival times (gamma; 1 = Poisson, >1 burstier)")
 	fs.IntVar(&w.f.Concurrency, "concurrency", 0, "closed loop: tasks always in flight (instead of --rate)")
 	fs.DurationVar(&w.f.Duration, "duration", 0, "how long the schedule runs")
@@ -62,7 +63,7 @@ func (w *workloadFlags) given() bool {
 
 func (w *workloadFlags) owns(name string) bool {
 	switch name {
-	case "rate", "cv", "concurrency", "duration", "requests", "warmup", "prompt-tokens", "output-tokens",
+	case "rate", "max-in-flight", "cv", "concurrency", "duration", "requests", "warmup", "prompt-tokens", "output-tokens",
 		"ignore-eos", "model", "api", "dataset", "dataset-format", "name", "timeout", "percentiles", "workload-seed":
 		return true
 	}

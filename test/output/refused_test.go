@@ -79,7 +79,7 @@ func TestHabitsOfOtherTools(t *testing.T) {
 	}{
 		{[]string{"run", "--durration", "10s"}, "did you mean --duration?"},
 		{[]string{"run", "--request-rate", "4"}, "pel's equivalent: --rate R"},
-		{[]string{"run", "--max-concurrency", "8"}, "pel's equivalent: --concurrency C"},
+		{[]string{"run", "--max-concurrency", "8"}, "pel's equivalent: --max-in-flight N"},
 		{[]string{"run", "--num-prompts", "100"}, "pel's equivalent: --requests N"},
 		{[]string{"run", "--percentile-metrics", "ttft,tpot"}, "pel's equivalent: --percentiles"},
 		{[]string{"analyze"}, "usage: pel analyze DIR"},
@@ -89,6 +89,17 @@ func TestHabitsOfOtherTools(t *testing.T) {
 		if code != 2 || !strings.Contains(out, tc.want) {
 			t.Errorf("pel %s: exit %d, want 2 and %q:\n%s", strings.Join(tc.args, " "), code, tc.want, out)
 		}
+	}
+	// vllm bench serve's --request-rate inf --max-concurrency 4: every task due at once,
+	// four at a time.
+	url := pelbin.StartSim(t, pelBin, "--scenario", "healthy")
+	dir := filepath.Join(t.TempDir(), "burst")
+	if code, out := pel(t, "run", "--target", url, "--rate", "inf", "--requests", "12", "--max-in-flight", "4",
+		"--prompt-tokens", "16", "--output-tokens", "16", "-o", dir); code != 0 || !strings.Contains(out, "done 12 of 12 planned") {
+		t.Errorf("pel run --rate inf --max-in-flight 4: exit %d\n%s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "contract.yaml")); err != nil || !strings.Contains(string(b), "process: burst") || !strings.Contains(string(b), "max_in_flight: 4") {
+		t.Errorf("the burst's contract: %v\n%s", err, b)
 	}
 	code, help := pel(t, "run", "--help")
 	if code != 0 {
