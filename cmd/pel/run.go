@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/internal/badinput"
 	"github.com/pel-ladder/pel/ladder"
 	"github.com/pel-ladder/pel/report"
@@ -82,6 +83,11 @@ Exit status: 0 done, 1 every request failed, 2 bad input (contract, dataset, tar
 					report.FlagRun(a.stderr, c.SHA256(), filepath.Join(dir, rundir.ContractFile))
 				}
 				fmt.Fprintln(a.stderr, "pel run: "+stages)
+				// Said before the load, not after it: a run too short for the comparison
+				// or the p99 it is for is cheapest to lengthen now.
+				if p := c.Planned(); p.Known && p.Warm < float64(contract.DecisionWarmTasks) {
+					fmt.Fprintln(a.stderr, "pel run: warning: "+p.DecisionText())
+				}
 			}
 			boundRunMemory(c) // memory.go
 			if cpuProfile != "" {
