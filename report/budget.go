@@ -147,7 +147,13 @@ func budgetHTML(b *evidence.Budget) template.HTML {
 	h := rows*rowH + 60
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<h2 id="budget">Time budget</h2><svg class="chart" role="img" aria-label="time budget" width="%d" height="%d" viewBox="0 0 %d %d">`, w, h, w, h)
-	fmt.Fprintf(&sb, `<title>Time budget: mean per task, each part scaled to its own row (bound: red line, floor: black tick)</title>`)
+	fmt.Fprintf(&sb, `<title>Time budget: mean per task, every row on one scale (bound: red line, floor: black tick)</title>`)
+	// One scale for every row: rows are compared with each other (an 18 ms decode beside a
+	// 1 s time to first token), so a row's length is its time, not its share of itself.
+	scale := 0.0
+	for _, t := range b.TaskTypes {
+		scale = math.Max(scale, math.Max(math.Max(t.TTFTMs, t.TTFTBoundMs), math.Max(t.DecodeMs, t.ITLBoundMs*t.TokensPer)))
+	}
 	y := 10
 	seen := map[evidence.Layer]bool{}
 	for _, t := range b.TaskTypes {
@@ -160,7 +166,6 @@ func budgetHTML(b *evidence.Budget) template.HTML {
 			{"to first token", evidence.PartTTFT, t.TTFTMs, t.TTFTBoundMs, t.TTFTFloorMs},
 			{"decode", evidence.PartDecode, t.DecodeMs, t.ITLBoundMs * t.TokensPer, t.DecodeFloorMs},
 		} {
-			scale := math.Max(part.total, part.bound)
 			fmt.Fprintf(&sb, `<text class="tick" x="4" y="%d">%s — %s: %s ms</text>`, y+16, html.EscapeString(t.Task), part.name, num(part.total))
 			if scale <= 0 {
 				y += rowH

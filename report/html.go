@@ -36,6 +36,7 @@ type htmlView struct {
 	Owner       string
 	Stops       []namedStop
 	Hist        []template.HTML
+	OverTime    []template.HTML
 	TimeCharts  []chartGroup
 	BandCharts  []template.HTML
 	Latency     []latRow
@@ -85,8 +86,9 @@ func HTML(w io.Writer, ev *evidence.Evidence) error {
 		if n > len(h.Counts) {
 			title += fmt.Sprintf(" (%d buckets drawn as %d bars)", n, len(h.Counts))
 		}
-		v.Hist = append(v.Hist, histChart(title, h))
+		v.Hist = append(v.Hist, histChart(title, h, histMarks(ev, k)))
 	}
+	v.OverTime = overTime(ev)
 	for _, st := range ev.Stages {
 		if len(st.Series) == 0 {
 			continue
@@ -182,6 +184,8 @@ var seriesNames = map[string]string{
 	"client.completions_per_s":     "completions",
 	"client.goodput_per_s":         "goodput (accepted)",
 	"client.ttft_p50_ms":           "TTFT p50",
+	"client.ttft_p99_ms":           "TTFT p99",
+	"client.accepted_share":        "accepted share",
 	"client.itl_p50_ms":            "ITL p50",
 	"client.in_flight":             "tasks in flight",
 	evidence.SigDRAMActive:         "DRAM active",
@@ -259,4 +263,96 @@ func histTitle(key, unit string) string {
 		return "E2E distribution (ms): done − scheduled time"
 	}
 	return "Distribution of " + key + " (" + unit + ")"
+}
+
+// Colours of a histogram's marks: the run's percentiles in the palette's darker tones, the
+// contract's bounds in red (as on the budget chart).
+const (
+	p50Color   = "#0072B2"
+	p99Color   = "#D55E00"
+	boundColor = "#cc0000"
+)
+
+// histMarks are the marks of the histogram key: the warm phase's p50 and p99 of that
+// latency, and the contract's global bounds on it (a task type's own are in its budget row).
+func histMarks(ev *evidence.Evidence, key string) []vMark {
+	l := ev.Workload.Latency
+	var q evidence.Quantiles
+	metric := ""
+	switch key {
+	case "ttft_ms":
+		q, metric = l.TTFTms, "ttft"
+	case "itl_ms":
+		q, metric = l.ITLms, "itl"
+	case "e2e_ms":
+		q, metric = l.E2Ems, "e2e"
+	default:
+		return nil
+	}
+	var out []vMark
+	if q.N > 0 {
+		out = append(out, vMark{label: "p50 " + num(q.P50) + " ms", x: q.P50, color: p50Color},
+			vMark{label: "p99 " + num(q.P99) + " ms", x: q.P99, color: p99Color})
+	}
+	for _, o := range ev.Workload.Objectives {
+		if o.Metric == metric && o.Task == "" && o.LimitMs > 0 {
+			out = append(out, vMark{label: "bound: " + o.Name + " ≤ " + num(o.LimitMs) + " ms", x: o.LimitMs, color: boundColor})
+		}
+	}
+	return out
+}
+
+// overTime is the incident view: the client's TTFT and ITL per window and its accepted
+// share, above the engine's queue, batch, KV usage and preemptions, each chart on the
+// run's time axis with its phases. Charts whose series the run lacks are left out; none
+// when the run has no client series.
+func overTime(ev *evidence.Evidence) []template.HTML {
+	series := map[string]evidence.Series{}
+	for _, st := range ev.Stages {
+		for _, s := range st.Series {
+			if len(s.Labels) > 0 {
+				continue // one line per quantity: a replica's or a GPU's own series stay in its stage
+			}
+			if _, ok := series[s.Name]; !ok {
+				series[s.Name] = s
+			}
+		}
+	}
+	lines := func(names ...string) []line {
+		var out []line
+		for _, n := range names {
+			s, ok := series[n]
+			if !ok || len(s.T) == 0 {
+				continue
+			}
+			t, val, _ := thinLine(s.T, s.V)
+			out = append(out, line{name: seriesLabel(n), base: n, t: t, v: val})
+		}
+		return out
+	}
+	var out []template.HTML
+	for _, c := range []struct {
+		title, unit string
+		names       []string
+	}{
+		{"Client latency per window — ms", "ms", []string{"client.ttft_p50_ms", "client.ttft_p99_ms", "client.itl_p50_ms"}},
+		{"Accepted share and KV cache usage — ratio", "ratio", []string{"client.accepted_share", "engine.kv_usage"}},
+		{"Engine queue and batch — requests", "count", []string{"engine.requests_waiting", "engine.requests_running", "client.in_flight"}},
+		{"Engine preemptions — per second", "1/s", []string{"engine.preemptions_per_s"}},
+	} {
+		ls := lines(c.names...)
+		if len(ls) == 0 || (len(out) == 0 && ls[0].base != "client.ttft_p50_ms" && ls[0].base != "client.ttft_p99_ms") {
+			continue
+		}
+		out = append(out, timeChart(c.title, c.unit, ls, ev.Run.Phases))
+	}
+	return out
+}
+
+// seriesLabel is a series' legend name in words, or its signal name.
+func seriesLabel(name string) string {
+	if s, ok := seriesNames[name]; ok {
+		return s
+	}
+	return name
 }

@@ -5,6 +5,8 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -49,6 +51,43 @@ func niceStep(span float64) float64 {
 		}
 	}
 	return 10 * mag
+}
+
+// tickText writes an axis tick at the precision its step needs, the same for every tick
+// of the axis ("0, 5, 10, 15", "0.2, 0.4"; never "5, 10.0").
+func tickText(v, step float64) string {
+	d := 0
+	if step > 0 && step < 1 {
+		d = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// axisTicks are nice tick values within [lo, hi]: multiples of a 1-2-5 step on a linear
+// axis; 1-2-5 × 10^k on a log axis (the linear ticks when that gives fewer than three).
+func axisTicks(lo, hi float64, log bool) (ticks []float64, step float64) {
+	if log && lo > 0 {
+		for dec := math.Pow(10, math.Floor(math.Log10(lo))); dec <= hi && len(ticks) < 4*maxTick; dec *= 10 {
+			for _, m := range []float64{1, 2, 5} {
+				if v := m * dec; v >= lo && v <= hi {
+					ticks = append(ticks, v)
+				}
+			}
+		}
+		if len(ticks) >= 3 {
+			return ticks, 0
+		}
+		ticks = nil
+	}
+	step = niceStep(hi - lo)
+	for i := 0; i <= 2*maxTick; i++ {
+		v := math.Ceil(lo/step)*step + float64(i)*step
+		if v > hi+step*1e-9 {
+			break
+		}
+		ticks = append(ticks, v)
+	}
+	return ticks, step
 }
 
 type svgBuf struct{ strings.Builder }
@@ -116,7 +155,7 @@ func (b *svgBuf) yAxis(ymax float64, unit string) func(float64) float64 {
 		}
 		y := sy(v)
 		b.f(`<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, padL+plotW, y, y)
-		b.f(`<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y+3, num(v))
+		b.f(`<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y+3, tickText(v, step))
 	}
 	b.f(`<text class="unit" x="4" y="%d">%s</text>`, padT-6, html.EscapeString(unit))
 	return sy
@@ -197,7 +236,7 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 		if t > t1 {
 			break
 		}
-		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s s</text>`, sx(t), padT+plotH+14, num(t))
+		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s s</text>`, sx(t), padT+plotH+14, tickText(t, step))
 	}
 	for i, l := range lines {
 		var pts []string
@@ -222,11 +261,30 @@ func timeChart(title, unit string, lines []line, phases []evidence.Phase) templa
 	return template.HTML(b.String())
 }
 
-// histChart draws a pre-computed histogram, one bar per bucket, labelled by upper bound.
-func histChart(title string, h evidence.Histogram) template.HTML {
+// histChart draws a pre-computed histogram, one bar per bucket, labelled by upper bound,
+// with marks (the run's percentiles, the contract's bounds) as vertical lines placed within
+// the bucket that holds their value, each named in the legend.
+func histChart(title string, h evidence.Histogram, marks []vMark) template.HTML {
 	var b svgBuf
-	b.open(title, nil)
 	n := min(len(h.Bounds), len(h.Counts))
+	names := make([]string, len(marks))
+	colors := make([]string, len(marks))
+	for i, m := range marks {
+		names[i], colors[i] = m.label, m.color
+	}
+	if n > 0 {
+		// A mark beyond the bars is drawn at the edge it lies past, and says so.
+		lo, hi := h.Bounds[0]-(histWidth(h.Bounds[:n], 0)), h.Bounds[n-1]
+		for i, m := range marks {
+			switch {
+			case m.x < lo:
+				names[i] += " (below the range shown)"
+			case m.x > hi:
+				names[i] += " (above the range shown)"
+			}
+		}
+	}
+	b.open(title, names)
 	var ymax int64
 	for i := 0; i < n; i++ {
 		ymax = max(ymax, h.Counts[i])
@@ -237,19 +295,93 @@ func histChart(title string, h evidence.Histogram) template.HTML {
 	}
 	sy := b.yAxis(float64(ymax)*1.05, "count")
 	bw := float64(plotW) / float64(n)
-	every := int(math.Ceil(float64(n) / 8))
+	labelled := histLabels(h.Bounds[:n])
 	for i := 0; i < n; i++ {
 		x := padL + float64(i)*bw
 		y := sy(float64(h.Counts[i]))
 		b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>≤ %s %s: %d</title></rect>`,
 			x+0.5, y, math.Max(0.5, bw-1), padT+plotH-y, palette[0], num(h.Bounds[i]), html.EscapeString(h.Unit), h.Counts[i])
-		if i%every == 0 {
-			b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x+bw/2, padT+plotH+14, num(h.Bounds[i]))
+		if labelled[i] {
+			b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x+bw/2, padT+plotH+14, strconv.FormatFloat(h.Bounds[i], 'g', 4, 64))
 		}
 	}
+	for _, m := range marks {
+		x := padL + histPos(h.Bounds[:n], m.x)*bw
+		b.f(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-width="1.6" stroke-dasharray="4 3"><title>%s</title></line>`,
+			x, x, padT, padT+plotH, m.color, html.EscapeString(m.label))
+	}
 	b.f(`<text class="unit" x="%d" y="%d" text-anchor="end">≤ %s</text>`, padL+plotW, padT+plotH+28, html.EscapeString(h.Unit))
+	b.legendColors(names, colors)
 	b.f(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// histWidth is the width of bucket i (the first one's taken as its neighbour's).
+func histWidth(bounds []float64, i int) float64 {
+	switch {
+	case i > 0:
+		return bounds[i] - bounds[i-1]
+	case len(bounds) > 1:
+		return bounds[1] - bounds[0]
+	}
+	return 0
+}
+
+// histLabels picks the bars whose bound is written under them: at most eight, preferring
+// bounds that are 1, 2 or 5 × 10^k (what a reader reads off an axis), else evenly spaced.
+func histLabels(bounds []float64) []bool {
+	n := len(bounds)
+	out := make([]bool, n)
+	var nice []int
+	for i, b := range bounds {
+		if b <= 0 {
+			continue
+		}
+		m := b / math.Pow(10, math.Floor(math.Log10(b)+1e-9))
+		for _, x := range []float64{1, 2, 5} {
+			if math.Abs(m-x) < 1e-6 {
+				nice = append(nice, i)
+			}
+		}
+	}
+	if len(nice) >= 3 {
+		step := int(math.Ceil(float64(len(nice)) / 8))
+		for k := 0; k < len(nice); k += step {
+			out[nice[k]] = true
+		}
+		return out
+	}
+	every := int(math.Ceil(float64(n) / 8))
+	for i := 0; i < n; i += max(every, 1) {
+		out[i] = true
+	}
+	return out
+}
+
+// histPos is where v falls on a histogram's bar axis, in bars from its left edge: within
+// the bucket whose upper bound first reaches v, in proportion between that bucket's bounds
+// (the first bucket's lower bound taken one width below its upper).
+func histPos(bounds []float64, v float64) float64 {
+	n := len(bounds)
+	if n == 0 {
+		return 0
+	}
+	i, _ := slices.BinarySearch(bounds, v)
+	if i >= n {
+		return float64(n)
+	}
+	lo := 0.0
+	switch {
+	case i > 0:
+		lo = bounds[i-1]
+	case n > 1:
+		lo = max(0, bounds[0]-(bounds[1]-bounds[0]))
+	}
+	frac := 1.0
+	if bounds[i] > lo {
+		frac = math.Max(0, (v-lo)/(bounds[i]-lo))
+	}
+	return float64(i) + frac
 }
 
 // bar is one group of a grouped bar chart.

@@ -5,7 +5,6 @@ import (
 	"html"
 	"html/template"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -89,26 +88,28 @@ func (c xyChart) render() template.HTML {
 	x0, x1 = x0-pad, x1+pad
 	sx := func(x float64) float64 { return padL + (fx(x)-x0)/(x1-x0)*plotW }
 	sy := b.yAxis(ymax*1.05, c.yUnit)
-	// x ticks: the data's own x values (loads are few and chosen), thinned to fit.
-	var ticks []float64
-	seen := map[float64]bool{}
-	for _, s := range c.series {
-		for _, x := range s.x {
-			if use(x) && !seen[x] {
-				seen[x] = true
-				ticks = append(ticks, x)
-			}
-		}
+	// x ticks: nice values across the axis (1-2-5 steps, or 1-2-5 × 10^k on a log axis),
+	// thinned to fit; the data's own points carry their exact values in their titles.
+	lo, hi := x0, x1
+	if c.logX {
+		lo, hi = math.Exp2(x0), math.Exp2(x1)
 	}
-	sort.Float64s(ticks)
+	ticks, step := axisTicks(lo, hi, c.logX)
 	lastX := math.Inf(-1)
 	for _, t := range ticks {
+		if !use(t) {
+			continue
+		}
 		px := sx(t)
 		if px-lastX < 34 {
 			continue
 		}
 		lastX = px
-		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, px, padT+plotH+14, strconv.FormatFloat(t, 'g', 4, 64))
+		label := tickText(t, step)
+		if step == 0 {
+			label = strconv.FormatFloat(t, 'g', 4, 64)
+		}
+		b.f(`<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, px, padT+plotH+14, label)
 	}
 	b.f(`<text class="unit" x="%d" y="%d" text-anchor="end">%s</text>`, padL+plotW, padT+plotH+26, html.EscapeString(c.xLabel))
 	for _, v := range c.vmarks {

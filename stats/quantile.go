@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -81,38 +83,87 @@ func (d *Dist) Quantiles() evidence.Quantiles {
 	}
 }
 
-// Histogram renders the distribution on 1-2-5 bucket bounds (ms) for charts.
+// Histogram renders the distribution for charts on bucket bounds (ms) fitted to its range,
+// so the shape shows in tens of bars rather than one or two: linear bounds at a 1-2-5 step
+// when the values span less than a decade past their lowest (TTFT of one prompt length,
+// ITL of one batch size), else ten bounds a decade on the R10 preferred-number series
+// (ISO 3: 1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8), whose equal ratios give a tail on a
+// log scale its due width. Empty bounds before the first value are left out.
 func (d *Dist) Histogram() evidence.Histogram {
 	out := evidence.Histogram{Unit: "ms"}
 	if d.n == 0 {
 		return out
 	}
+	bs := d.h.Buckets()
+	if len(bs) == 0 {
+		return out
+	}
+	minMs := float64(bs[0].From) / 1000
 	maxMs := float64(d.max) / 1000
-	var bounds []float64
-	for dec := 0.01; ; dec *= 10 {
-		for _, m := range []float64{1, 2, 5} {
-			bounds = append(bounds, figure.Round3(m*dec))
-		}
-		if dec*5 >= maxMs {
-			break
-		}
-	}
+	bounds := histBounds(minMs, maxMs)
 	counts := make([]int64, len(bounds))
-	for _, b := range d.h.Buckets() {
+	for _, b := range bs {
 		v := float64(b.From) / 1000
-		i := 0
-		for i < len(bounds)-1 && v > bounds[i] {
-			i++
-		}
-		counts[i] += b.Count
+		i, _ := slices.BinarySearch(bounds, v) // the first bound at or above v
+		counts[min(i, len(counts)-1)] += b.Count
 	}
-	// Trim empty leading buckets (keep one for context).
 	lo := 0
-	for lo < len(counts)-1 && counts[lo] == 0 && counts[lo+1] == 0 {
+	for lo < len(counts)-1 && counts[lo] == 0 {
 		lo++
 	}
 	out.Bounds, out.Counts = bounds[lo:], counts[lo:]
 	return out
+}
+
+// histTargetBars is about how many bars a linear histogram gets: enough to show a shape,
+// few enough to read each bar's bound (the report folds anything past 64).
+const histTargetBars = 24
+
+// r10 is the R10 series of preferred numbers (ISO 3), one decade.
+var r10 = []float64{1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8}
+
+// histBounds are the upper bounds of histogram buckets covering [lo, hi] ms (see Histogram).
+func histBounds(lo, hi float64) []float64 {
+	hi = max(hi, lo, 0.001)
+	if lo > 0 && hi <= 10*lo || hi-lo <= 0.01 {
+		step := niceStep((hi - lo) / histTargetBars)
+		var out []float64
+		for b := math.Floor(lo/step)*step + step; ; b += step {
+			out = append(out, figure.Round3(b))
+			if b >= hi || len(out) > 4*histTargetBars {
+				break
+			}
+		}
+		return out
+	}
+	dec := math.Pow(10, math.Floor(math.Log10(max(lo, 0.001))))
+	var out []float64
+	for ; ; dec *= 10 {
+		for _, m := range r10 {
+			b := figure.Round3(m * dec)
+			if b < lo {
+				continue
+			}
+			out = append(out, b)
+			if b >= hi {
+				return out
+			}
+		}
+	}
+}
+
+// niceStep is the 1-2-5 number at or above x (a bucket width a reader reads at a glance).
+func niceStep(x float64) float64 {
+	if x <= 0 {
+		return 0.001
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // ratio is a/b, 0 when b is 0.

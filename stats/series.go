@@ -17,6 +17,8 @@ const (
 	SeriesCompletions = "client.completions_per_s" // tasks completed (status ok) in the window
 	SeriesGoodput     = "client.goodput_per_s"     // accepted tasks that ended in the window
 	SeriesTTFTP50     = "client.ttft_p50_ms"       // of completed tasks ending in the window
+	SeriesTTFTP99     = "client.ttft_p99_ms"       // of the same tasks: the tail, beside the engine's queue
+	SeriesAccepted    = "client.accepted_share"    // accepted ÷ tasks ending in the window (cancelled aside)
 	SeriesITLP50      = "client.itl_p50_ms"        // of their tokens
 	SeriesInFlight    = "client.in_flight"         // time-weighted mean in the window
 )
@@ -45,6 +47,7 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 	}
 	comp := make([]float64, n)
 	good := make([]float64, n)
+	done, acc := make([]float64, n), make([]float64, n)
 	ttfts := make([][]float64, n)
 	itls := make([]itlValues, n)
 	idx := func(t time.Time) int {
@@ -69,9 +72,15 @@ func series(rs []*record.Record, start, end time.Time) []evidence.Series {
 		if r.Accepted {
 			good[k]++
 		}
+		if r.Status != record.StatusCancelled {
+			done[k]++
+			if r.Accepted {
+				acc[k]++
+			}
+		}
 		busy.add(r)
 	}
-	return perSecondSeries(start, end, w, comp, good, busy.windows(w, n), ttfts, itls)
+	return perSecondSeries(start, end, w, comp, good, done, acc, busy.windows(w, n), ttfts, itls)
 }
 
 // busyAcc sums the seconds tasks spend in flight per second of the run in space that grows
@@ -149,12 +158,13 @@ func (b *busyAcc) windows(width, n int) []float64 {
 // perSecondSeries turns per-window tallies (completions, accepted, seconds in flight, and
 // the TTFT values and ITL runs of the tasks done in each window of width seconds) into the
 // stage-1 series: Series over records and the stream's seriesAcc share it.
-func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64, ttfts [][]float64, itls []itlValues) []evidence.Series {
+func perSecondSeries(start, end time.Time, width int, comp, good, done, acc, busy []float64, ttfts [][]float64, itls []itlValues) []evidence.Series {
 	n := len(comp)
 	mk := func(name, unit string) evidence.Series {
 		return evidence.Series{Name: name, Unit: unit, Source: Source, T: []float64{}, V: []float64{}}
 	}
 	sc, sg, st, si, sf := mk(SeriesCompletions, "1/s"), mk(SeriesGoodput, "1/s"), mk(SeriesTTFTP50, "ms"), mk(SeriesITLP50, "ms"), mk(SeriesInFlight, "count")
+	st99, sa := mk(SeriesTTFTP99, "ms"), mk(SeriesAccepted, "ratio")
 	w := float64(width)
 	for k := 0; k < n; k++ {
 		t := float64(k) * w
@@ -167,13 +177,17 @@ func perSecondSeries(start, end time.Time, width int, comp, good, busy []float64
 		sg.T, sg.V = append(sg.T, t), append(sg.V, round6(good[k]/span))
 		sf.T, sf.V = append(sf.T, t), append(sf.V, round6(busy[k]/span))
 		if len(ttfts[k]) > 0 {
-			st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k]))
+			st.T, st.V = append(st.T, t), append(st.V, median(ttfts[k])) // sorts ttfts[k]
+			st99.T, st99.V = append(st99.T, t), append(st99.V, round6(quantile.Sorted(ttfts[k], 0.99)))
+		}
+		if done[k] > 0 {
+			sa.T, sa.V = append(sa.T, t), append(sa.V, round6(acc[k]/done[k]))
 		}
 		if len(itls[k].v) > 0 {
 			si.T, si.V = append(si.T, t), append(si.V, round6(itls[k].quantile(0.5)))
 		}
 	}
-	return []evidence.Series{sc, sg, st, si, sf}
+	return []evidence.Series{sc, sg, st, si, sf, st99, sa}
 }
 
 // itlValues are one window's inter-token latencies: v[i] occurring n[i] times (a content

@@ -713,6 +713,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 	if n > 0 {
 		comp := make([]float64, n)
 		good := make([]float64, n)
+		done, acc := make([]float64, n), make([]float64, n)
 		ttfts := make([][]float64, n)
 		itls := make([]itlValues, n)
 		clamp := func(k int) int { return min(max(k, 0)/w, n-1) }
@@ -721,6 +722,8 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 			c := clamp(k)
 			comp[c] += x.comp
 			good[c] += x.good
+			done[c] += x.done
+			acc[c] += x.acc
 		}
 		a.ttft.each(func(k int, v time.Duration, ok bool, _ int) {
 			if ok {
@@ -732,7 +735,7 @@ func (a *seriesAcc) result(start, end time.Time) (ser, buckets []evidence.Series
 				itls[clamp(k)].add(float64(v.Microseconds())/1000, c)
 			}
 		})
-		ser = perSecondSeries(start, end, w, comp, good, a.busy.windows(w, n), ttfts, itls)
+		ser = perSecondSeries(start, end, w, comp, good, done, acc, a.busy.windows(w, n), ttfts, itls)
 	}
 	return ser, a.buckets(start, end)
 }

@@ -87,6 +87,12 @@ func consoleErrors(log string) []string { return consoleLine.FindAllString(log, 
 
 var verdictRe = regexp.MustCompile(`(?s)<p id="verdict"[^>]*>(.*?)</p>`)
 
+// svgRe is one chart; yTickRe one y-axis tick's text in it.
+var (
+	svgRe   = regexp.MustCompile(`(?s)<svg class="chart".*?</svg>`)
+	yTickRe = regexp.MustCompile(`<text class="tick"[^>]*text-anchor="end"[^>]*>([0-9.]+)</text>`)
+)
+
 func TestReportRendersInChromium(t *testing.T) {
 	bin := chromium(t)
 	all, _ := filepath.Glob("../../report/testdata/*.html")
@@ -129,6 +135,29 @@ func TestReportRendersInChromium(t *testing.T) {
 			for _, want := range []string{"accepted (warm phase)", "goodput", "TTFT p99", "ITL p99", "E2E p99", "cost per accepted task"} {
 				if !strings.Contains(dom, want) {
 					t.Errorf("summary strip lacks %q", want)
+				}
+			}
+			// The latency histograms carry the run's p50 and p99 as marks, and the page
+			// holds the run over time (client symptoms above the engine's state).
+			if !strings.Contains(dom, `stroke-dasharray="4 3"><title>p99 `) {
+				t.Error("no p99 mark on a latency histogram")
+			}
+			if !strings.Contains(dom, `id="over-time"`) || !strings.Contains(dom, "Client latency per window") {
+				t.Error("no view of the run over time")
+			}
+			// The y ticks of one chart share one precision: no "50.0" beside "100".
+			for _, svg := range svgRe.FindAllString(dom, -1) {
+				decimals := map[int][]string{}
+				for _, m := range yTickRe.FindAllStringSubmatch(svg, -1) {
+					d := 0
+					if i := strings.IndexByte(m[1], '.'); i >= 0 {
+						d = len(m[1]) - i - 1
+					}
+					decimals[d] = append(decimals[d], m[1])
+				}
+				if len(decimals) > 1 {
+					t.Errorf("one axis's ticks are written at several precisions: %v", decimals)
+					break
 				}
 			}
 			// Stage tables start collapsed: the page opens on the summary, not on 7,000 px.
