@@ -317,6 +317,7 @@ func TestBadInput(t *testing.T) {
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[0.1, "x"]]}`, "not a vllm bench serve result"},
 		{"vllm-bench", `{"ttfts": [0.1, "x", 0.2], "input_lens": [1, 1, 1], "output_lens": [1, 1, 1], "itls": [[], [], []]}`, "ttfts[1], near byte 19: a JSON string where the file format wants a number"},
 		{"vllm-bench", `{"ttfts": [0.1, 0.2], "input_lens": [1, 1`, "the file ends at byte 41 inside its JSON value"},
+		{"vllm-bench", `{"ttfts": [0.1, 0.2], "input_lens": [1, 1], "output_lens": [1, 3], "itls": [[], [1800, 1900]]}`, "itls[1]: the request's first token and gaps add to 1h1m40s, past the 1h0m0s"},
 		{"vllm-bench", `{"ttfts": [0.1, 0.2], "input_lens": [1, 1], "output_lens": [1, 70000], "itls": [[], [` + strings.Repeat("0.001,", record.MaxChunkTimings) + `0.001]]}`, "itls[1]: 65537 inter-token latencies, over the 65535"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]], "request_rate": "fast"}`, "request_rate"},
 		{"vllm-bench", `{"ttfts": [0.1], "input_lens": [1], "output_lens": [1], "itls": [[]]} {}`, "data after"},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pel-ladder/pel/quantile"
 	"github.com/pel-ladder/pel/record"
 )
 
@@ -158,6 +159,13 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 			if gaps[j], ok = secs(g); !ok {
 				return badf("%s: itls[%d][%d]: %v is not an inter-token latency in seconds", name, i, j, g)
 			}
+		}
+		e2e := ttft
+		for _, g := range gaps {
+			e2e += g
+		}
+		if e2e.Microseconds() > quantile.MaxUS {
+			return badf("%s: itls[%d]: the request's first token and gaps add to %v, past the %v pel records a latency to: not a request vllm bench serve measures", name, i, e2e.Round(time.Second), time.Duration(quantile.MaxUS)*time.Microsecond)
 		}
 		rec.Status = record.StatusOK
 		chunks(rec, ttft, gaps)
