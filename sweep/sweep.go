@@ -373,9 +373,6 @@ func (sw *sweeper) probe(ctx context.Context, l Load) (*Point, error) {
 	}
 	ev, err := sw.run(ctx, pcfg)
 	p := pointOf(l, pcfg.OutDir, c.SHA256(), ev)
-	if ev != nil {
-		p.Partial = ev.Run.PartialText()
-	}
 	if err != nil {
 		p.Error = err.Error()
 	}
@@ -465,6 +462,7 @@ func pointOf(l Load, dir, sha string, ev *evidence.Evidence) Point {
 	if ev == nil {
 		return p
 	}
+	p.Partial = ev.Run.PartialText() // a cut run (a point, or a run given to --from)
 	w := ev.Workload
 	p.Requests, p.Accepted = w.Requests, w.Accepted
 	p.WarmTasks = w.Requests
