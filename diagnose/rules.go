@@ -766,6 +766,14 @@ func ruleAppGap(v *view, o *Options) *hit {
 			}
 			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace, evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50)
 			haveGap = true
+			// Which clock an engine's TTFT histogram starts is the engine's (and its
+			// version's) choice: from arrival at the API server (vLLM), or from
+			// scheduling, leaving its own queue out (some engines and emulators that
+			// serve vLLM's metric names). When the engine's own queue time, added back,
+			// closes the gap, the wait was inside the engine: no time is outside it.
+			if q, ok := v.val(evidence.SigServerQueueP50); ok && q > 0 && gap.holds && c-(s+q) < thr {
+				haveGap = false
+			}
 		}
 	}
 	tpc := v.judge(evidence.SigTokensPerChunk, ">=", tokensPerChunkMin)

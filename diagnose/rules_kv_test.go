@@ -80,3 +80,38 @@ func TestKVFullQueueOutranksAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineQueueOutsideItsTTFT: an engine (or an emulator serving vLLM's metric names)
+// whose TTFT histogram starts at scheduling leaves its own queue out of it. The client's
+// TTFT is then the engine's queue plus its TTFT: the wait is inside the engine, and no
+// time is outside it. Without the queue's own figure the same gap is time outside.
+func TestEngineQueueOutsideItsTTFT(t *testing.T) {
+	base := []sig{{evidence.SigTTFTP50, 2000}, {evidence.SigTTFTP99, 2600}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
+		{evidence.SigAcceptanceRate, 1}, {evidence.SigTTFTFromSentP50, 2000}, {evidence.SigTokensPerChunk, 1},
+		{evidence.SigServerTTFTP50, 140}, {evidence.SigWaitingMean, 12}, {evidence.SigKVUsageMax, 0.4}}
+	for _, tc := range []struct {
+		name    string
+		extra   []sig
+		gapRule bool
+	}{
+		{"the engine's queue closes the gap", []sig{{evidence.SigServerQueueP50, 1861}}, false},
+		{"no queue figure: the gap stands", nil, true},
+		{"a queue too short to close it", []sig{{evidence.SigServerQueueP50, 200}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := Diagnose(build(append(append([]sig{}, base...), tc.extra...)...), recs(200, rejectEvery(4, "slo ttft p99")), Options{Objectives: slo, Resamples: 100})
+			found := false
+			for _, f := range ev.Findings {
+				if f.ID == clientServerGap.id {
+					found = true
+				}
+			}
+			if found != tc.gapRule {
+				t.Errorf("client-server gap finding: %v, want %v (verdict %q)", found, tc.gapRule, ev.Verdict)
+			}
+			if !tc.gapRule && ev.OwnerLayer != nil && *ev.OwnerLayer == evidence.LayerApplication {
+				t.Errorf("the engine's own queue named application: %q", ev.Verdict)
+			}
+		})
+	}
+}
