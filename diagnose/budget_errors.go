@@ -35,7 +35,7 @@ type errorCtx struct {
 	why        string // the figures behind engineIdle
 }
 
-func newErrorCtx(ev *evidence.Evidence, v *view) errorCtx {
+func newErrorCtx(v *view) errorCtx {
 	var c errorCtx
 	wmax, okW := v.val(evidence.SigWaitingMax)
 	rmax, okR := v.val(evidence.SigRunningMax)
@@ -45,7 +45,7 @@ func newErrorCtx(ev *evidence.Evidence, v *view) errorCtx {
 	c.known = true
 	limit := 0
 	for _, k := range []string{"slots", evidence.ConfigMaxNumSeqs} {
-		if n, err := strconv.Atoi(ev.Run.EngineConfig[k]); err == nil && n > 0 {
+		if n, err := strconv.Atoi(v.config[k]); err == nil && n > 0 {
 			limit = n
 			break
 		}

@@ -380,6 +380,11 @@ func errorRule(class string) *rule {
 		if !m.present || !m.holds {
 			return nil
 		}
+		if class == record.ErrOverloaded {
+			if c := newErrorCtx(v); c.known && c.engineIdle {
+				return nil // shed in front of the engine: shedBeforeEngine's
+			}
+		}
 		msg := v.sig[evidence.SigErrorClassRate(class)].Note
 		h := &hit{
 			symptom:    fmt.Sprintf("%.1f%% of tasks %s (%s)", m.item.Value*100, spec.what, msg),
@@ -409,6 +414,47 @@ func errorRule(class string) *rule {
 		}
 		return h
 	}}
+}
+
+// shedBeforeEngine: 429/503 answers while the engine, by its own metrics, never queued a
+// request and had room. Its admission did not refuse them: something in front of it did (a
+// gateway, an auth proxy, a rate limiter, a router), as the time budget attributes them.
+var shedBeforeEngine = &rule{id: "shed-before-engine", layer: evidence.LayerApplication, eval: ruleShedBeforeEngine}
+
+func ruleShedBeforeEngine(v *view, o *Options) *hit {
+	class := record.ErrOverloaded
+	m := v.judge(evidence.SigErrorClassRate(class), ">=", errorRateMin)
+	if !m.present || !m.holds {
+		return nil
+	}
+	c := newErrorCtx(v)
+	if !c.known || !c.engineIdle {
+		return nil
+	}
+	items := []meas{m}
+	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
+		if x := v.judge(s, ">=", 0); x.present {
+			items = append(items, asContext(x))
+		}
+	}
+	return &hit{
+		symptom:    fmt.Sprintf("%.1f%% of tasks shed with 429/503 (%s) while %s", m.item.Value*100, v.sig[evidence.SigErrorClassRate(class)].Note, c.why),
+		hypothesis: "Something in front of the engine refuses the requests (a gateway, an auth proxy, a rate limiter or a router): the engine's own admission had room and queued nothing, so its limits are not what sheds them.",
+		items:      items,
+		// The engine's own counters rule its admission out; which component in front
+		// refused is not measured.
+		confidence: confSupported,
+		cond:       "the refusals come from in front of the engine",
+		prediction: "If the refusals come from in front of the engine, raising or removing that component's limit (or sending straight to the engine) brings 429/503 to 0 with the engine's queue still at 0; raising the engine's own limits changes nothing.",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActFixErrors), Expect: []evidence.Expectation{
+			rateGone(evidence.SigErrorClassRate(class)),
+		}},
+		nextProbe: "Send a few requests straight to the engine's port, around the gateway: they are not refused if the gateway sheds them; the gateway's own log or metrics name its limit.",
+		impact: impactSpec{match: func(r *record.Record) bool {
+			return stats.ErrorClassOf(r) == class
+		}, matchWhat: "tasks shed as overloaded"},
+		strength: clamp01(m.item.Value * 5),
+	}
 }
 
 func ruleContextExhausted(v *view, o *Options) *hit {
@@ -443,4 +489,5 @@ func init() {
 		record.ErrIncomplete, record.ErrConn, record.ErrInvalid, record.ErrRedirect} {
 		rules = append(rules, errorRule(c))
 	}
+	rules = append(rules, shedBeforeEngine)
 }

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -111,6 +112,53 @@ func TestEngineQueueOutsideItsTTFT(t *testing.T) {
 			}
 			if !tc.gapRule && ev.OwnerLayer != nil && *ev.OwnerLayer == evidence.LayerApplication {
 				t.Errorf("the engine's own queue named application: %q", ev.Verdict)
+			}
+		})
+	}
+}
+
+// TestShedBeforeTheEngine: a quarter of the tasks answered 503. When the engine, by its own
+// metrics, never queued a request and ran under its limit, its admission refused nothing:
+// something in front of it shed them (application). When the engine queued, the 503s are
+// its admission's (scheduling).
+func TestShedBeforeTheEngine(t *testing.T) {
+	shed := func(i int, _ float64, r *record.Record) {
+		if i%4 == 0 {
+			r.Status, r.ErrorClass, r.HTTPStatus, r.Error = record.StatusHTTPError, record.ErrOverloaded, 503, "http 503"
+			r.FirstTokenAt, r.LastTokenAt, r.ChunkUS, r.ChunkTokens, r.OutputTokens = time.Time{}, time.Time{}, nil, nil, 0
+			r.Accepted, r.Reasons = false, []string{"error: http_error"}
+		}
+	}
+	base := []sig{{evidence.SigTTFTP50, 90}, {evidence.SigTTFTP99, 200}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
+		{evidence.SigAcceptanceRate, 0.75}, {evidence.SigTTFTFromSentP50, 90}, {evidence.SigTokensPerChunk, 1},
+		{evidence.SigErrorClassRate(record.ErrOverloaded), 0.25}, {evidence.SigKVUsageMax, 0.2}, {evidence.SigServerTTFTP50, 85}}
+	for _, tc := range []struct {
+		name          string
+		waiting, runs float64
+		want          string
+		layer         evidence.Layer
+	}{
+		{"the engine had room", 0, 2, shedBeforeEngine.id, evidence.LayerApplication},
+		{"the engine queued", 6, 8, "errors-overloaded", evidence.LayerScheduling},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := build(append(append([]sig{}, base...), sig{evidence.SigWaitingMax, tc.waiting}, sig{evidence.SigRunningMax, tc.runs})...)
+			ev.Run.EngineConfig = map[string]string{evidence.ConfigMaxNumSeqs: "8"}
+			ev = Diagnose(ev, recs(200, shed), Options{Objectives: slo, Resamples: 100})
+			var got *evidence.Finding
+			for i := range ev.Findings {
+				if ev.Findings[i].ID == tc.want {
+					got = &ev.Findings[i]
+				}
+				if tc.layer == evidence.LayerApplication && ev.Findings[i].ID == "errors-overloaded" {
+					t.Errorf("the engine's admission blamed although it had room: %s", ev.Findings[i].Symptom)
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s finding; verdict %q", tc.want, ev.Verdict)
+			}
+			if ev.OwnerLayer != nil && *ev.OwnerLayer != tc.layer {
+				t.Errorf("owner %s, want %s or none: %q", *ev.OwnerLayer, tc.layer, ev.Verdict)
 			}
 		})
 	}
