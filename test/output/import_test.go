@@ -1,7 +1,9 @@
 package output
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +64,40 @@ func TestImportSaysWhatTheFileShows(t *testing.T) {
 				t.Errorf("a layer named from the measuring client's account alone: %v (%s)", o, ev["verdict"])
 			}
 		})
+	}
+}
+
+// TestImportKeepsTheFilesRates: pel import of a real vllm bench serve result (request_rate
+// inf, 200 ShareGPT requests to Llama-3.3-70B on 8 GPUs, from a public repository) reaches
+// the output throughput the file itself states, within 2%: the schedule comes from how the
+// file offered its requests, not an even spread over its duration. A cut copy of the file
+// is refused with the byte it ends at.
+func TestImportKeepsTheFilesRates(t *testing.T) {
+	file := "../../importer/testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json"
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		OutputThroughput float64 `json:"output_throughput"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || v.OutputThroughput <= 0 {
+		t.Fatalf("the file's output_throughput: %v, %v", v.OutputThroughput, err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, out := pel(t, "import", "vllm-bench", file, "-o", dir); code > 1 {
+		t.Fatalf("pel import: exit %d\n%s", code, out)
+	}
+	got, _ := at(evidenceOf(t, dir), "workload", "output_tokens_per_s").(float64)
+	if math.Abs(got/v.OutputThroughput-1) > 0.02 {
+		t.Errorf("output throughput %.1f tokens/s, the file's %.1f (%+.1f%%)", got, v.OutputThroughput, 100*(got/v.OutputThroughput-1))
+	}
+	cut := filepath.Join(t.TempDir(), "cut.json")
+	if err := os.WriteFile(cut, raw[:len(raw)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := pel(t, "import", "vllm-bench", cut, "-o", filepath.Join(t.TempDir(), "cut"))
+	if want := fmt.Sprintf("the file ends at byte %d", len(raw)/2); code != 2 || !strings.Contains(out, want) {
+		t.Errorf("pel import of a cut file: exit %d, want 2 and %q:\n%s", code, want, out)
 	}
 }
