@@ -560,6 +560,7 @@ func TestCPUStarvation(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 2*runtime.NumCPU(); i++ {
 		cmd := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+		dieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
