@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/pel-ladder/pel/contract"
 )
 
 // habits maps flags of the benchmarking tools pel's users come from (vllm bench serve,
@@ -64,38 +66,14 @@ func flagHint(cmd *cobra.Command, err error) string {
 	if h, ok := habits[strings.ToLower(name)]; ok {
 		return "pel's equivalent: " + h
 	}
-	best, bestD := "", 3 // at most two edits: a typo, not another word
+	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if d := editDistance(name, f.Name); d < bestD {
-			best, bestD = f.Name, d
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	})
-	if best == "" {
-		return ""
+	if best := contract.Closest(name, names); best != "" {
+		return fmt.Sprintf("did you mean --%s?", best)
 	}
-	return fmt.Sprintf("did you mean --%s?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes: flag names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
