@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/internal/figure"
 )
 
 // Chart geometry (SVG user units). Charts scale to their container through viewBox.
@@ -43,14 +44,7 @@ func niceStep(span float64) float64 {
 	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) {
 		return 1
 	}
-	raw := span / maxTick
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			return m * mag
-		}
-	}
-	return 10 * mag
+	return figure.Step125(span / maxTick)
 }
 
 // tickText writes an axis tick at the precision its step needs, the same for every tick

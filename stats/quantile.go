@@ -126,7 +126,10 @@ var r10 = []float64{1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8}
 func histBounds(lo, hi float64) []float64 {
 	hi = max(hi, lo, 0.001)
 	if lo > 0 && hi <= 10*lo || hi-lo <= 0.01 {
-		step := niceStep((hi - lo) / histTargetBars)
+		step := 0.001 // every value the same: one bucket, 1 µs wide
+		if hi > lo {
+			step = figure.Step125((hi - lo) / histTargetBars)
+		}
 		var out []float64
 		for b := math.Floor(lo/step)*step + step; ; b += step {
 			out = append(out, figure.Round3(b))
@@ -150,20 +153,6 @@ func histBounds(lo, hi float64) []float64 {
 			}
 		}
 	}
-}
-
-// niceStep is the 1-2-5 number at or above x (a bucket width a reader reads at a glance).
-func niceStep(x float64) float64 {
-	if x <= 0 {
-		return 0.001
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 // ratio is a/b, 0 when b is 0.

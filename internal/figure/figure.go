@@ -114,3 +114,18 @@ func OrNaN(p *float64) float64 {
 	}
 	return *p
 }
+
+// Step125 is the smallest 1, 2 or 5 × 10^k at or above x (1 for x not positive or not
+// finite): the step of an axis or a bucket width a reader takes in at a glance.
+func Step125(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= x {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}

@@ -77,3 +77,13 @@ func TestNumbers(t *testing.T) {
 		t.Error("OrNaN")
 	}
 }
+
+func TestStep125(t *testing.T) {
+	for _, tc := range []struct{ x, want float64 }{
+		{0.3, 0.5}, {1, 1}, {1.01, 2}, {4, 5}, {7, 10}, {0.02, 0.02}, {330, 500}, {0, 1}, {-2, 1},
+	} {
+		if got := Step125(tc.x); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Step125(%g) = %g, want %g", tc.x, got, tc.want)
+		}
+	}
+}
