@@ -172,7 +172,7 @@ func sourceOf(rs []*replica) string {
 
 // coverage is the union extent of the replicas' endpoints inside w.
 func coverage(rs []*replica, w window) window {
-	out := window{a: math.Inf(1), b: math.Inf(-1), i: w.i, name: w.name}
+	out := window{a: math.Inf(1), b: math.Inf(-1), i: w.i, name: w.name, load: w.load}
 	for _, r := range rs {
 		if cw, ok := r.ep.clip(w); ok {
 			out.a, out.b = math.Min(out.a, cw.a), math.Max(out.b, cw.b)
@@ -206,6 +206,14 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 		out = append(out, s)
 	}
 	multi := len(rs) > 1
+	// A gauge's window ends with the phase's arrivals (window.gaugeEnd).
+	gw := cw
+	gw.b = math.Min(cw.b, w.gaugeEnd())
+	addGauge := func(name, unit string, v float64, note string) {
+		s := sig(name, unit, stage, src, phase, gw, v)
+		s.Note = note
+		out = append(out, s)
+	}
 	gaugePair := func(q, meanName, maxName, unit, note string) {
 		worstMean, worstMax := math.Inf(-1), math.Inf(-1)
 		found := false
@@ -221,7 +229,7 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 					n string
 					v float64
 				}{{meanName, mean}, {maxName, max}} {
-					s := sig(x.n, unit, stage, r.ep.ad.source(), phase, cw, x.v)
+					s := sig(x.n, unit, stage, r.ep.ad.source(), phase, gw, x.v)
 					s.Labels = map[string]string{"engine": r.label}
 					out = append(out, s)
 				}
@@ -232,8 +240,8 @@ func (st *store) engineSignals(rs []*replica, w window, phase string) []evidence
 			if multi {
 				n = strings.TrimSpace(n + " worst of " + fmt.Sprint(len(rs)) + " replicas")
 			}
-			add(meanName, unit, worstMean, n)
-			add(maxName, unit, worstMax, n)
+			addGauge(meanName, unit, worstMean, n)
+			addGauge(maxName, unit, worstMax, n)
 		}
 	}
 	gaugePair(qWaiting, evidence.SigWaitingMean, evidence.SigWaitingMax, "count", "")
@@ -416,7 +424,10 @@ func (st *store) gpuSignals(rs []*replica, w window, phase string) []evidence.Si
 	}
 	src := "dcgm"
 	stage := evidence.StageGPUExecution
+	// Every DCGM field here is a gauge: its window ends with the phase's arrivals
+	// (window.gaugeEnd).
 	cw := coverage(rs, w)
+	cw.b = math.Min(cw.b, w.gaugeEnd())
 	var out []evidence.Signal
 	have := map[string]bool{}
 	for _, r := range rs {

@@ -371,3 +371,46 @@ func TestSimStepLag(t *testing.T) {
 		t.Errorf("a page without pel_sim_ families gave %+v", s)
 	}
 }
+
+// TestGaugesStopWithArrivals: a phase whose tasks stop arriving at 10 s and drain to 14 s.
+// Usage and waiting hold at 0.9 and 20 while tasks arrive and fall to zero in the drain:
+// the gauges' means are the arriving part's, while the counter's increase covers the whole
+// phase, the drain's tokens included.
+func TestGaugesStopWithArrivals(t *testing.T) {
+	page := func(x float64) string {
+		kv, waiting := 0.9, 20.0
+		if x > 10 {
+			kv, waiting = 0, 0
+		}
+		return fmt.Sprintf("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %g\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %g\n", kv, waiting, 100*x)
+	}
+	for _, tc := range []struct {
+		name        string
+		arrivalsEnd float64
+		kv, waiting float64
+		gaugeEndS   float64
+	}{
+		{"arrivals end at 10 s", 10, 0.9, 20, 10},
+		// Evidence written without the arrivals' end: the whole phase, drain included
+		// (11 of 15 samples at 0.9).
+		{"arrivals end not recorded", 0, 0.9 * 11 / 15, 20.0 * 11 / 15, 14},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := pages(t, "http://127.0.0.1:8000/metrics", KindEngine, every(0, 14, 1), page, nil)
+			ev := fill(t, ss, evidence.Phase{Name: "warm", StartS: 0, EndS: 14, ArrivalsEndS: tc.arrivalsEnd})
+			kv := must(t, ev, evidence.SigKVUsageMean)
+			if !near(kv.Value, tc.kv, 1e-5) {
+				t.Errorf("KV usage mean %g, want %g", kv.Value, tc.kv)
+			}
+			if kv.Window == nil || !near(kv.Window.EndS, tc.gaugeEndS, 1e-9) {
+				t.Errorf("KV usage window %+v, want it to end at %g s", kv.Window, tc.gaugeEndS)
+			}
+			if w := must(t, ev, evidence.SigWaitingMean); !near(w.Value, tc.waiting, 1e-4) {
+				t.Errorf("waiting mean %g, want %g", w.Value, tc.waiting)
+			}
+			if g := must(t, ev, evidence.SigGenTokensRate); !near(g.Value, 100, 1e-6) {
+				t.Errorf("generation rate %g tokens/s over the whole phase, want 100", g.Value)
+			}
+		})
+	}
+}

@@ -326,10 +326,10 @@ func (st *store) prepare(phases []evidence.Phase, override string) error {
 	}
 	rel := func(t time.Time) float64 { return t.Sub(st.base).Seconds() }
 	for _, p := range phases {
-		st.wins = append(st.wins, window{p.StartS, p.EndS, len(st.wins), p.Name})
+		st.wins = append(st.wins, window{p.StartS, p.EndS, len(st.wins), p.Name, p.ArrivalsEndS})
 	}
 	if len(phases) == 0 && st.hi.After(st.lo) {
-		st.wins = append(st.wins, window{rel(st.lo), rel(st.hi), 0, ""})
+		st.wins = append(st.wins, window{rel(st.lo), rel(st.hi), 0, "", 0})
 	}
 	if st.skippedEP > 0 {
 		st.notes[KindEngine] = append(st.notes[KindEngine], fmt.Sprintf("%d samples of endpoints past pel's bound of %d endpoints per file left out", st.skippedEP, maxEndpoints))
@@ -814,11 +814,11 @@ func (r *replica) gauge(q string, edges []float64, nwin int) *gseries {
 	return g
 }
 
-// add is one point of the gauge: into each window holding t, the kept points and (drawn
-// true) the chart.
+// add is one point of the gauge: into each window whose load holds t (gaugeEnd), the kept
+// points and (drawn true) the chart.
 func (g *gseries) add(t, v float64, wins []window, drawn bool) {
 	for i, w := range wins {
-		if t >= w.a && t <= w.b {
+		if t >= w.a && t <= w.gaugeEnd() {
 			a := &g.win[i]
 			a.sum += v
 			if v > a.max {
@@ -979,17 +979,32 @@ func (st *store) replicasOf(kind string) []*replica {
 }
 
 // window is a time range in seconds since the store's base; i is its index among the
-// store's windows (a clipped copy keeps it), name its phase.
+// store's windows (a clipped copy keeps it), name its phase. load, when set, is when the
+// phase's last task arrived: the phase runs on to b while its tasks drain.
 type window struct {
 	a, b float64
 	i    int
 	name string
+	load float64
+}
+
+// gaugeEnd is where a gauge's mean and maximum stop: at the end of the phase's arrivals.
+// A gauge (requests waiting or running, KV usage, GPU utilisation) describes the state the
+// offered load keeps the engine in; while the last tasks drain nothing arrives, the queue
+// and the pool empty, and averaging those samples in would describe a lighter load than
+// the contract's (how much lighter depends only on where the last scrapes fall). Counters
+// still cover the whole phase: the drain's tokens belong to the phase's tasks.
+func (w window) gaugeEnd() float64 {
+	if w.load > w.a && w.load < w.b {
+		return w.load
+	}
+	return w.b
 }
 
 // clip narrows w to the endpoint's successful samples; ok false when they do not overlap.
 func (ep *epData) clip(w window) (window, bool) {
 	a, b := math.Max(w.a, ep.start), math.Min(w.b, ep.end)
-	return window{a, b, w.i, w.name}, b > a
+	return window{a, b, w.i, w.name, w.load}, b > a
 }
 
 // gaugeStats: mean and max of the replica's samples inside w; with none inside, the
@@ -1002,7 +1017,7 @@ func (r *replica) gaugeStats(q string, w window) (mean, max float64, ok bool) {
 	if a := g.win[w.i]; a.n > 0 {
 		return a.sum / float64(a.n), a.max, true
 	}
-	mid := (w.a + w.b) / 2
+	mid := (w.a + w.gaugeEnd()) / 2
 	if mid < g.pts.t[0] || mid > g.pts.t[len(g.pts.t)-1] {
 		return 0, 0, false
 	}
