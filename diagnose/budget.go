@@ -864,7 +864,7 @@ func buildBudget(ev *evidence.Evidence, v *view, o *Options, found []ranked, spe
 		total += m
 	}
 	errs := map[string]*errAcc{}
-	ectx := newErrorCtx(v)
+	ectx := roomOf(v)
 	var lost []lostTask
 	for i := range recs {
 		r := &recs[i]

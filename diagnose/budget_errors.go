@@ -28,15 +28,16 @@ import (
 // client did not wait for: it is split as the completed late tasks are (their shares stand),
 // and stays unattributed when none completed late.
 
-// errorCtx is the run-level view of who shed requests.
-type errorCtx struct {
-	engineIdle bool   // engine metrics say it never queued and had a free slot
-	known      bool   // engine metrics were there to say
-	why        string // the figures behind engineIdle
+// engineRoom is the run-level view, from the engine's own gauges, of whether it had room: a
+// request refused or held while it did was refused or held in front of it.
+type engineRoom struct {
+	hadRoom bool   // engine metrics say it never queued and had a free slot
+	known   bool   // engine metrics were there to say
+	why     string // the figures behind hadRoom
 }
 
-func newErrorCtx(v *view) errorCtx {
-	var c errorCtx
+func roomOf(v *view) engineRoom {
+	var c engineRoom
 	wmax, okW := v.val(evidence.SigWaitingMax)
 	rmax, okR := v.val(evidence.SigRunningMax)
 	if !okW || !okR {
@@ -51,17 +52,28 @@ func newErrorCtx(v *view) errorCtx {
 		}
 	}
 	switch {
+	case wmax > 0 && v.refused > 0 && 2*v.refusedInQueue < v.refused:
+		// An admission that refuses does so while its queue is at its bound, so never
+		// while it holds nothing: most refusals came at such times, when the engine's own
+		// queue was empty; the queue it held now and then is not what refused them.
+		c.hadRoom = true
+		c.why = fmt.Sprintf("the engine's queue held a request only now and then (requests_waiting max %.0f): %d of the %d refused tasks came while it held none", wmax, v.refused-v.refusedInQueue, v.refused)
 	case wmax > 0:
 		c.why = fmt.Sprintf("the engine queued requests (requests_waiting max %.0f)", wmax)
+	case limit > 0 && rmax >= float64(limit) && profileOf(v.engine).QueuesWhenFull:
+		// Full slots make this engine queue a request, not refuse or hold it elsewhere:
+		// its queue never held one.
+		c.hadRoom = true
+		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f of %d running; %s queues a request when its slots are full)", rmax, limit, profileOf(v.engine).Title)
 	case limit > 0 && rmax >= float64(limit):
 		c.why = fmt.Sprintf("the engine ran at its limit (%.0f of %d sequences)", rmax, limit)
 	case limit == 0 && rmax > 0:
 		// Without the limit, no waiting request is the engine's own word that it admitted
 		// everything it was sent.
-		c.engineIdle = true
+		c.hadRoom = true
 		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f running)", rmax)
 	default:
-		c.engineIdle = true
+		c.hadRoom = true
 		c.why = fmt.Sprintf("the engine never queued a request and had free slots (requests_waiting max 0, at most %.0f of %d running)", rmax, limit)
 	}
 	return c
@@ -72,7 +84,7 @@ func newErrorCtx(v *view) errorCtx {
 const lostContext = "context_exhausted"
 
 // layerOf is the layer that owns one error class, and why.
-func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
+func (c engineRoom) layerOf(class string) (evidence.Layer, string) {
 	if class == lostContext {
 		return contextExhausted.layer, "the sequence's context is smaller than the prompt and output (" + contextExhausted.id + ")"
 	}
@@ -89,7 +101,7 @@ func (c errorCtx) layerOf(class string) (evidence.Layer, string) {
 	switch {
 	case !c.known:
 		return spec.layer, spec.what + "; engine /metrics (requests waiting and running) would tell the engine's admission from a gateway's"
-	case c.engineIdle:
+	case c.hadRoom:
 		return evidence.LayerApplication, "shed before the engine (a gateway or proxy): " + c.why
 	}
 	return spec.layer, spec.what + ": " + c.why
@@ -159,7 +171,7 @@ func (a *errAcc) addError(r *record.Record) string {
 }
 
 // items are the type's error components, one per class, in class order.
-func (a *errAcc) items(c errorCtx) []evidence.BudgetItem {
+func (a *errAcc) items(c engineRoom) []evidence.BudgetItem {
 	classes := make([]string, 0, len(a.count))
 	for k := range a.count {
 		classes = append(classes, k)
@@ -172,4 +184,29 @@ func (a *errAcc) items(c errorCtx) []evidence.BudgetItem {
 			Ms: figure.Sig3(a.ms[k] / float64(a.count[k])), Source: "client: send → error response; " + why})
 	}
 	return out
+}
+
+// refusalsInQueue counts the warm tasks refused as overloaded and, of them, those whose
+// last attempt fell in a scrape interval where the engine's queue held a request (its
+// waiting series above 0 at either end). ok is false without that series.
+func refusalsInQueue(ev *evidence.Evidence, recs []record.Record) (refused, inQueue int, ok bool) {
+	ws, ok := activeWindows(ev, []seriesCond{{evidence.SigWaitingMax, ">", 0}})
+	if !ok {
+		return 0, 0, false
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase != record.PhaseWarm || !r.Failed() || stats.ErrorClassOf(r) != record.ErrOverloaded || r.SentAt.IsZero() {
+			continue
+		}
+		refused++
+		end := r.DoneAt
+		if end.Before(r.SentAt) {
+			end = r.SentAt
+		}
+		if overlaps(interval{relTime(ev.Run.StartedAt, r.SentAt), relTime(ev.Run.StartedAt, end)}, ws) {
+			inQueue++
+		}
+	}
+	return refused, inQueue, true
 }

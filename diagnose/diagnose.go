@@ -98,6 +98,7 @@ func DiagnoseTasks(ev *evidence.Evidence, t Tasks, opts Options) *evidence.Evide
 	full := newView(ev)
 	full.cold = coldSignals(ev, t)
 	full.objectives = objectiveResults(ev, recs, o)
+	full.refused, full.refusedInQueue, _ = refusalsInQueue(ev, recs)
 	_, full.context = (&budgetCtx{}).batchAndContext(full, recs, 1)
 	ev.Workload.Objectives = full.objectives
 
@@ -565,6 +566,9 @@ type leadCounts struct {
 	n, rejectedN, errs, failed, checks int
 	classes, checkNames                map[string]int
 	msgs                               map[string]map[string]int
+	// retried tasks (and their extra attempts), tasks denied a retry by the run's budget,
+	// attempts and the attempts that succeeded
+	retried, retries, denied, attempts, okAttempts int
 }
 
 func (lc *leadCounts) add(r *record.Record) {
@@ -572,6 +576,15 @@ func (lc *leadCounts) add(r *record.Record) {
 		return
 	}
 	lc.n++
+	a := max(r.Attempts, 1)
+	lc.attempts += a
+	if r.Attempts > 1 {
+		lc.retried++
+		lc.retries += r.Attempts - 1
+	}
+	if !r.Failed() {
+		lc.okAttempts++ // a task ends at its first successful attempt
+	}
 	lc.addRejected(r)
 }
 
@@ -585,6 +598,9 @@ func (lc *leadCounts) addRejected(r *record.Record) {
 		lc.classes, lc.checkNames, lc.msgs = map[string]int{}, map[string]int{}, map[string]map[string]int{}
 	}
 	lc.rejectedN++
+	if r.HasFlag(record.FlagRetryDenied) {
+		lc.denied++ // a task denied a retry failed: it is among the rejected, sampled or not
+	}
 	switch {
 	case r.Failed() || stats.ContextExhausted(r):
 		lc.errs++
@@ -627,10 +643,16 @@ const maxLeadMessages = 1024
 // losses is what the counts say of the tasks lost to errors and checks (nil when nothing
 // was rejected), each class with its most frequent message on one line.
 func (lc *leadCounts) losses() *evidence.Losses {
-	if lc.rejectedN == 0 {
+	// A sampled run's pass sees only its rejected tasks: the retried and attempt counts
+	// stay zero there, and AttemptSuccess with them.
+	if lc.rejectedN == 0 && lc.retried == 0 {
 		return nil
 	}
-	out := &evidence.Losses{Tasks: lc.n, Rejected: lc.rejectedN, Errors: lc.errs, Failed: lc.failed, Checks: lc.checks}
+	out := &evidence.Losses{Tasks: lc.n, Rejected: lc.rejectedN, Errors: lc.errs, Failed: lc.failed, Checks: lc.checks,
+		Retried: lc.retried, Retries: lc.retries, RetryDenied: lc.denied}
+	if lc.attempts > 0 {
+		out.AttemptSuccess = float64(lc.okAttempts) / float64(lc.attempts)
+	}
 	counts := func(m map[string]int, withMsg bool) []evidence.LossCount {
 		keys := make([]string, 0, len(m))
 		for k := range m {

@@ -61,6 +61,8 @@ func change(name string, a evidence.Action) evidence.Change {
 		c.Knob = "turning speculation off (" + k.Spec + ")"
 	case evidence.ActNoProxyBuffering:
 		c.Knob = "turning off response buffering on the way (proxy buffering, stream interval 1)"
+	case evidence.ActBypassFront:
+		c.Knob = "removing the hold in front of the engine (the gateway's, proxy's or router's queue, limit or timer), or sending straight to the engine"
 	case evidence.ActPrewarm:
 		c.Knob = "running the warm-up before admitting traffic (warm-up requests, cached compile artifacts)"
 	case evidence.ActShorterPrompts:

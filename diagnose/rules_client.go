@@ -109,6 +109,13 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	if len(decisive) == 0 {
 		return nil
 	}
+	// The finding says the engine ran at its ceiling (the budget charges it the whole wait
+	// before the task's processing). Its own gauges can say otherwise: no request ever
+	// waited and a slot was always free. The wait was then spent in front of it
+	// (waitBeforeEngine's).
+	if r := roomOf(v); r.known && r.hadRoom {
+		return nil
+	}
 	if w := v.judge(evidence.SigWaitingMean, ">=", waitingMin); w.present {
 		h.items = append(h.items, asContext(w))
 	}
@@ -185,6 +192,57 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 		h.items = append(h.items, asContext(tl))
 	}
 	return h
+}
+
+// waitBeforeEngine: most of the time to first token passes before the engine starts the
+// task (the client's TTFT from send less the engine's own per-request prompt processing),
+// while the engine's gauges say it never queued a request and always had a free slot
+// (roomOf). The engine cannot have held the task for admission: the time was spent before
+// it saw the request, in a gateway, an auth proxy, a rate limiter, a router or the network
+// (the time budget's "outside the engine" component). The client's TTFT and the engine's
+// prefill are both per-request measures of the same tasks, so their difference is measured,
+// not inferred; an idle baseline (the client alone) cannot tell a hold in front of the
+// engine from warm-up, and does not fire this rule.
+var waitBeforeEngine = &rule{id: "wait-before-engine", layer: evidence.LayerApplication, eval: ruleWaitBeforeEngine}
+
+func ruleWaitBeforeEngine(v *view, o *Options) *hit {
+	q := v.judge(evidence.SigQueueShare, ">=", queueShareMin)
+	if !q.present || !q.holds || strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, "idle baseline") {
+		return nil
+	}
+	room := roomOf(v)
+	if !room.known || !room.hadRoom {
+		return nil
+	}
+	cli, okC := v.val(evidence.SigTTFTFromSentP50)
+	eng, okE := v.val(evidence.SigServiceTTFT)
+	if !okC || !okE {
+		return nil
+	}
+	items := []meas{q}
+	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
+		if x := v.judge(s, ">=", 0); x.present {
+			items = append(items, asContext(x))
+		}
+	}
+	share := q.item.Value
+	return &hit{
+		symptom: fmt.Sprintf("the first token reaches the client %.0f ms after its send (p50), while the engine's own prompt processing takes %.0f ms (p50, its per-request timings): %.0f%% of the time to first token passes before the engine starts the task, and %s",
+			cli, eng, share*100, room.why),
+		hypothesis: "Something in front of the engine holds each request before forwarding it (a gateway, an auth proxy, a rate limiter, a router, or the network): the engine had free slots and queued nothing, so its admission did not hold them.",
+		items:      items,
+		// Two per-request measures of the same tasks and the engine's own gauges agree;
+		// which component in front holds the requests is not measured.
+		confidence: confSupported,
+		cond:       "the wait is in front of the engine",
+		predicted: &evidence.Predicted{Change: change(v.engine, evidence.ActBypassFront), Expect: []evidence.Expectation{
+			v.expect(evidence.SigQueueShare, "<=", queueTargetShare, false),
+			v.expect(evidence.SigTTFTFromSentP50, "<=", -share/2, true),
+		}, Note: "The engine's own prompt processing time and its queue stay as they are; raising its slots changes nothing."},
+		nextProbe: "Send a few requests straight to the engine's port, around whatever stands in front of it, and time the first token both ways (curl -N -w '%{time_starttransfer}'): the difference is the hold.",
+		impact:    impactSpec{dims: []string{dimTTFT, dimE2E, dimTimeout}},
+		strength:  clamp01((share - queueShareMin) / (1 - queueShareMin)),
+	}
 }
 
 // queueExpect predicts each measure of the queue that showed it: the client's own split of
@@ -381,7 +439,7 @@ func errorRule(class string) *rule {
 			return nil
 		}
 		if class == record.ErrOverloaded {
-			if c := newErrorCtx(v); c.known && c.engineIdle {
+			if c := roomOf(v); c.known && c.hadRoom {
 				return nil // shed in front of the engine: shedBeforeEngine's
 			}
 		}
@@ -427,8 +485,8 @@ func ruleShedBeforeEngine(v *view, o *Options) *hit {
 	if !m.present || !m.holds {
 		return nil
 	}
-	c := newErrorCtx(v)
-	if !c.known || !c.engineIdle {
+	c := roomOf(v)
+	if !c.known || !c.hadRoom {
 		return nil
 	}
 	items := []meas{m}
@@ -489,5 +547,5 @@ func init() {
 		record.ErrIncomplete, record.ErrConn, record.ErrInvalid, record.ErrRedirect} {
 		rules = append(rules, errorRule(c))
 	}
-	rules = append(rules, shedBeforeEngine)
+	rules = append(rules, shedBeforeEngine, waitBeforeEngine)
 }

@@ -134,15 +134,22 @@ func TestShedBeforeTheEngine(t *testing.T) {
 		{evidence.SigErrorClassRate(record.ErrOverloaded), 0.25}, {evidence.SigKVUsageMax, 0.2}, {evidence.SigServerTTFTP50, 85}}
 	for _, tc := range []struct {
 		name          string
+		engine        string
 		waiting, runs float64
 		want          string
 		layer         evidence.Layer
 	}{
-		{"the engine had room", 0, 2, shedBeforeEngine.id, evidence.LayerApplication},
-		{"the engine queued", 6, 8, "errors-overloaded", evidence.LayerScheduling},
+		{"the engine had room", "vllm", 0, 2, shedBeforeEngine.id, evidence.LayerApplication},
+		{"the engine queued", "vllm", 6, 8, "errors-overloaded", evidence.LayerScheduling},
+		// Every slot ran at once, but an engine that queues when full never queued: it
+		// cannot have refused.
+		{"slots full, nothing queued, an engine that queues", "llamacpp", 0, 8, shedBeforeEngine.id, evidence.LayerApplication},
+		// An engine that refuses at its concurrency cap could have.
+		{"slots full, nothing queued, an engine that refuses", "tgi", 0, 8, "errors-overloaded", evidence.LayerScheduling},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := build(append(append([]sig{}, base...), sig{evidence.SigWaitingMax, tc.waiting}, sig{evidence.SigRunningMax, tc.runs})...)
+			ev.Run.Engine = tc.engine
 			ev.Run.EngineConfig = map[string]string{evidence.ConfigMaxNumSeqs: "8"}
 			ev = Diagnose(ev, recs(200, shed), Options{Objectives: slo, Resamples: 100})
 			var got *evidence.Finding
@@ -159,6 +166,119 @@ func TestShedBeforeTheEngine(t *testing.T) {
 			}
 			if ev.OwnerLayer != nil && *ev.OwnerLayer != tc.layer {
 				t.Errorf("owner %s, want %s or none: %q", *ev.OwnerLayer, tc.layer, ev.Verdict)
+			}
+		})
+	}
+}
+
+// TestWaitBeforeTheEngine: 84% of the time to first token passes before the engine starts
+// the task (its per-request timings). When its own gauges say it never queued and had a
+// free slot, the wait was in front of it (application), and the admission queue, which
+// claims the engine ran at its ceiling, stays silent; when it queued, the queue is its
+// admission's (scheduling).
+func TestWaitBeforeTheEngine(t *testing.T) {
+	late := func(_ int, _ float64, r *record.Record) {
+		r.FirstTokenAt = r.SentAt.Add(800 * time.Millisecond)
+		r.LastTokenAt = r.FirstTokenAt.Add(400 * time.Millisecond)
+		r.DoneAt = r.LastTokenAt
+		r.Accepted, r.Reasons = false, []string{"slo ttft p99"}
+	}
+	base := []sig{{evidence.SigTTFTP50, 800}, {evidence.SigTTFTP99, 900}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
+		{evidence.SigAcceptanceRate, 0}, {evidence.SigTTFTFromSentP50, 800}, {evidence.SigTokensPerChunk, 1},
+		{evidence.SigQueueShare, 0.84}, {evidence.SigServiceTTFT, 120}, {evidence.SigKVUsageMax, 0.2},
+		{evidence.SigInFlightMean, 1.2}, {evidence.SigRunningMean, 0.3}}
+	for _, tc := range []struct {
+		name          string
+		waiting, runs float64
+		want, not     string
+		layer         evidence.Layer
+	}{
+		{"the engine had room", 0, 2, waitBeforeEngine.id, admissionQueue.id, evidence.LayerApplication},
+		{"the engine queued", 3, 4, admissionQueue.id, waitBeforeEngine.id, evidence.LayerScheduling},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := build(append(append([]sig{}, base...), sig{evidence.SigWaitingMax, tc.waiting}, sig{evidence.SigRunningMax, tc.runs})...)
+			ev.Run.Engine = "llamacpp"
+			ev.Run.EngineConfig = map[string]string{"slots": "4"}
+			ev = Diagnose(ev, recs(200, late), Options{Objectives: slo, Resamples: 100})
+			var got *evidence.Finding
+			for i := range ev.Findings {
+				f := &ev.Findings[i]
+				if f.ID == tc.want {
+					got = f
+				}
+				if f.ID == tc.not && f.Severity != evidence.SeverityInfo {
+					t.Errorf("%s fired: %s", f.ID, f.Symptom)
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s finding; verdict %q", tc.want, ev.Verdict)
+			}
+			if tc.want == waitBeforeEngine.id && (!strings.Contains(got.Symptom, "800 ms") || !strings.Contains(got.Symptom, "120 ms")) {
+				t.Errorf("the symptom does not set the client's 800 ms beside the engine's 120 ms: %s", got.Symptom)
+			}
+			if ev.OwnerLayer == nil || *ev.OwnerLayer != tc.layer {
+				t.Errorf("owner %v, want %s: %q", ev.OwnerLayer, tc.layer, ev.Verdict)
+			}
+		})
+	}
+}
+
+// TestRefusalsWhileTheQueueWasEmpty: the engine queued one request for a moment (waiting
+// max 1), but the 503s came all through the run: an admission refuses only while its
+// queue is at its bound, so refusals while it held nothing were made in front of it. When
+// the queue held requests all the while, they may be its admission's.
+func TestRefusalsWhileTheQueueWasEmpty(t *testing.T) {
+	shed := func(i int, _ float64, r *record.Record) {
+		if i%4 == 0 {
+			r.Status, r.ErrorClass, r.HTTPStatus, r.Error = record.StatusHTTPError, record.ErrOverloaded, 503, "http 503"
+			r.FirstTokenAt, r.LastTokenAt, r.ChunkUS, r.ChunkTokens, r.OutputTokens = time.Time{}, time.Time{}, nil, nil, 0
+			r.DoneAt = r.SentAt.Add(2 * time.Millisecond)
+			r.Accepted, r.Reasons = false, []string{"error: http_error"}
+		}
+	}
+	base := []sig{{evidence.SigTTFTP50, 90}, {evidence.SigTTFTP99, 200}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
+		{evidence.SigAcceptanceRate, 0.75}, {evidence.SigTTFTFromSentP50, 90}, {evidence.SigTokensPerChunk, 1},
+		{evidence.SigErrorClassRate(record.ErrOverloaded), 0.25}, {evidence.SigKVUsageMax, 0.2}, {evidence.SigServerTTFTP50, 85},
+		{evidence.SigWaitingMax, 1}, {evidence.SigRunningMax, 4}}
+	for _, tc := range []struct {
+		name    string
+		waiting func(t float64) float64
+		want    string
+	}{
+		{"one request queued for a moment", func(t float64) float64 {
+			if t == 30 {
+				return 1
+			}
+			return 0
+		}, shedBeforeEngine.id},
+		{"the queue held requests all along", func(float64) float64 { return 1 }, "errors-overloaded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := build(base...)
+			ev.Run.Engine = "tgi" // refuses at its limit: only the queue's timing can clear it
+			ev.Run.EngineConfig = map[string]string{evidence.ConfigMaxNumSeqs: "8"}
+			st := ev.Stage(evidence.StageServingCache)
+			ser := evidence.Series{Name: "engine.requests_waiting", Source: "tgi /metrics"}
+			for x := 1.0; x <= 60; x++ {
+				ser.T, ser.V = append(ser.T, x), append(ser.V, tc.waiting(x))
+			}
+			kept := st.Series[:0]
+			for _, s := range st.Series {
+				if s.Name != evidence.SigWaitingMax {
+					kept = append(kept, s)
+				}
+			}
+			st.Series = append(kept, ser)
+			ev = Diagnose(ev, recs(200, shed), Options{Objectives: slo, Resamples: 100})
+			found := false
+			for _, f := range ev.Findings {
+				if f.ID == tc.want {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s finding; verdict %q", tc.want, ev.Verdict)
 			}
 		})
 	}

@@ -38,6 +38,10 @@ type view struct {
 	// imported names the tool whose result file the run was imported from ("": pel ran
 	// it): such a run has only that client's account of each request.
 	imported string
+	// refused counts the warm tasks refused as overloaded, refusedInQueue those of them
+	// refused while the engine's own queue held a request (refusalsInQueue; both 0 when
+	// the engine's waiting series is absent, and in the halves' views).
+	refused, refusedInQueue int
 }
 
 // newView indexes the headline signals of an evidence package (unlabelled; warm phase

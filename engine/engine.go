@@ -111,6 +111,16 @@ type Profile struct {
 	// TTFTIncludesQueue: the engine's own TTFT histogram starts at the request's arrival,
 	// so it holds the engine's queue (vLLM: TTFT = first token − arrival; queue + prefill).
 	TTFTIncludesQueue bool
+	// QueuesWhenFull: with every sequence slot taken, a new request waits in the engine's
+	// queue, which its waiting gauge lists, rather than being refused; a bounded queue
+	// refuses only once it holds requests. A request refused while that gauge never left 0
+	// was refused before the engine saw it, however many sequences ran. vLLM:
+	// Scheduler.add_request appends to its waiting queue (vllm/v1/core/sched/scheduler.py);
+	// SGLang: the scheduler's waiting_queue, refused past --max-queued-requests only;
+	// llama.cpp: a task that finds no free slot is deferred (server.cpp defer(), counted in
+	// requests_deferred). TGI is not: its router refuses past --max-concurrent-requests,
+	// which counts running requests too.
+	QueuesWhenFull bool
 }
 
 // Generic is the profile of an engine pel does not know: knobs in general terms.

@@ -36,7 +36,7 @@ package engine
 var Profiles = []*Profile{
 	{
 		Name: "vllm", Title: "vLLM", Aliases: []string{"sim", "vllm-v1", "vllm-v0"}, Replica: []string{"engine"}, Prefixes: []string{"vllm:"},
-		Processes: "two", TTFTIncludesQueue: true,
+		Processes: "two", TTFTIncludesQueue: true, QueuesWhenFull: true,
 		Metrics: []Metric{
 			{Q: QWaiting, Kind: Gauge, Families: []string{"vllm:num_requests_waiting"}},
 			{Q: QRunning, Kind: Gauge, Families: []string{"vllm:num_requests_running"}},
@@ -74,7 +74,7 @@ var Profiles = []*Profile{
 			Prefill: "vllm:request_prefill_time_seconds"},
 	},
 	{
-		Name: "sglang", Title: "SGLang", Replica: []string{"dp_rank", "engine"}, Prefixes: []string{"sglang:"}, Processes: "two",
+		Name: "sglang", Title: "SGLang", Replica: []string{"dp_rank", "engine"}, Prefixes: []string{"sglang:"}, Processes: "two", QueuesWhenFull: true,
 		Metrics: []Metric{
 			{Q: QWaiting, Kind: Gauge, Families: []string{"sglang:num_queue_reqs", "sglang:num_requests_waiting", "sglang:queue_req"}},
 			{Q: QRunning, Kind: Gauge, Families: []string{"sglang:num_running_reqs", "sglang:num_requests_running"}},
@@ -148,7 +148,7 @@ var Profiles = []*Profile{
 		// start (current releases; compare with the per-slot context -c/-np). 2026 releases
 		// dropped kv_cache_usage_ratio and added the spec_decode_* counters.
 		Name: "llamacpp", Title: "llama.cpp", Aliases: []string{"llama.cpp", "llama-cpp"}, Prefixes: []string{"llamacpp:"},
-		CPU: true, SlotCache: true, ClosesStreams: true, Processes: "one",
+		CPU: true, SlotCache: true, ClosesStreams: true, Processes: "one", QueuesWhenFull: true,
 		Metrics: []Metric{
 			{Q: QWaiting, Kind: Gauge, Families: []string{"llamacpp:requests_deferred"}},
 			{Q: QRunning, Kind: Gauge, Families: []string{"llamacpp:requests_processing"}},

@@ -1,5 +1,7 @@
 package evidence
 
+import "math"
+
 // Objective statuses: how a contract objective fared on the headline phase's tasks.
 const (
 	// ObjectiveMet: the value is within the limit.
@@ -88,6 +90,21 @@ type Losses struct {
 	Checks     int         `json:"checks"`
 	Classes    []LossCount `json:"classes,omitempty"`     // errors by class, most first
 	CheckNames []LossCount `json:"check_names,omitempty"` // checks by name, most first
+	// Retries: Retried tasks needed more than one attempt (Retries extra attempts in all);
+	// RetryDenied failed in a way the contract retries, with attempts left, after the run's
+	// retry budget was spent; AttemptSuccess is the share of all attempts that succeeded,
+	// so RetryDenied × AttemptSuccess is what one more attempt each would have saved,
+	// attempts failing independently (a gateway shedding a share of its traffic).
+	Retried        int     `json:"retried,omitempty"`
+	Retries        int     `json:"retries,omitempty"`
+	RetryDenied    int     `json:"retry_denied,omitempty"`
+	AttemptSuccess float64 `json:"attempt_success,omitempty"`
+}
+
+// RetrySaves is how many of the tasks denied a retry one more attempt each would have
+// saved, at the run's own attempt success rate.
+func (l *Losses) RetrySaves() int {
+	return int(math.Round(float64(l.RetryDenied) * l.AttemptSuccess))
 }
 
 // LossCount is one error class (or check) and how many tasks it rejected; Message is the

@@ -51,6 +51,7 @@ const (
 	ActBalanceRouting   Action = "least_loaded_routing"       // route to the least-loaded replica
 	ActNoSpeculation    Action = "disable_speculation"        // speculative decoding off
 	ActNoProxyBuffering Action = "disable_proxy_buffering"    // stream through the proxy
+	ActBypassFront      Action = "bypass_front"               // no hold or refusal in front of the engine
 	ActPrewarm          Action = "prewarm"                    // warm up before admitting traffic
 	ActShorterPrompts   Action = "shorter_prompts"            // or a faster prefill
 	ActFixErrors        Action = "fix_error_cause"            // what the error message names

@@ -33,9 +33,10 @@ func (d *Driver) spendRetry() bool {
 }
 
 // retryRefused notes on rec that the policy would have retried it but the run's retry
-// budget is spent.
+// budget is spent: in its message for a reader, and as a flag the diagnosis counts.
 func retryRefused(rec *record.Record) {
 	rec.Error += "; not retried: the run's retry budget is spent"
+	rec.AddFlag(record.FlagRetryDenied)
 }
 
 // pastBound reports whether a multi-step task's next call, due at due, would start after

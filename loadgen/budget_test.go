@@ -29,7 +29,10 @@ func TestRetryBudgetSpansTheRun(t *testing.T) {
 	attempts, refused := 0, 0
 	for _, r := range h.recs {
 		attempts += r.Attempts
-		if strings.Contains(r.Error, "retry budget is spent") {
+		if strings.Contains(r.Error, "retry budget is spent") != r.HasFlag(record.FlagRetryDenied) {
+			t.Errorf("record %s: message %q and flags %v disagree", r.ID, r.Error, r.Flags)
+		}
+		if r.HasFlag(record.FlagRetryDenied) {
 			refused++
 		}
 	}

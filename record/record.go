@@ -71,6 +71,9 @@ const (
 	// FlagConnRetried: the first attempt failed on a reused keep-alive connection before any
 	// response byte and was resent once on a fresh connection (the server cannot have seen it).
 	FlagConnRetried = "conn_retried"
+	// FlagRetryDenied: the task's last attempt failed in a way the contract retries, with
+	// attempts left, but the run's retry budget was spent: the task got no retry.
+	FlagRetryDenied = "retry_denied"
 	// FlagTruncatedRecord: the stream exceeded pel's per-stream bounds; chunk timings past the
 	// bound were not kept (counts still are).
 	FlagTruncatedRecord = "record_truncated"

@@ -28,7 +28,30 @@ func Line(ev *evidence.Evidence) string {
 	if d == nil {
 		return ""
 	}
-	return partialLead(ev) + unmeasuredLead(ev) + lossLead(d.Losses) + outcome(ev, d)
+	return partialLead(ev) + unmeasuredLead(ev) + lossLead(d.Losses) + retryLead(d.Losses) + outcome(ev, d)
+}
+
+// retryLead says what the contract's retries did: how many tasks needed one, and whether
+// the run's retry budget ran out, with what one more attempt each would have saved of the
+// tasks it denied. Empty when no task was retried or denied a retry.
+func retryLead(l *evidence.Losses) string {
+	if l == nil || (l.Retried == 0 && l.RetryDenied == 0) {
+		return ""
+	}
+	var parts []string
+	if l.Retried > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d warm tasks needed a retry (%d retries in all)", l.Retried, l.Tasks, l.Retries))
+	}
+	if l.RetryDenied == 0 {
+		parts = append(parts, "the run's retry budget did not run out")
+	} else {
+		s := fmt.Sprintf("the run's retry budget ran out: %d tasks failed in a way the contract retries and got no retry", l.RetryDenied)
+		if l.AttemptSuccess > 0 {
+			s += fmt.Sprintf("; one more attempt each would have saved about %d of them (%.0f%% of this run's attempts succeeded)", l.RetrySaves(), l.AttemptSuccess*100)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ") + ". "
 }
 
 // outcome is the sentence of the decision itself.

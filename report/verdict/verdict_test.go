@@ -90,3 +90,28 @@ func TestLossLead(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryLead: the retries the contract allowed, and what the run's retry budget denied,
+// with the saves one more attempt each would have made at the run's attempt success rate.
+func TestRetryLead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		l    *evidence.Losses
+		want string
+	}{
+		{"none", nil, ""},
+		{"no retries", &evidence.Losses{Tasks: 10, Rejected: 2, Errors: 2}, ""},
+		{"retried, budget left", &evidence.Losses{Tasks: 40, Retried: 9, Retries: 10, AttemptSuccess: 0.8},
+			"9 of 40 warm tasks needed a retry (10 retries in all); the run's retry budget did not run out. "},
+		// 4 denied at 75% attempt success: 3 saved.
+		{"budget ran out", &evidence.Losses{Tasks: 40, Rejected: 4, Errors: 4, Retried: 10, Retries: 10, RetryDenied: 4, AttemptSuccess: 0.75},
+			"10 of 40 warm tasks needed a retry (10 retries in all); the run's retry budget ran out: 4 tasks failed in a way the contract retries and got no retry; one more attempt each would have saved about 3 of them (75% of this run's attempts succeeded). "},
+		// A sampled run counts denied tasks but not attempts: no saving is claimed.
+		{"sampled", &evidence.Losses{Tasks: 40, Rejected: 4, Errors: 4, RetryDenied: 4},
+			"the run's retry budget ran out: 4 tasks failed in a way the contract retries and got no retry. "},
+	} {
+		if got := retryLead(tc.l); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
