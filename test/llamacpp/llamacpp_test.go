@@ -3,7 +3,12 @@
 // names, the acceptance and the error rate. Each expectation is written from the cause:
 //
 //   - healthy, light load: nothing limits accepted tasks, no transport errors, ≥ 95% accepted;
-//   - too few slots (-np 1, four tasks always in flight): the scheduling layer (a queue);
+//   - too few slots (-np 1, four tasks always in flight): the scheduling layer (a queue),
+//     and more slots bear the prediction out (verify_test.go);
+//   - a gateway in front of an idle server that holds each request: the application layer,
+//     with the client's and the engine's times side by side; one that sheds a quarter of
+//     the requests with 503: application or none, with the retries and the spent retry
+//     budget in the verdict (gateway_test.go);
 //   - a reverse proxy that buffers each response whole: the application layer;
 //   - per-slot context too small (-np 8 -c 2048, 320-token prompts): truncated prompts, and
 //     with --no-context-shift refusals of every task; answers longer than a slot's context:
@@ -357,30 +362,6 @@ func TestHealthyLightLoad(t *testing.T) {
 	if r.ev.Run.Engine != "llamacpp" {
 		t.Errorf("engine %q, want llamacpp", r.ev.Run.Engine)
 	}
-}
-
-func TestTooFewSlots(t *testing.T) {
-	s := start(t, "-np", "1", "-c", "2048")
-	c := calibrate(t, s, promptTokens, outputTokens)
-	// Four tasks always in flight for one slot: each waits about three services.
-	r := pel(t, s.url, s.url+"/metrics", chatContract("slots", c, "{process: closed, concurrency: 4}", 40*time.Second, promptTokens, outputTokens))
-	logRun(t, r)
-	errRate, _ := sigVal(r.ev, evidence.SigErrorRate)
-	if errRate != 0 {
-		t.Errorf("transport errors: %.1f%%", errRate*100)
-	}
-	if o := owner(r.ev); o != evidence.LayerScheduling {
-		t.Errorf("owner %q, want scheduling", o)
-	}
-	if !hasFinding(r.ev, "admission-queue") {
-		t.Errorf("no admission-queue finding")
-	}
-	for _, f := range r.ev.Findings {
-		if strings.Contains(f.Prediction+f.NextProbe, "--max-num-seqs") {
-			t.Errorf("a vLLM flag for llama.cpp: %s", f.Prediction)
-		}
-	}
-	slotReplayAgrees(t, r.dir)
 }
 
 func hasFinding(ev *evidence.Evidence, id string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 )
 
 // TestSlotsPredictionHolds closes the loop on a real engine: with one slot and four tasks
-// always in flight pel names the admission queue and predicts what more slots move; the
-// same contract against -np 4 must bear the prediction out in pel compare.
+// always in flight (each waits about three services) pel names the admission queue
+// (scheduling: the engine really queues, in its own requests_deferred) and predicts what
+// more slots move, in llama.cpp's own knob; the same contract against -np 4 must bear the
+// prediction out in pel compare.
 func TestSlotsPredictionHolds(t *testing.T) {
 	one := start(t, "-np", "1", "-c", "2048")
 	c := calibrate(t, one, promptTokens, outputTokens)
@@ -22,6 +25,21 @@ func TestSlotsPredictionHolds(t *testing.T) {
 	if owner(base.ev) != evidence.LayerScheduling {
 		t.Fatalf("base: owner %q, want scheduling", owner(base.ev))
 	}
+	if errRate, _ := sigVal(base.ev, evidence.SigErrorRate); errRate != 0 {
+		t.Errorf("transport errors: %.1f%%", errRate*100)
+	}
+	if !hasFinding(base.ev, "admission-queue") {
+		t.Errorf("no admission-queue finding")
+	}
+	if w, ok := sigVal(base.ev, evidence.SigWaitingMax); !ok || w < 1 {
+		t.Errorf("engine waiting max %v (present %v): three tasks wait for the one slot", w, ok)
+	}
+	for _, f := range base.ev.Findings {
+		if strings.Contains(f.Prediction+f.NextProbe, "--max-num-seqs") {
+			t.Errorf("a vLLM flag for llama.cpp: %s", f.Prediction)
+		}
+	}
+	slotReplayAgrees(t, base.dir)
 	four := start(t, "-np", "4", "-c", "8192")
 	cand := pel(t, four.url, four.url+"/metrics", contract)
 	logRun(t, cand)
