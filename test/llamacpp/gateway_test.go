@@ -124,13 +124,28 @@ func TestGatewayDelay(t *testing.T) {
 			if w, ok := sigVal(r.ev, evidence.SigWaitingMax); !ok || w != 0 {
 				t.Errorf("engine waiting max %v (present %v): the engine's slots were free", w, ok)
 			}
-			if d := r.ev.Decision; d == nil || d.Finding != "wait-before-engine" {
-				t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
-			}
 			// The client's time to first token and the engine's own prompt processing, side
-			// by side, each with its figure.
-			if !regexp.MustCompile(`\d+ ms after its send \(p50\), while the engine's own prompt processing takes \d+ ms`).MatchString(r.ev.Verdict) {
-				t.Errorf("the verdict does not set the client's time beside the engine's: %s", r.ev.Verdict)
+			// by side, each with its figure: in the finding, and in the verdict unless a
+			// failure of the engine's own rejected tasks (2026 builds fail some of the
+			// random-weight model's gibberish against the chat format with a 5xx), which the
+			// verdict then names first.
+			gap := regexp.MustCompile(`\d+ ms after its send \(p50\), while the engine's own prompt processing takes \d+ ms`)
+			found := false
+			for _, f := range r.ev.Findings {
+				if f.ID == "wait-before-engine" && f.Severity != evidence.SeverityInfo && gap.MatchString(f.Symptom) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no wait-before-engine finding with the client's time beside the engine's")
+			}
+			if errRate, _ := sigVal(r.ev, evidence.SigErrorRate); errRate == 0 {
+				if d := r.ev.Decision; d == nil || d.Finding != "wait-before-engine" {
+					t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
+				}
+				if !gap.MatchString(r.ev.Verdict) {
+					t.Errorf("the verdict does not set the client's time beside the engine's: %s", r.ev.Verdict)
+				}
 			}
 		})
 	}
