@@ -79,6 +79,18 @@ func roomOf(v *view) engineRoom {
 	return c
 }
 
+// roomItems are the engine gauges roomOf reads (its queue's and its running sequences'
+// maxima), as context for a finding that rests on them.
+func roomItems(v *view) []meas {
+	var out []meas
+	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
+		if x := v.judge(s, ">=", 0); x.present {
+			out = append(out, asContext(x))
+		}
+	}
+	return out
+}
+
 // lostContext is the budget's error class for a task that exceeded its sequence's context
 // (stats.ContextExhausted), which the context-exhausted rule charges to memory.
 const lostContext = "context_exhausted"

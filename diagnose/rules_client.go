@@ -129,7 +129,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	// (warm-up, a proxy) looks the same from there. Only the engine's view — its running
 	// count, its per-request timings or spans — shows the wait is for admission.
 	if len(decisive) == 1 && decisive[0].item.Signal == evidence.SigQueueShare &&
-		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, "idle baseline") {
+		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
 		h.confidence = confShort
 		h.confNote = "the queue is inferred from the client alone (TTFT against tasks sent to an idle server): a wait for admission cannot be told from warm-up or a proxy in front of the engine"
 		h.missing = append(h.missing, missMetrics)
@@ -207,7 +207,7 @@ var waitBeforeEngine = &rule{id: "wait-before-engine", layer: evidence.LayerAppl
 
 func ruleWaitBeforeEngine(v *view, o *Options) *hit {
 	q := v.judge(evidence.SigQueueShare, ">=", queueShareMin)
-	if !q.present || !q.holds || strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, "idle baseline") {
+	if !q.present || !q.holds || strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
 		return nil
 	}
 	room := roomOf(v)
@@ -220,11 +220,7 @@ func ruleWaitBeforeEngine(v *view, o *Options) *hit {
 		return nil
 	}
 	items := []meas{q}
-	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
-		if x := v.judge(s, ">=", 0); x.present {
-			items = append(items, asContext(x))
-		}
-	}
+	items = append(items, roomItems(v)...)
 	share := q.item.Value
 	return &hit{
 		symptom: fmt.Sprintf("the first token reaches the client %.0f ms after its send (p50), while the engine's own prompt processing takes %.0f ms (p50, its per-request timings): %.0f%% of the time to first token passes before the engine starts the task, and %s",
@@ -490,11 +486,7 @@ func ruleShedBeforeEngine(v *view, o *Options) *hit {
 		return nil
 	}
 	items := []meas{m}
-	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
-		if x := v.judge(s, ">=", 0); x.present {
-			items = append(items, asContext(x))
-		}
-	}
+	items = append(items, roomItems(v)...)
 	return &hit{
 		symptom:    fmt.Sprintf("%.1f%% of tasks shed with 429/503 (%s) while %s", m.item.Value*100, v.sig[evidence.SigErrorClassRate(class)].Note, c.why),
 		hypothesis: "Something in front of the engine refuses the requests (a gateway, an auth proxy, a rate limiter or a router): the engine's own admission had room and queued nothing, so its limits are not what sheds them.",

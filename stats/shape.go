@@ -287,6 +287,11 @@ func OneLine(m string, max int) string {
 	return m
 }
 
+// IdleBaselineNote opens the note of a queue share inferred from the client alone (TTFT
+// against tasks sent to an idle server), not from the engine's per-request timings: such a
+// share cannot tell a wait for admission from one in front of the engine.
+const IdleBaselineNote = "idle baseline"
+
 // queue estimates the share of TTFT (from send) spent before service.
 func (s *Shape) queue(ok, idleReqs []*record.Record) {
 	// Best: the engine's own prefill time per request.
@@ -355,7 +360,7 @@ func (s *Shape) queue(ok, idleReqs []*record.Record) {
 	if wsum == 0 {
 		return
 	}
-	s.put(evidence.SigQueueShare, wshare/wsum, "idle baseline: 1 − TTFT of tasks sent with nothing else in flight ÷ TTFT p50, by task type: "+strings.Join(parts, "; "))
+	s.put(evidence.SigQueueShare, wshare/wsum, IdleBaselineNote+": 1 − TTFT of tasks sent with nothing else in flight ÷ TTFT p50, by task type: "+strings.Join(parts, "; "))
 	s.put(evidence.SigServiceTTFT, wserv/wsum, "TTFT p50 of tasks sent to an idle server")
 }
 
