@@ -31,9 +31,13 @@ import (
 // engineRoom is the run-level view, from the engine's own gauges, of whether it had room: a
 // request refused or held while it did was refused or held in front of it.
 type engineRoom struct {
-	hadRoom bool   // engine metrics say it never queued and had a free slot
-	known   bool   // engine metrics were there to say
-	why     string // the figures behind hadRoom
+	hadRoom bool // engine metrics say it never queued and had a free slot
+	// refusedOutside: the engine queued now and then, but most refusals came while its
+	// queue was empty, so they were made in front of it. It answers who refused, not
+	// whether the engine had room for the tasks it served (hadRoom stays false).
+	refusedOutside bool
+	known          bool   // engine metrics were there to say
+	why            string // the figures behind hadRoom
 }
 
 func roomOf(v *view) engineRoom {
@@ -56,7 +60,7 @@ func roomOf(v *view) engineRoom {
 		// An admission that refuses does so while its queue is at its bound, so never
 		// while it holds nothing: most refusals came at such times, when the engine's own
 		// queue was empty; the queue it held now and then is not what refused them.
-		c.hadRoom = true
+		c.refusedOutside = true
 		c.why = fmt.Sprintf("the engine's queue held a request only now and then (requests_waiting max %.0f): %d of the %d refused tasks came while it held none", wmax, v.refused-v.refusedInQueue, v.refused)
 	case wmax > 0:
 		c.why = fmt.Sprintf("the engine queued requests (requests_waiting max %.0f)", wmax)
@@ -113,11 +117,15 @@ func (c engineRoom) layerOf(class string) (evidence.Layer, string) {
 	switch {
 	case !c.known:
 		return spec.layer, spec.what + "; engine /metrics (requests waiting and running) would tell the engine's admission from a gateway's"
-	case c.hadRoom:
+	case c.shedOutside():
 		return evidence.LayerApplication, "shed before the engine (a gateway or proxy): " + c.why
 	}
 	return spec.layer, spec.what + ": " + c.why
 }
+
+// shedOutside reports whether refusals were made in front of the engine: it had room, or
+// they came while its queue was empty.
+func (c engineRoom) shedOutside() bool { return c.known && (c.hadRoom || c.refusedOutside) }
 
 // lostTask is one task lost to an error: its class and the layer that owns it.
 type lostTask struct {

@@ -435,7 +435,7 @@ func errorRule(class string) *rule {
 			return nil
 		}
 		if class == record.ErrOverloaded {
-			if c := roomOf(v); c.known && c.hadRoom {
+			if roomOf(v).shedOutside() {
 				return nil // shed in front of the engine: shedBeforeEngine's
 			}
 		}
@@ -482,7 +482,7 @@ func ruleShedBeforeEngine(v *view, o *Options) *hit {
 		return nil
 	}
 	c := roomOf(v)
-	if !c.known || !c.hadRoom {
+	if !c.shedOutside() {
 		return nil
 	}
 	items := []meas{m}
