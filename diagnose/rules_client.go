@@ -18,8 +18,14 @@ const (
 	// queueShareMin: at least half of the time to first token is spent before the engine
 	// starts the task: the wait, not the work, sets TTFT.
 	queueShareMin = 0.5
-	// queueTargetShare: what a relieved queue should leave: a quarter of TTFT or less.
-	queueTargetShare = 0.25
+	// queueTargetShare: what a relieved queue leaves. A continuous-batching engine admits a
+	// new request only between iterations (llama.cpp's server loop takes new tasks, then runs
+	// one decode of the whole batch; vLLM's scheduler runs once per step), so a task that
+	// finds a free slot still waits for the iteration under way, and that iteration can carry
+	// another task's whole prompt, about as long as the task's own prefill. A wait of up to
+	// one service leaves a share up to one half; so with room to admit, the share falls under
+	// the same line that detects the queue, and lower only where iterations are short.
+	queueTargetShare = queueShareMin
 	// tpotLoadMax: decode at least 1.5× slower for tasks sent under high load than under low
 	// load means the device itself slows as the batch grows: it, not an admission cap, is
 	// near its capacity.
@@ -244,7 +250,7 @@ func ruleWaitBeforeEngine(v *view, o *Options) *hit {
 // queueExpect predicts each measure of the queue that showed it: the client's own split of
 // TTFT falls under queueTargetShare; where the client-vs-engine count showed it, tasks in
 // flight fall by at least fall (Little's law: the service part of their time stays, the
-// queued part shrinks to a quarter); the engine's own queue time halves at least.
+// queued part shrinks under queueTargetShare); the engine's own queue time halves at least.
 func queueExpect(v *view, o *Options, decisive []meas, fall float64) []evidence.Expectation {
 	var out []evidence.Expectation
 	if v.has(evidence.SigQueueShare) {

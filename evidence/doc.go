@@ -13,7 +13,7 @@
 //	  "change": {"action": "raise_concurrent_sequences", "knob": "raising -np (parallel slots…)",
 //	             "from": "1", "to": "2", "config": "slots"},
 //	  "expect": [
-//	    {"signal": "client.queue_share_ttft", "op": "<=", "bound": 0.25},
+//	    {"signal": "client.queue_share_ttft", "op": "<=", "bound": 0.5},
 //	    {"signal": "client.ttft_p50_ms", "op": "<=", "bound": 0, "relative": true},
 //	    {"signal": "client.ttft_p99_ms", "op": "<=", "bound": -0.4, "relative": true, "task": "short-chat"},
 //	    {"signal": "client.context_exhausted_rate", "op": "<=", "bound": 0, "absent_is_zero": true}],
