@@ -178,9 +178,11 @@ type budgetCtx struct {
 	// Engine figures (run-level).
 	outsideMs, queueMs, prefillMean, meanUncached float64
 	haveEngineTTFT, haveQueue, havePrefill        bool
-	perToken                                      float64 // engine's per-token decode time, ms
-	commFrac                                      float64 // exposed collective share of decode
-	specCost                                      bool
+	// ttftFromSchedule: the engine's TTFT leaves its queue out (engineTTFTClock).
+	ttftFromSchedule bool
+	perToken         float64 // engine's per-token decode time, ms
+	commFrac         float64 // exposed collective share of decode
+	specCost         bool
 	// queueAll: the wait before the engine's own processing is its queue (a rule saw the
 	// engine at its ceiling); idle: the engine had free capacity, so a wait the engine's
 	// queue does not account for was spent before it saw the request.
@@ -245,6 +247,14 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 		b.haveEngineTTFT = true
 		b.outsideMs = math.Max(0, meanSent-t)
 		b.src[cOutside] = fmt.Sprintf("client TTFT from send (mean %.0f ms) − engine TTFT (mean %.0f ms, %s)", meanSent, t, v.sig[evidence.SigServerTTFTMean].Source)
+		if clock := engineTTFTClock(v); !clock.fromArrival {
+			// The engine's TTFT starts at scheduling: its queue comes before it and is
+			// the engine's time, not the path's.
+			q, _ := v.val(evidence.SigServerQueueMean)
+			b.ttftFromSchedule = true
+			b.outsideMs = math.Max(0, meanSent-t-q)
+			b.src[cOutside] = fmt.Sprintf("client TTFT from send (mean %.0f ms) − engine queue (mean %.0f ms) − engine TTFT (mean %.0f ms, %s; it starts at scheduling, by %s)", meanSent, q, t, v.sig[evidence.SigServerTTFTMean].Source, clock.why)
+		}
 		b.unc[cOutside] = "run-level mean given to every task"
 	}
 	if q, ok := v.val(evidence.SigServerQueueMean); ok {
@@ -301,7 +311,7 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 				b.frontendMs = f
 				b.src[cFrontend] = fmt.Sprintf("engine E2E mean %.0f ms (its API server's arrival to its last output) − the core's queue %.0f, prefill %.0f and decode %.0f ms means", e2e, qm, b.prefillMean, dec)
 			}
-		case okT:
+		case okT && !b.ttftFromSchedule:
 			if f := ttft - qm - b.prefillMean; f > 0 {
 				b.frontendMs = f
 				b.src[cFrontend] = fmt.Sprintf("engine TTFT mean %.0f ms (from its API server's arrival) − the core's queue %.0f ms and prefill %.0f ms means", ttft, qm, b.prefillMean)

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pel-ladder/pel/engine"
@@ -87,4 +88,41 @@ func (v *view) expect(sig, op string, bound float64, relative bool) evidence.Exp
 // rateGone expects a rate that is only reported when non-zero to fall to 0.
 func rateGone(sig string) evidence.Expectation {
 	return evidence.Expectation{Signal: sig, Op: "<=", Bound: 0, AbsentIsZero: true}
+}
+
+// ttftClock is where the engine's own TTFT histogram starts: at the request's arrival,
+// so it holds the engine's queue (vLLM: TTFT = first token − arrival = queue + prefill), or
+// at scheduling, leaving the queue out (emulators and engines that serve vLLM's metric
+// names with a TTFT of prefill alone). Which one is the engine's and its version's choice,
+// so the engine's own histograms decide where they can, and the engine table otherwise.
+type ttftClock struct {
+	fromArrival bool
+	// why says what decided it, for the evidence's source notes.
+	why string
+}
+
+// engineTTFTClock reads the engine's TTFT, queue and prefill means together. A TTFT that
+// starts at arrival is the queue plus the prefill (plus any API-server time, which only
+// adds); one that starts at scheduling is the prefill alone. The mean decides between the
+// two at their midpoint: a TTFT mean nearer the prefill mean than the queue + prefill mean
+// left the queue out. Without a prefill histogram, a TTFT mean shorter than the queue mean
+// cannot contain it. Where the queue is empty the two readings agree and the table stands.
+func engineTTFTClock(v *view) ttftClock {
+	def := profileOf(v.engine).TTFTIncludesQueue
+	c := ttftClock{fromArrival: def, why: "the engine table"}
+	t, okT := v.val(evidence.SigServerTTFTMean)
+	q, okQ := v.val(evidence.SigServerQueueMean)
+	if !okT || !okQ || q <= 0 {
+		return c
+	}
+	if p, okP := v.val(evidence.SigServerPrefillMean); okP && p > 0 {
+		c.fromArrival = t >= p+q/2
+		c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms against its prefill mean %.0f ms and queue + prefill %.0f ms", t, p, p+q)
+		return c
+	}
+	if t < q {
+		c.fromArrival = false
+		c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms is shorter than its queue mean %.0f ms", t, q)
+	}
+	return c
 }

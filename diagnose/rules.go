@@ -764,16 +764,16 @@ func ruleAppGap(v *view, o *Options) *hit {
 			if lag.present {
 				thr = math.Max(thr, lag.item.Value)
 			}
-			gap = derivedItem("client_minus_server.ttft_p50_ms", c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace, evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50)
-			haveGap = true
-			// Which clock an engine's TTFT histogram starts is the engine's (and its
-			// version's) choice: from arrival at the API server (vLLM), or from
-			// scheduling, leaving its own queue out (some engines and emulators that
-			// serve vLLM's metric names). When the engine's own queue time, added back,
-			// closes the gap, the wait was inside the engine: no time is outside it.
-			if q, ok := v.val(evidence.SigServerQueueP50); ok && q > 0 && gap.holds && c-(s+q) < thr {
-				haveGap = false
+			// An engine TTFT that starts at scheduling leaves the engine's own queue out:
+			// added back, it is the engine's time from arrival, and only what is left is
+			// outside the engine.
+			name, srcs := "client_minus_server.ttft_p50_ms", []string{evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50}
+			if q, ok := v.val(evidence.SigServerQueueP50); ok && !engineTTFTClock(v).fromArrival {
+				s += q
+				name, srcs = "client_minus_server.ttft_with_queue_p50_ms", append(srcs, evidence.SigServerQueueP50)
 			}
+			gap = derivedItem(name, c-s, ">=", thr, "ms", "client − engine /metrics", evidence.StageRequestTrace, srcs...)
+			haveGap = true
 		}
 	}
 	tpc := v.judge(evidence.SigTokensPerChunk, ">=", tokensPerChunkMin)
