@@ -176,6 +176,7 @@ func (d *decision) outcome(in decisionIn) evidence.Decision {
 		f := &in.findings[d.owner]
 		out.Outcome, out.Owner, out.Finding, out.Confidence = OutcomeOwner, f.Layer, f.ID, f.Confidence
 		out.Why = ""
+		out.MissedBy = d.missedBy(in)
 		return out
 	}
 	x := (*evidence.Excess)(nil)
@@ -240,6 +241,27 @@ func (d *decision) outcome(in decisionIn) evidence.Decision {
 		}
 	}
 	return out
+}
+
+// missedBy is the finding that explains the missed percentile objectives when the
+// owner's finding explains none of them: the highest-ranked credible finding, warning or
+// worse once the decision is applied, that does. A run can lose tasks to one cause (an
+// engine failing some requests) and miss its latency objectives for another (a hold in
+// front of the engine); the owner names the first, and this the second. Empty otherwise.
+func (d *decision) missedBy(in decisionIn) string {
+	if in.breaches == nil || len(in.breaches(&in.findings[d.owner])) > 0 {
+		return ""
+	}
+	for i := range in.findings {
+		f := &in.findings[i]
+		if i == d.owner || f.ID == sloBreachID || f.Confidence < ownerMinConfidence || d.finalSeverity(in, i) == evidence.SeverityInfo {
+			continue
+		}
+		if len(in.breaches(f)) > 0 {
+			return f.ID
+		}
+	}
+	return ""
 }
 
 // finalSeverity is finding i's severity once the decision is applied.

@@ -77,3 +77,51 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestMissedBy: a run that loses tasks to one cause and misses a percentile objective for
+// another names both: the owner (what rejected the tasks) and the finding whose
+// dimensions hold the missed objective, when the owner's do not.
+func TestMissedBy(t *testing.T) {
+	f := func(id string, l evidence.Layer, sev string, conf float64) evidence.Finding {
+		return evidence.Finding{ID: id, Layer: l, Severity: sev, Confidence: conf}
+	}
+	v := 900.0
+	missed := []evidence.Objective{{Name: "TTFT p99", Status: evidence.ObjectiveMissed, ValueMs: &v, LimitMs: 470}}
+	for _, tc := range []struct {
+		name     string
+		fs       []evidence.Finding
+		breaches map[string]bool // findings whose dimensions hold the missed objective
+		want     string
+	}{
+		{"errors own the rejected tasks, a hold in front of the engine the TTFT objective",
+			[]evidence.Finding{f("errors-server", evidence.LayerKernel, "critical", 0.8), f("wait-before-engine", evidence.LayerApplication, "warn", 0.8)},
+			map[string]bool{"wait-before-engine": true}, "wait-before-engine"},
+		{"the owner's own dimension holds the objective: nothing beside it",
+			[]evidence.Finding{f("admission-queue", evidence.LayerScheduling, "critical", 0.8), f("wait-before-engine", evidence.LayerApplication, "warn", 0.8)},
+			map[string]bool{"admission-queue": true, "wait-before-engine": true}, ""},
+		{"a finding below the owner's confidence floor is not named",
+			[]evidence.Finding{f("errors-server", evidence.LayerKernel, "critical", 0.8), f("prefill-compute", evidence.LayerKernel, "warn", 0.3)},
+			map[string]bool{"prefill-compute": true}, ""},
+		{"a watched (info) finding is not named",
+			[]evidence.Finding{f("errors-server", evidence.LayerKernel, "critical", 0.8), f("prefill-stall", evidence.LayerScheduling, "info", 0.8)},
+			map[string]bool{"prefill-stall": true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := decisionIn{findings: tc.fs, objectives: missed, acceptance: 0.9, hasAcc: true,
+				explains: func(x *evidence.Finding) bool { return x.ID == tc.fs[0].ID || tc.breaches[x.ID] },
+				breaches: func(x *evidence.Finding) []string {
+					if tc.breaches[x.ID] {
+						return []string{"its TTFT p99 objective"}
+					}
+					return nil
+				}}
+			d := decide(in)
+			if d.out.Outcome != OutcomeOwner || d.out.Finding != tc.fs[0].ID {
+				t.Fatalf("decision %s %q, want owner %q", d.out.Outcome, d.out.Finding, tc.fs[0].ID)
+			}
+			if d.out.MissedBy != tc.want {
+				t.Errorf("missed by %q, want %q", d.out.MissedBy, tc.want)
+			}
+		})
+	}
+}

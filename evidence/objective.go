@@ -65,6 +65,10 @@ type Decision struct {
 	// Missed names the objectives missed (evidence.Objective.Name; their values are in
 	// workload.objectives).
 	Missed []string `json:"missed,omitempty"`
+	// MissedBy is the finding that explains the missed percentile objectives when the
+	// owner's finding does not (the owner holds the rejected tasks, another layer the
+	// objectives), so the verdict names both.
+	MissedBy string `json:"missed_by,omitempty"`
 	// Candidates are the leading layers when no owner is named, Probe what separates them.
 	Candidates []Layer `json:"candidates,omitempty"`
 	Probe      string  `json:"probe,omitempty"`

@@ -82,6 +82,9 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 		}
 		if len(missed) > 0 {
 			s += "; missed: " + strings.Join(missed, "; ")
+			if m := finding(ev, d.MissedBy); m != nil && m.ID != f.ID {
+				s += fmt.Sprintf(" — those objectives are %s's: %s (%s, confidence %.2f)", lowerFirst(LayerTitle(m.Layer)), m.Symptom, m.ID, m.Confidence)
+			}
 		}
 		return s + suffix(acc)
 	case outcomeMeasuringSide:
@@ -162,6 +165,15 @@ func outcome(ev *evidence.Evidence, d *evidence.Decision) string {
 		s += "; no bounded signal to state headroom against (give the contract's SLOs or add --metrics/--dcgm)"
 	}
 	return s
+}
+
+// lowerFirst puts a sentence-opening title inside a sentence ("The kernel layer" → "the
+// kernel layer").
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // allAccepted reports whether the decision measured warm tasks and rejected none of them

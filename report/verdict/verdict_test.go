@@ -37,7 +37,8 @@ func TestLineOutcomes(t *testing.T) {
 		e := evidence.New()
 		e.Workload.Requests = 100
 		e.Workload.Objectives = []evidence.Objective{{Name: "TTFT p99", Form: "p99", LimitMs: 1500, ValueMs: &v, N: 100, Over: 40, Unit: "tasks", Status: evidence.ObjectiveMissed}}
-		e.Findings = []evidence.Finding{{ID: "kv-full-queue", Layer: evidence.LayerMemory, Severity: evidence.SeverityWarn, Symptom: "the pool is full", Confidence: 0.8}}
+		e.Findings = []evidence.Finding{{ID: "kv-full-queue", Layer: evidence.LayerMemory, Severity: evidence.SeverityWarn, Symptom: "the pool is full", Confidence: 0.8},
+			{ID: "wait-before-engine", Layer: evidence.LayerApplication, Severity: evidence.SeverityWarn, Symptom: "the first token reaches the client 840 ms after its send", Confidence: 0.8}}
 		e.Decision = &d
 		return e
 	}
@@ -51,6 +52,8 @@ func TestLineOutcomes(t *testing.T) {
 			[]string{"The memory layer (KV cache) limits accepted tasks: the pool is full (confidence 0.80)", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "1.1% of warm tasks accepted"}, "Nothing limits"},
 		{"owner of a percentile miss alone", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, AcceptanceRate: &all},
 			[]string{"The memory layer (KV cache) limits the contract's objectives (no task was rejected): the pool is full", "missed: TTFT p99 2500 ms > 1500 ms (+67%)", "100.0% of warm tasks accepted"}, "limits accepted tasks"},
+		{"owner of the rejections, another finding of the missed objective", evidence.Decision{Outcome: "owner", Owner: evidence.LayerMemory, Finding: "kv-full-queue", Confidence: 0.8, Missed: []string{"TTFT p99"}, MissedBy: "wait-before-engine", AcceptanceRate: &acc},
+			[]string{"The memory layer (KV cache) limits accepted tasks: the pool is full (confidence 0.80)", "missed: TTFT p99 2500 ms > 1500 ms (+67%) — those objectives are the application layer's: the first token reaches the client 840 ms after its send (wait-before-engine, confidence 0.80)"}, "Nothing limits"},
 		{"undecided", evidence.Decision{Outcome: "undecided", Missed: []string{"TTFT p99"}, Candidates: []evidence.Layer{"memory", "scheduling"}, Probe: "engine /metrics", AcceptanceRate: &acc},
 			[]string{"No layer identified: the run misses TTFT p99 2500 ms > 1500 ms", "the leading candidates are memory and scheduling", "the probe that separates them: engine /metrics"}, "Nothing limits"},
 		{"measuring side", evidence.Decision{Outcome: "measuring_side", Why: "the load generator ran late"}, []string{"No layer identified: the load generator ran late"}, "Nothing limits"},

@@ -41,10 +41,11 @@ func TestGatewayDelay(t *testing.T) {
 				t.Errorf("engine waiting max %v (present %v): the engine's slots were free", w, ok)
 			}
 			// The client's time to first token and the engine's own prompt processing, side
-			// by side, each with its figure: in the finding, and in the verdict unless a
-			// failure of the engine's own rejected tasks (2026 builds fail some of the
-			// random-weight model's gibberish against the chat format with a 5xx), which the
-			// verdict then names first.
+			// by side, each with its figure: in the finding, and in the verdict, as the
+			// owner's symptom or, where a failure of the engine's own rejected tasks (2026
+			// builds fail some of the random-weight model's gibberish against the chat
+			// format with a 5xx) and the verdict names that first, as the finding the
+			// missed TTFT objective belongs to.
 			gap := regexp.MustCompile(`\d+ ms after its send \(p50\), while the engine's own prompt processing takes \d+ ms`)
 			found := false
 			for _, f := range r.ev.Findings {
@@ -55,13 +56,11 @@ func TestGatewayDelay(t *testing.T) {
 			if !found {
 				t.Errorf("no wait-before-engine finding with the client's time beside the engine's")
 			}
-			if errRate, _ := sigVal(r.ev, evidence.SigErrorRate); errRate == 0 {
-				if d := r.ev.Decision; d == nil || d.Finding != "wait-before-engine" {
-					t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
-				}
-				if !gap.MatchString(r.ev.Verdict) {
-					t.Errorf("the verdict does not set the client's time beside the engine's: %s", r.ev.Verdict)
-				}
+			if d := r.ev.Decision; d == nil || (d.Finding != "wait-before-engine" && d.MissedBy != "wait-before-engine") {
+				t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
+			}
+			if !gap.MatchString(r.ev.Verdict) {
+				t.Errorf("the verdict does not set the client's time beside the engine's: %s", r.ev.Verdict)
 			}
 		})
 	}
