@@ -355,6 +355,14 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	}
 	k := profileOf(v.engine)
 	svc, _ := v.val(evidence.SigServiceTTFT)
+	// A service time read from an idle baseline (the client alone) holds whatever every
+	// request passes through, a gateway's hold included; the engine's own prefill
+	// histogram says how much of it is prefill (its mean: the histogram's exact sum over
+	// its count, where a bucket-interpolated median can read far under the values). When
+	// that is under the same three quarters, the time is not the prompt's own compute.
+	if p, ok := v.val(evidence.SigServerPrefillMean); ok && svc > 0 && p < prefillServiceMin*svc {
+		return nil
+	}
 	h := &hit{
 		symptom:    fmt.Sprintf("TTFT over its bound while %.0f%% of it is the task's own prefill (service %.0f ms)", (1-q.item.Value)*100, svc),
 		hypothesis: "The first token waits on the prompt's own prefill compute: the prompts are long for what the device computes per second, so TTFT grows with prompt length, with no queue in front of it.",

@@ -92,3 +92,21 @@ func StartSim(t testing.TB, bin string, args ...string) string {
 	t.Fatalf("pel sim %v did not answer on %s", args, addr)
 	return ""
 }
+
+// Reanalyze copies the run directory src (a recorded run kept in testdata) into a
+// temporary directory, runs `pel analyze` on the copy (bounded: 2 minutes) and returns the
+// copy's path, where evidence.json now is, and pel's output.
+func Reanalyze(t testing.TB, bin, src string) (dir, out string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, out, err := Run(ctx, bin, "analyze", dir)
+	if err != nil {
+		t.Fatalf("pel analyze %s: %v\n%s", src, err, out)
+	}
+	return dir, out
+}

@@ -1,11 +1,8 @@
 package vllmsim_test
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/pelbin"
@@ -26,16 +23,7 @@ func TestRecorded(t *testing.T) {
 		{"shed", checkSheds},  // TestGatewaySheds: every fourth request 503 in front of it
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), tc.dir)
-			if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tc.dir))); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			_, out, err := pelbin.Run(ctx, pelBin, "analyze", dir)
-			if err != nil {
-				t.Fatalf("pel analyze: %v\n%s", err, out)
-			}
+			dir, out := pelbin.Reanalyze(t, pelBin, filepath.Join("testdata", tc.dir))
 			tc.check(t, readEvidence(t, dir, out))
 		})
 	}

@@ -231,6 +231,11 @@ func checkDelay(t *testing.T, ev *evidence.Evidence) {
 	if w, ok := sigVal(ev, evidence.SigWaitingMax); !ok || w != 0 {
 		t.Errorf("engine waiting max %v (present %v): the emulator's slots were free", w, ok)
 	}
+	for _, f := range ev.Findings {
+		if f.ID == "prefill-compute" {
+			t.Errorf("the hold is read as the prompt's own prefill, which the emulator keeps at %d ms: %s", ttftMs, f.Symptom)
+		}
+	}
 }
 
 // TestGatewaySheds: a gateway answers every fourth request 503 at once, in front of the
