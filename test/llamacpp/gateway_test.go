@@ -34,35 +34,41 @@ func TestGatewayDelay(t *testing.T) {
 		t.Run(fmt.Sprint("run", i+1), func(t *testing.T) {
 			r := pel(t, gw, s.url+"/metrics", delayContract(c, rate, delay))
 			logRun(t, r)
-			if o := owner(r.ev); o != evidence.LayerApplication {
-				t.Errorf("owner %q, want application (a %s hold in front of an idle engine)", o, delay)
-			}
-			if w, ok := sigVal(r.ev, evidence.SigWaitingMax); !ok || w != 0 {
-				t.Errorf("engine waiting max %v (present %v): the engine's slots were free", w, ok)
-			}
-			// The client's time to first token and the engine's own prompt processing, side
-			// by side, each with its figure: in the finding, and in the verdict, as the
-			// owner's symptom or, where a failure of the engine's own rejected tasks (2026
-			// builds fail some of the random-weight model's gibberish against the chat
-			// format with a 5xx) and the verdict names that first, as the finding the
-			// missed TTFT objective belongs to.
-			gap := regexp.MustCompile(`\d+ ms after its send \(p50\), while the engine's own prompt processing takes \d+ ms`)
-			found := false
-			for _, f := range r.ev.Findings {
-				if f.ID == "wait-before-engine" && f.Severity != evidence.SeverityInfo && gap.MatchString(f.Symptom) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no wait-before-engine finding with the client's time beside the engine's")
-			}
-			if d := r.ev.Decision; d == nil || (d.Finding != "wait-before-engine" && d.MissedBy != "wait-before-engine") {
-				t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
-			}
-			if !gap.MatchString(r.ev.Verdict) {
-				t.Errorf("the verdict does not set the client's time beside the engine's: %s", r.ev.Verdict)
-			}
+			checkDelay(t, r.ev)
 		})
+	}
+}
+
+// checkDelay is TestGatewayDelay's expectation of one run.
+func checkDelay(t *testing.T, ev *evidence.Evidence) {
+	t.Helper()
+	if o := owner(ev); o != evidence.LayerApplication {
+		t.Errorf("owner %q, want application (a hold in front of an idle engine)", o)
+	}
+	if w, ok := sigVal(ev, evidence.SigWaitingMax); !ok || w != 0 {
+		t.Errorf("engine waiting max %v (present %v): the engine's slots were free", w, ok)
+	}
+	// The client's time to first token and the engine's own prompt processing, side
+	// by side, each with its figure: in the finding, and in the verdict, as the
+	// owner's symptom or, where a failure of the engine's own rejected tasks (2026
+	// builds fail some of the random-weight model's gibberish against the chat
+	// format with a 5xx) and the verdict names that first, as the finding the
+	// missed TTFT objective belongs to.
+	gap := regexp.MustCompile(`\d+ ms after its send \(p50\), while the engine's own prompt processing takes \d+ ms`)
+	found := false
+	for _, f := range ev.Findings {
+		if f.ID == "wait-before-engine" && f.Severity != evidence.SeverityInfo && gap.MatchString(f.Symptom) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no wait-before-engine finding with the client's time beside the engine's")
+	}
+	if d := ev.Decision; d == nil || (d.Finding != "wait-before-engine" && d.MissedBy != "wait-before-engine") {
+		t.Errorf("the decision does not rest on the wait before the engine: %+v", d)
+	}
+	if !gap.MatchString(ev.Verdict) {
+		t.Errorf("the verdict does not set the client's time beside the engine's: %s", ev.Verdict)
 	}
 }
 
@@ -106,20 +112,26 @@ func TestGatewaySheds(t *testing.T) {
 			r := pel(t, gw, s.url+"/metrics", ct)
 			logRun(t, r)
 			t.Logf("the gateway shed %d requests", shed.Load()-before)
-			switch o := owner(r.ev); o {
-			case evidence.LayerApplication, "":
-			default:
-				t.Errorf("owner %q, want application or none: the engine never queued", o)
-			}
-			if !hasFinding(r.ev, "shed-before-engine") {
-				t.Errorf("no shed-before-engine finding")
-			}
-			v := r.ev.Verdict
-			for _, want := range []string{"503", "retr", "retry budget"} {
-				if !strings.Contains(v, want) {
-					t.Errorf("verdict lacks %q: %s", want, v)
-				}
-			}
+			checkSheds(t, r.ev)
 		})
+	}
+}
+
+// checkSheds is TestGatewaySheds's expectation of one run.
+func checkSheds(t *testing.T, ev *evidence.Evidence) {
+	t.Helper()
+	switch o := owner(ev); o {
+	case evidence.LayerApplication, "":
+	default:
+		t.Errorf("owner %q, want application or none: the engine never queued", o)
+	}
+	if !hasFinding(ev, "shed-before-engine") {
+		t.Errorf("no shed-before-engine finding")
+	}
+	v := ev.Verdict
+	for _, want := range []string{"503", "retr", "retry budget"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verdict lacks %q: %s", want, v)
+		}
 	}
 }

@@ -141,6 +141,11 @@ type result struct {
 	dir    string
 }
 
+var (
+	keptMu sync.Mutex
+	kept   = map[string]int{} // runs kept per test name (PEL_LLAMACPP_KEEP)
+)
+
 // pel runs `pel run` with the contract against target (and its /metrics), bounded in time.
 func pel(t *testing.T, target, metrics, contractYAML string, extra ...string) result {
 	t.Helper()
@@ -176,7 +181,15 @@ func pel(t *testing.T, target, metrics, contractYAML string, extra ...string) re
 		}
 	}
 	if keep := os.Getenv("PEL_LLAMACPP_KEEP"); keep != "" {
+		// A test that runs pel more than once keeps each run: name, name_2, ...
+		keptMu.Lock()
+		kept[t.Name()]++
+		n := kept[t.Name()]
+		keptMu.Unlock()
 		dst := filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
+		if n > 1 {
+			dst += fmt.Sprintf("_%d", n)
+		}
 		os.RemoveAll(dst)
 		os.CopyFS(dst, os.DirFS(dir))
 	}

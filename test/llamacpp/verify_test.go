@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
+	"github.com/pel-ladder/pel/record"
 )
 
 // TestSlotsPredictionHolds closes the loop on a real engine: with one slot and four tasks
@@ -22,22 +23,16 @@ func TestSlotsPredictionHolds(t *testing.T) {
 	contract := chatContract("slots-verify", c, "{process: closed, concurrency: 4}", 40*time.Second, promptTokens, outputTokens)
 	base := pel(t, one.url, one.url+"/metrics", contract)
 	logRun(t, base)
-	if owner(base.ev) != evidence.LayerScheduling {
-		t.Fatalf("base: owner %q, want scheduling", owner(base.ev))
-	}
-	if errRate, _ := sigVal(base.ev, evidence.SigErrorRate); errRate != 0 {
-		t.Errorf("transport errors: %.1f%%", errRate*100)
-	}
-	if !hasFinding(base.ev, "admission-queue") {
-		t.Errorf("no admission-queue finding")
-	}
-	if w, ok := sigVal(base.ev, evidence.SigWaitingMax); !ok || w < 1 {
-		t.Errorf("engine waiting max %v (present %v): three tasks wait for the one slot", w, ok)
-	}
-	for _, f := range base.ev.Findings {
-		if strings.Contains(f.Prediction+f.NextProbe, "--max-num-seqs") {
-			t.Errorf("a vLLM flag for llama.cpp: %s", f.Prediction)
+	// Transport errors only: llama-server closes keep-alive connections after each stream,
+	// which pel must survive; a failure the engine reports itself (2026 builds answer some
+	// of the random model's output with a 5xx) is the engine's, not the transport's.
+	for _, c := range []string{record.ErrConn, record.ErrIncomplete, record.ErrTimeout} {
+		if r, _ := sigVal(base.ev, evidence.SigErrorClassRate(c)); r != 0 {
+			t.Errorf("transport errors (%s): %.1f%%", c, r*100)
 		}
+	}
+	if !checkOneSlot(t, base.ev) {
+		t.FailNow()
 	}
 	slotReplayAgrees(t, base.dir)
 	four := start(t, "-np", "4", "-c", "8192")
@@ -74,4 +69,28 @@ func TestSlotsPredictionHolds(t *testing.T) {
 	if p.ChangeMade == nil || !*p.ChangeMade {
 		t.Errorf("the engine's /props slots should show the change was made: %v", p.ChangeMade)
 	}
+}
+
+// checkOneSlot is the expectation of one run against one slot with four tasks always in
+// flight: scheduling, through the admission queue the engine shows in its own waiting
+// count, with llama.cpp's knob, never vLLM's. It reports whether the owner was right (the
+// rest of the prediction case needs it).
+func checkOneSlot(t *testing.T, ev *evidence.Evidence) bool {
+	t.Helper()
+	if o := owner(ev); o != evidence.LayerScheduling {
+		t.Errorf("owner %q, want scheduling", o)
+		return false
+	}
+	if !hasFinding(ev, "admission-queue") {
+		t.Errorf("no admission-queue finding")
+	}
+	if w, ok := sigVal(ev, evidence.SigWaitingMax); !ok || w < 1 {
+		t.Errorf("engine waiting max %v (present %v): three tasks wait for the one slot", w, ok)
+	}
+	for _, f := range ev.Findings {
+		if strings.Contains(f.Prediction+f.NextProbe, "--max-num-seqs") {
+			t.Errorf("a vLLM flag for llama.cpp: %s", f.Prediction)
+		}
+	}
+	return true
 }
