@@ -91,38 +91,50 @@ func rateGone(sig string) evidence.Expectation {
 }
 
 // ttftClock is where the engine's own TTFT histogram starts: at the request's arrival,
-// so it holds the engine's queue (vLLM: TTFT = first token − arrival = queue + prefill), or
-// at scheduling, leaving the queue out (emulators and engines that serve vLLM's metric
-// names with a TTFT of prefill alone). Which one is the engine's and its version's choice,
-// so the engine's own histograms decide where they can, and the engine table otherwise.
+// so it holds the engine's queue (vLLM: TTFT = first token − arrival = queue + prefill;
+// SGLang and trtllm-serve time it from their API server's arrival too), or at scheduling,
+// leaving the queue out (emulators that serve vLLM's metric names with a TTFT of prefill
+// alone, such as llm-d-inference-sim). The name does not say which, so the engine's own
+// histograms do, where they can.
 type ttftClock struct {
 	fromArrival bool
 	// why says what decided it, for the evidence's source notes.
 	why string
 }
 
-// engineTTFTClock reads the engine's TTFT, queue and prefill means together. A TTFT that
-// starts at arrival is the queue plus the prefill (plus any API-server time, which only
-// adds); one that starts at scheduling is the prefill alone. The mean decides between the
-// two at their midpoint: a TTFT mean nearer the prefill mean than the queue + prefill mean
-// left the queue out. Without a prefill histogram, a TTFT mean shorter than the queue mean
-// cannot contain it. Where the queue is empty the two readings agree and the table stands.
+// Strong evidence only: vLLM observes TTFT at the first token and its queue and prefill
+// when the request finishes, so under drifting load the three means are of slightly
+// different requests. A TTFT that starts at arrival sits at or above queue + prefill; one
+// that starts at scheduling at the prefill. scheduleClockMax: a TTFT mean under prefill +
+// a quarter of the queue is far below the first and near the second; queueReadMin: a
+// queue under a fifth of the prefill moves either reading too little to tell them apart.
+const (
+	scheduleClockMax = 0.25
+	queueReadMin     = 0.2
+)
+
+// engineTTFTClock reads the engine's TTFT, queue and prefill means together: with all
+// three, a TTFT mean under prefill + scheduleClockMax × queue (a queue of at least
+// queueReadMin of the prefill) left the queue out; without a prefill histogram, a TTFT
+// mean under scheduleClockMax × queue cannot contain the queue. Otherwise the TTFT is taken
+// to start at arrival, as vLLM's, SGLang's and trtllm-serve's do.
 func engineTTFTClock(v *view) ttftClock {
-	def := profileOf(v.engine).TTFTIncludesQueue
-	c := ttftClock{fromArrival: def, why: "the engine table"}
+	c := ttftClock{fromArrival: true, why: "the engine's documented clock (from arrival)"}
 	t, okT := v.val(evidence.SigServerTTFTMean)
 	q, okQ := v.val(evidence.SigServerQueueMean)
 	if !okT || !okQ || q <= 0 {
 		return c
 	}
 	if p, okP := v.val(evidence.SigServerPrefillMean); okP && p > 0 {
-		c.fromArrival = t >= p+q/2
-		c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms against its prefill mean %.0f ms and queue + prefill %.0f ms", t, p, p+q)
+		if q >= queueReadMin*p && t < p+scheduleClockMax*q {
+			c.fromArrival = false
+			c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms against its prefill mean %.0f ms and queue + prefill %.0f ms", t, p, p+q)
+		}
 		return c
 	}
-	if t < q {
+	if t < scheduleClockMax*q {
 		c.fromArrival = false
-		c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms is shorter than its queue mean %.0f ms", t, q)
+		c.why = fmt.Sprintf("the engine's TTFT mean %.0f ms is far shorter than its queue mean %.0f ms", t, q)
 	}
 	return c
 }

@@ -766,7 +766,9 @@ func ruleAppGap(v *view, o *Options) *hit {
 			}
 			// An engine TTFT that starts at scheduling leaves the engine's own queue out:
 			// added back, it is the engine's time from arrival, and only what is left is
-			// outside the engine.
+			// outside the engine. The sum of two medians stands in for the median of the
+			// sum: the queue is what the gap is made of here, so the difference it leaves
+			// is small either way, and it is the time budget that charges time.
 			name, srcs := "client_minus_server.ttft_p50_ms", []string{evidence.SigTTFTFromSentP50, evidence.SigServerTTFTP50}
 			if q, ok := v.val(evidence.SigServerQueueP50); ok && !engineTTFTClock(v).fromArrival {
 				s += q

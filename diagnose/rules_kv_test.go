@@ -85,7 +85,8 @@ func TestKVFullQueueOutranksAdmission(t *testing.T) {
 // TestEngineQueueOutsideItsTTFT: an engine (or an emulator serving vLLM's metric names)
 // whose TTFT histogram starts at scheduling leaves its own queue out of it. The client's
 // TTFT is then the engine's queue plus its TTFT: the wait is inside the engine, and no
-// time is outside it. Without the queue's own figure the same gap is time outside.
+// time is outside it. Without the queue's own figure the same gap is time outside, and
+// where the engine's TTFT holds its queue (vLLM), the queue is not added twice.
 func TestEngineQueueOutsideItsTTFT(t *testing.T) {
 	base := []sig{{evidence.SigTTFTP50, 2000}, {evidence.SigTTFTP99, 2600}, {evidence.SigITLP50, 20}, {evidence.SigITLP99, 30},
 		{evidence.SigAcceptanceRate, 1}, {evidence.SigTTFTFromSentP50, 2000}, {evidence.SigTokensPerChunk, 1},
@@ -95,9 +96,17 @@ func TestEngineQueueOutsideItsTTFT(t *testing.T) {
 		extra   []sig
 		gapRule bool
 	}{
-		{"the engine's queue closes the gap", []sig{{evidence.SigServerQueueP50, 1861}}, false},
+		// The engine's means say where its TTFT starts (engineTTFTClock): at scheduling,
+		// TTFT mean = prefill mean, far under queue + prefill.
+		{"the engine's queue closes the gap", []sig{{evidence.SigServerQueueP50, 1861},
+			{evidence.SigServerTTFTMean, 140}, {evidence.SigServerPrefillMean, 140}, {evidence.SigServerQueueMean, 1861}}, false},
 		{"no queue figure: the gap stands", nil, true},
-		{"a queue too short to close it", []sig{{evidence.SigServerQueueP50, 200}}, true},
+		{"a queue too short to close it", []sig{{evidence.SigServerQueueP50, 200},
+			{evidence.SigServerTTFTMean, 140}, {evidence.SigServerPrefillMean, 140}, {evidence.SigServerQueueMean, 200}}, true},
+		// vLLM's TTFT starts at arrival and holds its queue already: adding the queue again
+		// would hide a hold in front of the engine.
+		{"a TTFT that holds the queue: the gap beyond it stands", []sig{{evidence.SigServerTTFTP50, 1000}, {evidence.SigServerQueueP50, 860},
+			{evidence.SigServerTTFTMean, 1000}, {evidence.SigServerPrefillMean, 140}, {evidence.SigServerQueueMean, 860}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := Diagnose(build(append(append([]sig{}, base...), tc.extra...)...), recs(200, rejectEvery(4, "slo ttft p99")), Options{Objectives: slo, Resamples: 100})

@@ -108,9 +108,6 @@ type Profile struct {
 	// process), "two" (an API server process apart from the engine core: a frontend cost
 	// does not stall the engine's steps but queues in front of them), "" unknown.
 	Processes string
-	// TTFTIncludesQueue: the engine's own TTFT histogram starts at the request's arrival,
-	// so it holds the engine's queue (vLLM: TTFT = first token − arrival; queue + prefill).
-	TTFTIncludesQueue bool
 	// QueuesWhenFull: with every sequence slot taken, a new request waits in the engine's
 	// queue, which its waiting gauge lists, rather than being refused; a bounded queue
 	// refuses only once it holds requests. A request refused while that gauge never left 0

@@ -36,7 +36,7 @@ package engine
 var Profiles = []*Profile{
 	{
 		Name: "vllm", Title: "vLLM", Aliases: []string{"sim", "vllm-v1", "vllm-v0"}, Replica: []string{"engine"}, Prefixes: []string{"vllm:"},
-		Processes: "two", TTFTIncludesQueue: true, QueuesWhenFull: true,
+		Processes: "two", QueuesWhenFull: true,
 		Metrics: []Metric{
 			{Q: QWaiting, Kind: Gauge, Families: []string{"vllm:num_requests_waiting"}},
 			{Q: QRunning, Kind: Gauge, Families: []string{"vllm:num_requests_running"}},
