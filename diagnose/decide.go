@@ -244,12 +244,17 @@ func (d *decision) outcome(in decisionIn) evidence.Decision {
 }
 
 // missedBy is the finding that explains the missed percentile objectives when the
-// owner's finding explains none of them: the highest-ranked credible finding, warning or
-// worse once the decision is applied, that does. A run can lose tasks to one cause (an
-// engine failing some requests) and miss its latency objectives for another (a hold in
-// front of the engine); the owner names the first, and this the second. Empty otherwise.
+// owner's finding holds rejected tasks but none of those objectives: the highest-ranked
+// credible finding, warning or worse once the decision is applied, that does. A run can
+// lose tasks to one cause (an engine failing some requests) and miss its latency
+// objectives for another (a hold in front of the engine); the owner names the first, and
+// this the second. The budget's and the floor's own findings stand for the whole excess
+// over the objectives (they have no dimensions of their own), so nothing is named beside
+// them. Empty otherwise.
 func (d *decision) missedBy(in decisionIn) string {
-	if in.breaches == nil || len(in.breaches(&in.findings[d.owner])) > 0 {
+	o := &in.findings[d.owner]
+	if in.breaches == nil || o.ID == budgetFindingID || o.ID == floorFindingID ||
+		o.AcceptanceImpact == nil || o.AcceptanceImpact.Explained == 0 || len(in.breaches(o)) > 0 {
 		return ""
 	}
 	for i := range in.findings {

@@ -83,8 +83,9 @@ func TestDecide(t *testing.T) {
 // dimensions hold the missed objective, when the owner's do not.
 func TestMissedBy(t *testing.T) {
 	f := func(id string, l evidence.Layer, sev string, conf float64) evidence.Finding {
-		return evidence.Finding{ID: id, Layer: l, Severity: sev, Confidence: conf}
+		return evidence.Finding{ID: id, Layer: l, Severity: sev, Confidence: conf, AcceptanceImpact: &evidence.Impact{Rejected: 1, Explained: 1}}
 	}
+	noTasks := func(x evidence.Finding) evidence.Finding { x.AcceptanceImpact = &evidence.Impact{}; return x }
 	v := 900.0
 	missed := []evidence.Objective{{Name: "TTFT p99", Status: evidence.ObjectiveMissed, ValueMs: &v, LimitMs: 470}}
 	for _, tc := range []struct {
@@ -102,6 +103,12 @@ func TestMissedBy(t *testing.T) {
 		{"a finding below the owner's confidence floor is not named",
 			[]evidence.Finding{f("errors-server", evidence.LayerKernel, "critical", 0.8), f("prefill-compute", evidence.LayerKernel, "warn", 0.3)},
 			map[string]bool{"prefill-compute": true}, ""},
+		{"an owner that holds no rejected task: nothing beside it",
+			[]evidence.Finding{noTasks(f("errors-server", evidence.LayerKernel, "critical", 0.8)), f("wait-before-engine", evidence.LayerApplication, "warn", 0.8)},
+			map[string]bool{"wait-before-engine": true}, ""},
+		{"the floor's finding stands for the whole excess",
+			[]evidence.Finding{f(floorFindingID, evidence.LayerHardware, "warn", 0.85), f("wait-before-engine", evidence.LayerApplication, "warn", 0.8)},
+			map[string]bool{"wait-before-engine": true}, ""},
 		{"a watched (info) finding is not named",
 			[]evidence.Finding{f("errors-server", evidence.LayerKernel, "critical", 0.8), f("prefill-stall", evidence.LayerScheduling, "info", 0.8)},
 			map[string]bool{"prefill-stall": true}, ""},
