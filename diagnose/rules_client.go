@@ -360,7 +360,8 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	// histogram says how much of it is prefill (its mean: the histogram's exact sum over
 	// its count, where a bucket-interpolated median can read far under the values). When
 	// that is under the same three quarters, the time is not the prompt's own compute.
-	if p, ok := v.val(evidence.SigServerPrefillMean); ok && svc > 0 && p < prefillServiceMin*svc {
+	if p, ok := v.val(evidence.SigServerPrefillMean); ok && svc > 0 && p < prefillServiceMin*svc &&
+		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
 		return nil
 	}
 	h := &hit{

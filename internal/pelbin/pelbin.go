@@ -1,6 +1,6 @@
 // Package pelbin serves the tests that run pel as a process (test/canary, test/shard,
-// test/hostile, test/llamacpp): it builds the binary once per test binary and finds free
-// loopback addresses.
+// test/hostile, test/llamacpp, test/vllmsim): it builds the binary once per test binary,
+// finds free loopback addresses and re-diagnoses recorded run directories.
 package pelbin
 
 import (

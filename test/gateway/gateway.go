@@ -5,6 +5,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -52,7 +53,9 @@ func Start(t testing.TB, upstream string, delay time.Duration, shedEvery int64) 
 		req.ContentLength = r.ContentLength
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
-			t.Logf("gateway: %s %s: %v", r.Method, r.URL.Path, err)
+			if r.Context().Err() == nil {
+				t.Logf("gateway: %s %s: %v", r.Method, r.URL.Path, err)
+			}
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
@@ -90,6 +93,14 @@ func Start(t testing.TB, upstream string, delay time.Duration, shedEvery int64) 
 	}
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	// Shutdown waits for the handlers (bounded), so none logs after the test has ended;
+	// Close then cuts whatever a stuck upstream still holds.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+	})
 	return "http://" + ln.Addr().String(), &shed
 }

@@ -25,7 +25,14 @@ func TestRecorded2026(t *testing.T) {
 		check func(*testing.T, *evidence.Evidence)
 	}{
 		{"delay", checkDelay},
-		{"delay-engine-failure", checkDelay},
+		{"delay-engine-failure", func(t *testing.T, ev *evidence.Evidence) {
+			checkDelay(t, ev)
+			// The engine's 5xx holds the rejected task; the hold in front of it the missed
+			// TTFT objective, which the decision names beside the owner.
+			if d := ev.Decision; d == nil || d.Finding == "wait-before-engine" || d.MissedBy != "wait-before-engine" {
+				t.Errorf("decision %+v: want the engine failure as owner and the wait before the engine beside it", d)
+			}
+		}},
 		{"shed", checkSheds},
 		{"one-slot", func(t *testing.T, ev *evidence.Evidence) { checkOneSlot(t, ev) }},
 	} {

@@ -18,11 +18,17 @@ mkdir -p "$cache"
 if [ ! -x "$bin" ]; then
   sim="${PEL_VLLM_SIM_SRC:-$cache/sim-src}"
   router="${PEL_LLMD_ROUTER_SRC:-$cache/router-src}"
+  # Pinned: which clock the emulator's TTFT histogram keeps is its implementation's
+  # choice, and the cases were written against this one.
+  fetch() { # dir url commit
+    mkdir -p "$1" && git -C "$1" init -q && git -C "$1" fetch -q --depth 1 "$2" "$3" &&
+      git -C "$1" checkout -q FETCH_HEAD
+  }
   if [ ! -d "$sim" ]; then
-    git clone -q --depth 1 https://github.com/llm-d/llm-d-inference-sim "$sim" >&2
+    fetch "$sim" https://github.com/llm-d/llm-d-inference-sim eec055a39e6bbc1adbcb54f88f24f36b7f94e781 >&2
   fi
   if [ ! -d "$router" ]; then
-    git clone -q --depth 1 --branch v0.10.0 https://github.com/llm-d/llm-d-router "$router" >&2
+    fetch "$router" https://github.com/llm-d/llm-d-router v0.10.0 >&2
   fi
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT

@@ -205,6 +205,23 @@ func checkQueue(t *testing.T, ev *evidence.Evidence) {
 	if hasFinding(ev, "wait-before-engine") || hasFinding(ev, "client-server-gap") {
 		t.Errorf("a finding puts the engine's own queue outside it")
 	}
+	// The time budget splits the wait the same way: about three services in the engine's
+	// queue, next to nothing outside the engine (loopback, no proxy).
+	if ev.Budget == nil || len(ev.Budget.TaskTypes) == 0 {
+		t.Fatalf("no time budget")
+	}
+	var queue, outside float64
+	for _, c := range ev.Budget.TaskTypes[0].Components {
+		switch {
+		case strings.HasPrefix(c.Name, "engine queue"):
+			queue += c.Ms
+		case strings.HasPrefix(c.Name, "outside the engine"):
+			outside += c.Ms
+		}
+	}
+	if queue < 2*serviceS*1000 || outside > 0.1*queue {
+		t.Errorf("budget: engine queue %.0f ms, outside the engine %.0f ms; want about three services (%.0f ms) in the queue and little outside", queue, outside, 3*serviceS*1000)
+	}
 }
 
 // TestGatewayDelay: a gateway holds each request 400 ms before forwarding it to an
