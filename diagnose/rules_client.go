@@ -135,7 +135,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	// (warm-up, a proxy) looks the same from there. Only the engine's view — its running
 	// count, its per-request timings or spans — shows the wait is for admission.
 	if len(decisive) == 1 && decisive[0].item.Signal == evidence.SigQueueShare &&
-		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
+		v.queueShareFromClient() {
 		h.confidence = confShort
 		h.confNote = "the queue is inferred from the client alone (TTFT against tasks sent to an idle server): a wait for admission cannot be told from warm-up or a proxy in front of the engine"
 		h.missing = append(h.missing, missMetrics)
@@ -213,7 +213,7 @@ var waitBeforeEngine = &rule{id: "wait-before-engine", layer: evidence.LayerAppl
 
 func ruleWaitBeforeEngine(v *view, o *Options) *hit {
 	q := v.judge(evidence.SigQueueShare, ">=", queueShareMin)
-	if !q.present || !q.holds || strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
+	if !q.present || !q.holds || v.queueShareFromClient() {
 		return nil
 	}
 	room := roomOf(v)
@@ -361,7 +361,7 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	// its count, where a bucket-interpolated median can read far under the values). When
 	// that is under the same three quarters, the time is not the prompt's own compute.
 	if p, ok := v.val(evidence.SigServerPrefillMean); ok && svc > 0 && p < prefillServiceMin*svc &&
-		strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote) {
+		v.queueShareFromClient() {
 		return nil
 	}
 	h := &hit{

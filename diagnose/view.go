@@ -3,11 +3,13 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/stats"
 )
 
 // view is what a rule sees: headline signal values by name, and which stages held any
@@ -226,3 +228,11 @@ func derivedItem(name string, value float64, op string, thr float64, unit, sourc
 
 // relTime converts an absolute time to seconds since the run start.
 func relTime(start, t time.Time) float64 { return t.Sub(start).Seconds() }
+
+// queueShareFromClient reports whether the queue share was inferred from the client alone
+// (stats' idle baseline: TTFT against tasks sent to an idle server) rather than from the
+// engine's per-request timings: such a share holds whatever every request passes through,
+// and cannot tell a wait for admission from one in front of the engine.
+func (v *view) queueShareFromClient() bool {
+	return strings.HasPrefix(v.sig[evidence.SigQueueShare].Note, stats.IdleBaselineNote)
+}
