@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pel-ladder/pel/evidence"
 )
 
 // Start runs a gateway in front of upstream until the test ends. It holds every API
@@ -103,4 +105,37 @@ func Start(t testing.TB, upstream string, delay time.Duration, shedEvery int64) 
 		}
 	})
 	return "http://" + ln.Addr().String(), &shed
+}
+
+// CheckSheds is the expectation of one run behind a gateway that sheds every fourth
+// request 503 in front of an engine with room, the contract retrying 5xx: the owner is
+// the application layer (the refusals are in front of the engine) or none, never the
+// engine's scheduling; the shed-before-engine finding holds; the verdict names the 503s,
+// the retries and that the run's retry budget ran out.
+func CheckSheds(t *testing.T, ev *evidence.Evidence) {
+	t.Helper()
+	switch o := ev.OwnerLayer; {
+	case o == nil, *o == evidence.LayerApplication:
+	default:
+		t.Errorf("owner %q, want application or none: the engine never queued", *o)
+	}
+	if !HasFinding(ev, "shed-before-engine") {
+		t.Errorf("no shed-before-engine finding")
+	}
+	for _, want := range []string{"503", "retr", "retry budget"} {
+		if !strings.Contains(ev.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, ev.Verdict)
+		}
+	}
+}
+
+// HasFinding reports whether ev holds finding id above info severity (a watched finding
+// explains nothing at the run's load).
+func HasFinding(ev *evidence.Evidence, id string) bool {
+	for _, f := range ev.Findings {
+		if f.ID == id && f.Severity != evidence.SeverityInfo {
+			return true
+		}
+	}
+	return false
 }

@@ -196,16 +196,10 @@ func pel(t *testing.T, target, metrics, contractYAML string, extra ...string) re
 	return res
 }
 
-// sigVal returns an unlabelled warm signal's value.
+// sigVal returns a signal's headline value (evidence.Signal: unlabelled, warm phase first).
 func sigVal(ev *evidence.Evidence, name string) (float64, bool) {
-	for _, st := range ev.Stages {
-		for _, s := range st.Signals {
-			if s.Name == name && len(s.Labels) == 0 && (s.Phase == "" || s.Phase == evidence.PhaseWarm) {
-				return s.Value, true
-			}
-		}
-	}
-	return 0, false
+	s, ok := ev.Signal(name)
+	return s.Value, ok
 }
 
 // idle is the server's own speed on this machine, measured once per server start: one task

@@ -1,13 +1,12 @@
 package llamacpp_test
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/pelbin"
+	"github.com/pel-ladder/pel/test/gateway"
 )
 
 // TestRecorded2026 re-diagnoses runs against a 2026-08 llama.cpp build (unslothai/llama.cpp
@@ -33,18 +32,14 @@ func TestRecorded2026(t *testing.T) {
 				t.Errorf("decision %+v: want the engine failure as owner and the wait before the engine beside it", d)
 			}
 		}},
-		{"shed", checkSheds},
+		{"shed", gateway.CheckSheds},
 		{"one-slot", func(t *testing.T, ev *evidence.Evidence) { checkOneSlot(t, ev) }},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir, out := pelbin.Reanalyze(t, pelBin, filepath.Join("testdata", "b2026-08", tc.dir))
-			b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
+			ev, err := evidence.ReadFile(filepath.Join(dir, "evidence.json"))
 			if err != nil {
 				t.Fatalf("no evidence: %v\n%s", err, out)
-			}
-			ev := &evidence.Evidence{}
-			if err := json.Unmarshal(b, ev); err != nil {
-				t.Fatalf("evidence.json: %v", err)
 			}
 			logRun(t, result{ev: ev, dir: dir, stdout: out})
 			tc.check(t, ev)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/pelbin"
+	"github.com/pel-ladder/pel/test/gateway"
 )
 
 // TestRecorded re-diagnoses runs against llm-d-inference-sim kept in testdata/ (the
@@ -18,9 +19,9 @@ func TestRecorded(t *testing.T) {
 		dir   string
 		check func(*testing.T, *evidence.Evidence)
 	}{
-		{"queue", checkQueue}, // TestEngineQueue: one slot, four in flight
-		{"delay", checkDelay}, // TestGatewayDelay: a 400 ms hold in front of eight free slots
-		{"shed", checkSheds},  // TestGatewaySheds: every fourth request 503 in front of it
+		{"queue", checkQueue},        // TestEngineQueue: one slot, four in flight
+		{"delay", checkDelay},        // TestGatewayDelay: a 400 ms hold in front of eight free slots
+		{"shed", gateway.CheckSheds}, // TestGatewaySheds: every fourth request 503 in front of it
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir, out := pelbin.Reanalyze(t, pelBin, filepath.Join("testdata", tc.dir))

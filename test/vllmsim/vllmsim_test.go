@@ -13,7 +13,6 @@ package vllmsim_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -137,13 +136,9 @@ func pel(t *testing.T, target, metrics, contractYAML string) result {
 
 func readEvidence(t *testing.T, dir, out string) *evidence.Evidence {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
+	ev, err := evidence.ReadFile(filepath.Join(dir, "evidence.json"))
 	if err != nil {
 		t.Fatalf("no evidence: %v\n%s", err, out)
-	}
-	ev := &evidence.Evidence{}
-	if err := json.Unmarshal(b, ev); err != nil {
-		t.Fatalf("evidence.json: %v", err)
 	}
 	t.Logf("verdict: %s", ev.Verdict)
 	for _, f := range ev.Findings {
@@ -159,24 +154,10 @@ func owner(ev *evidence.Evidence) evidence.Layer {
 	return *ev.OwnerLayer
 }
 
+// sigVal returns a signal's headline value (evidence.Signal: unlabelled, warm phase first).
 func sigVal(ev *evidence.Evidence, name string) (float64, bool) {
-	for _, st := range ev.Stages {
-		for _, s := range st.Signals {
-			if s.Name == name && len(s.Labels) == 0 && (s.Phase == "" || s.Phase == evidence.PhaseWarm) {
-				return s.Value, true
-			}
-		}
-	}
-	return 0, false
-}
-
-func hasFinding(ev *evidence.Evidence, id string) bool {
-	for _, f := range ev.Findings {
-		if f.ID == id && f.Severity != evidence.SeverityInfo {
-			return true
-		}
-	}
-	return false
+	s, ok := ev.Signal(name)
+	return s.Value, ok
 }
 
 // TestEngineQueue: one sequence slot, four tasks always in flight. Written from the
@@ -202,7 +183,7 @@ func checkQueue(t *testing.T, ev *evidence.Evidence) {
 	if w, ok := sigVal(ev, evidence.SigWaitingMean); !ok || w < 1 {
 		t.Errorf("engine waiting mean %v (present %v): three tasks wait for the one slot", w, ok)
 	}
-	if hasFinding(ev, "wait-before-engine") || hasFinding(ev, "client-server-gap") {
+	if gateway.HasFinding(ev, "wait-before-engine") || gateway.HasFinding(ev, "client-server-gap") {
 		t.Errorf("a finding puts the engine's own queue outside it")
 	}
 	// The time budget splits the wait the same way: about three services in the engine's
@@ -270,24 +251,7 @@ func TestGatewaySheds(t *testing.T) {
 		t.Run(fmt.Sprint("run", i+1), func(t *testing.T) {
 			r := pel(t, gw, url+"/metrics", contract("emulator-gateway-shed", "{process: poisson, rate: 3}", 20*time.Second, outputN,
 				"retry: {max_attempts: 3, on: [5xx], backoff: 20ms}\n"))
-			checkSheds(t, r.ev)
+			gateway.CheckSheds(t, r.ev)
 		})
-	}
-}
-
-func checkSheds(t *testing.T, ev *evidence.Evidence) {
-	t.Helper()
-	switch o := owner(ev); o {
-	case evidence.LayerApplication, "":
-	default:
-		t.Errorf("owner %q, want application or none: the engine never queued", o)
-	}
-	if !hasFinding(ev, "shed-before-engine") {
-		t.Errorf("no shed-before-engine finding")
-	}
-	for _, want := range []string{"503", "retr", "retry budget"} {
-		if !strings.Contains(ev.Verdict, want) {
-			t.Errorf("verdict lacks %q: %s", want, ev.Verdict)
-		}
 	}
 }
