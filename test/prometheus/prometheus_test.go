@@ -134,8 +134,16 @@ func TestPrometheusPathMatchesDirect(t *testing.T) {
 		case d.Unit == "ms":
 			// Bucket interpolation: both estimates lie in the bucket the note names; the
 			// histograms here fill with a fixed distribution, so edge shifts change no ratio.
-			if !strings.Contains(p.Note, noteBucket(d.Note)) {
+			if b, ok := noteBucket(d.Note); ok && !strings.Contains(p.Note, b) {
 				t.Errorf("%s: buckets differ: direct %q, prometheus %q", name, d.Note, p.Note)
+			}
+			// A mean's note counts the observations in the window; each edge may shift by
+			// one scrape interval, which moves the count by at most what arrives in 2·si.
+			if nd, ok := noteCount(d.Note); ok {
+				np, _ := noteCount(p.Note)
+				if slack := math.Ceil(nd*2*si/W) + 1; math.Abs(nd-np) > slack {
+					t.Errorf("%s: observations in the window: direct %g, prometheus %g (more than %g apart)", name, nd, np, slack)
+				}
 			}
 			tol = math.Abs(d.Value) * 1e-3
 		case name == evidence.SigKVUsageMean || name == evidence.SigKVUsageMax:
@@ -306,14 +314,27 @@ func warmWindow(ev *evidence.Evidence) float64 {
 	return 0
 }
 
-// noteBucket extracts "[lo, hi] ms" from a quantile note.
-func noteBucket(note string) string {
+// noteBucket returns the "[lo, hi] ms" bucket a percentile's note names, if it names one.
+func noteBucket(note string) (string, bool) {
 	i := strings.LastIndex(note, "[")
 	j := strings.LastIndex(note, "] ms")
 	if i < 0 || j < i {
-		return note
+		return "", false
 	}
-	return note[i : j+4]
+	return note[i : j+4], true
+}
+
+// noteCount returns the "n=K" observation count a mean's note carries, if it carries one.
+func noteCount(note string) (float64, bool) {
+	i := strings.LastIndex(note, "n=")
+	if i < 0 {
+		return 0, false
+	}
+	var n float64
+	if _, err := fmt.Sscanf(note[i:], "n=%g", &n); err != nil {
+		return 0, false
+	}
+	return n, true
 }
 
 // TestPrometheusScrapesSim: a real Prometheus scrapes pel sim (kv-thrash) under a closed
