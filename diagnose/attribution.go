@@ -10,32 +10,6 @@ import (
 // time its finding explains (rule.explains), and the budget charges a component to the
 // layer of the finding that explains it. No rule is named outside its own declaration.
 
-// attribution is one component a rule's finding explains.
-type attribution struct {
-	comp int // the component slot (cQueue, cStalls...)
-	// tier orders explanations of one component: the budget takes the lowest tier that has
-	// a credible finding, and within it the highest-ranked finding.
-	tier int
-	// name is the component's name when this finding explains it, with %s for the rule's id.
-	name string
-	// whole: the finding says the whole wait before the engine's own processing was its
-	// queue (the engine ran at its ceiling, so no wait was spent in front of it).
-	whole bool
-	// when, if set, says whether the attribution holds in this run.
-	when func(b *budgetCtx, v *view) bool
-}
-
-// Tiers. For the engine queue: a cause the finding sees directly (the cache, lost context)
-// comes first, then a slow service the queue forms behind, then the bare observation that
-// the engine ran at its ceiling. For decode stalls: delivery bursts first (what the client
-// saw as stalls were the path's), then co-batched prefills, then slow steps.
-const (
-	tierOwnCause    = 1
-	tierSlowService = 2
-	tierStepCause   = 3
-	tierCeiling     = 3
-)
-
 // attributed is the explanation of component comp: the highest-ranked credible finding
 // (at least ownerMinConfidence, not info) of the lowest tier whose rule explains comp in
 // this run. ok is false when none does.

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/figure"
@@ -27,73 +26,6 @@ import (
 // and its shares do not depend on the weight). A timeout is a late task whose end the
 // client did not wait for: it is split as the completed late tasks are (their shares stand),
 // and stays unattributed when none completed late.
-
-// engineRoom is the run-level view, from the engine's own gauges, of whether it had room: a
-// request refused or held while it did was refused or held in front of it.
-type engineRoom struct {
-	hadRoom bool // engine metrics say it never queued and had a free slot
-	// refusedOutside: the engine queued now and then, but most refusals came while its
-	// queue was empty, so they were made in front of it. It answers who refused, not
-	// whether the engine had room for the tasks it served (hadRoom stays false).
-	refusedOutside bool
-	known          bool   // engine metrics were there to say
-	why            string // the figures behind hadRoom
-}
-
-func roomOf(v *view) engineRoom {
-	var c engineRoom
-	wmax, okW := v.val(evidence.SigWaitingMax)
-	rmax, okR := v.val(evidence.SigRunningMax)
-	if !okW || !okR {
-		return c
-	}
-	c.known = true
-	limit := 0
-	for _, k := range []string{"slots", evidence.ConfigMaxNumSeqs} {
-		if n, err := strconv.Atoi(v.config[k]); err == nil && n > 0 {
-			limit = n
-			break
-		}
-	}
-	switch {
-	case wmax > 0 && v.refused > 0 && 2*v.refusedInQueue < v.refused:
-		// An admission that refuses does so while its queue is at its bound, so never
-		// while it holds nothing: most refusals came at such times, when the engine's own
-		// queue was empty; the queue it held now and then is not what refused them.
-		c.refusedOutside = true
-		c.why = fmt.Sprintf("the engine's queue held a request only now and then (requests_waiting max %.0f): %d of the %d refused tasks came while it held none", wmax, v.refused-v.refusedInQueue, v.refused)
-	case wmax > 0:
-		c.why = fmt.Sprintf("the engine queued requests (requests_waiting max %.0f)", wmax)
-	case limit > 0 && rmax >= float64(limit) && profileOf(v.engine).QueuesWhenFull:
-		// Full slots make this engine queue a request, not refuse or hold it elsewhere:
-		// its queue never held one.
-		c.hadRoom = true
-		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f of %d running; %s queues a request when its slots are full)", rmax, limit, profileOf(v.engine).Title)
-	case limit > 0 && rmax >= float64(limit):
-		c.why = fmt.Sprintf("the engine ran at its limit (%.0f of %d sequences)", rmax, limit)
-	case limit == 0 && rmax > 0:
-		// Without the limit, no waiting request is the engine's own word that it admitted
-		// everything it was sent.
-		c.hadRoom = true
-		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f running)", rmax)
-	default:
-		c.hadRoom = true
-		c.why = fmt.Sprintf("the engine never queued a request and had free slots (requests_waiting max 0, at most %.0f of %d running)", rmax, limit)
-	}
-	return c
-}
-
-// roomItems are the engine gauges roomOf reads (its queue's and its running sequences'
-// maxima), as context for a finding that rests on them.
-func roomItems(v *view) []meas {
-	var out []meas
-	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
-		if x := v.judge(s, ">=", 0); x.present {
-			out = append(out, asContext(x))
-		}
-	}
-	return out
-}
 
 // lostContext is the budget's error class for a task that exceeded its sequence's context
 // (stats.ContextExhausted), which the context-exhausted rule charges to memory.
@@ -122,10 +54,6 @@ func (c engineRoom) layerOf(class string) (evidence.Layer, string) {
 	}
 	return spec.layer, spec.what + ": " + c.why
 }
-
-// shedOutside reports whether refusals were made in front of the engine: it had room, or
-// they came while its queue was empty.
-func (c engineRoom) shedOutside() bool { return c.known && (c.hadRoom || c.refusedOutside) }
 
 // lostTask is one task lost to an error: its class and the layer that owns it.
 type lostTask struct {

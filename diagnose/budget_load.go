@@ -41,10 +41,14 @@ type psJob struct {
 
 type psHeap []*psJob
 
-func (h psHeap) Len() int           { return len(h) }
+func (h psHeap) Len() int { return len(h) }
+
 func (h psHeap) Less(i, j int) bool { return h[i].finish < h[j].finish }
-func (h psHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *psHeap) Push(x any)        { *h = append(*h, x.(*psJob)) }
+
+func (h psHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+func (h *psHeap) Push(x any) { *h = append(*h, x.(*psJob)) }
+
 func (h *psHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -191,3 +195,8 @@ func (b *budgetCtx) loadWaits(v *view, recs []record.Record) (map[*record.Record
 	}
 	return out, ratio, src
 }
+
+// hardwareRatioMax: measured within twice the floor is the hardware's neighbourhood (the
+// floors take achievable fractions above what kernels reach, and leave out attention and
+// step overheads).
+const hardwareRatioMax = 2.0

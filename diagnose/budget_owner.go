@@ -115,11 +115,6 @@ func budgetFinding(b *evidence.Budget, imported string) evidence.Finding {
 	return f
 }
 
-// hardwareRatioMax: measured within twice the floor is the hardware's neighbourhood (the
-// floors take achievable fractions above what kernels reach, and leave out attention and
-// step overheads).
-const hardwareRatioMax = 2.0
-
 // budgetProbe is the next probe for a layer the budget names.
 func budgetProbe(l evidence.Layer) string {
 	switch l {
@@ -156,3 +151,6 @@ func measuringSideLeads(x *evidence.Excess) bool {
 	return len(x.Shares) > 0 && x.Shares[0].Layer == "" && x.Shares[0].Share > ownerShare &&
 		x.Shares[0].What == compDefs[cLateness].name
 }
+
+// sloBreachID names the fallback finding for a bound no rule explains.
+const sloBreachID = "slo-breach-unexplained"

@@ -68,10 +68,14 @@ func slotWaits(recs []record.Record, slots int) map[*record.Record]float64 {
 
 type timeHeap []time.Time
 
-func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Len() int { return len(h) }
+
 func (h timeHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
-func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timeHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
+
+func (h timeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+func (h *timeHeap) Push(x any) { *h = append(*h, x.(time.Time)) }
+
 func (h *timeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

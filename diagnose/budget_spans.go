@@ -1,8 +1,10 @@
 package diagnose
 
-import "fmt"
+import (
+	"fmt"
 
-import "github.com/pel-ladder/pel/record"
+	"github.com/pel-ladder/pel/record"
+)
 
 // useSpans makes the budget split each task that has an engine span (OTLP) by its own
 // timings: the engine's queue and prefill from its span, and the time outside the engine as

@@ -48,7 +48,7 @@ func (b *budgetCtx) multiStep(r *record.Record, a *acc, o *Options, missed objec
 		}
 		if calls[j] != nil || t.ms[cBetweenPlanned] > 0 || t.ms[cBetweenRest] > 0 {
 			if calls[j] != nil {
-				a.add(b, s, &t)
+				a.addTask(b, s, &t)
 			} else {
 				a.sum[cBetweenPlanned] += t.ms[cBetweenPlanned]
 				a.sum[cBetweenRest] += t.ms[cBetweenRest]

@@ -124,3 +124,25 @@ const (
 	// gives about that).
 	balancedCV = 0.15
 )
+
+// Owner-layer gate: the top finding must be at least warn, this confident, and clear of any
+// finding of another layer by ownerMargin; otherwise the evidence is not sufficient.
+const (
+	ownerMinConfidence = 0.6
+	ownerMargin        = 0.1
+	// scheduleLagMaxMs: a load generator this late on its own schedule distorts the client
+	// timings measured from scheduled_at; the confidence of a finding that rests on client
+	// timings alone is scaled by lagPenalty (engine and device counters are unaffected).
+	scheduleLagMaxMs = 50.0
+	lagPenalty       = 0.85
+	// scheduleLagSevereMs: a quarter second of lateness at p99, created by the measuring
+	// side alone (a starved machine), is a human-visible delay: client timings then say more
+	// about the load generator than the server, and client-only findings are halved, which
+	// keeps them below the owner gate.
+	scheduleLagSevereMs = 250.0
+	lagSeverePenalty    = 0.5
+	// criticalShare and criticalRejectRate: a finding is critical when it explains at least
+	// 30% of rejections and at least 5% of the phase's tasks were rejected.
+	criticalShare      = 0.3
+	criticalRejectRate = 0.05
+)

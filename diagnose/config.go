@@ -37,3 +37,10 @@ func chunkedPrefillAdvice(v *view, h *hit) {
 		h.cond = "chunked prefill is off (the engine does not report it) and " + h.cond
 	}
 }
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

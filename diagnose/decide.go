@@ -353,3 +353,16 @@ func pickOwner(fs []evidence.Finding, explains func(*evidence.Finding) bool, mis
 	}
 	return cands[0], "", watch
 }
+
+func missingText(f *evidence.Finding) string {
+	switch {
+	case len(f.Missing) > 0:
+		return "missing " + strings.Join(f.Missing, "; ")
+	case f.ConfidenceNote != "":
+		return f.ConfidenceNote // e.g. a starved load generator: the reason is the measurement
+	}
+	return "the evidence does not separate it from other layers"
+}
+
+// watchNote marks a credible finding that costs no accepted task under the contract.
+const watchNote = "explains no rejected task and no missed bound under this contract: watch it as load grows"

@@ -13,72 +13,6 @@ import (
 	"github.com/pel-ladder/pel/stats"
 )
 
-// Options tune a diagnosis. The zero value is usable: defaults fill in.
-type Options struct {
-	// Objectives are the contract's objectives (contract.Contract.Objectives), global and per
-	// task type: stage 1 judges them (evidence.Workload.Objectives) and the decision, the
-	// budget's excess, the rules' symptoms and headroom read those results.
-	Objectives []contract.Objective
-	// System is the contract's system block: the floors' inputs no endpoint reports.
-	System contract.System
-	// Seed and Resamples drive the bootstrap behind rollback triggers (default 1, 400).
-	Seed      uint64
-	Resamples int
-	// Margin widens a trigger past its CI bound (default 0.10: +10% on latency quantiles,
-	// −2 points on the acceptance rate).
-	Margin float64
-	// ClosedLoop: the contract keeps a fixed number of tasks in flight (arrival: closed), so
-	// a change cannot lower the in-flight count, only raise throughput (Little's law).
-	ClosedLoop bool
-	// MaxSeriesPoints caps every series kept in the evidence, for the report's size
-	// (default 240; a 10-minute run at 1 s scrapes keeps its shape at 2.5 s per point).
-	MaxSeriesPoints int
-	// Stage1 are the options stage 1 ran with (the contract's per-request bounds, the run's
-	// start): the halves of the warm window and the cold phase read their client figures
-	// from stage 1's accumulator with them.
-	Stage1 stats.Options
-	// EachTaskBudget, when set, receives every completed task's (and call's) own budget as
-	// the time budget splits it: for comparisons with an engine's per-request timings.
-	EachTaskBudget func(TaskSplit)
-}
-
-func (o *Options) defaults() {
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
-	if o.Resamples <= 0 {
-		o.Resamples = 400
-	}
-	if o.Margin <= 0 {
-		o.Margin = 0.10
-	}
-	if o.MaxSeriesPoints <= 0 {
-		o.MaxSeriesPoints = 240
-	}
-}
-
-// Owner-layer gate: the top finding must be at least warn, this confident, and clear of any
-// finding of another layer by ownerMargin; otherwise the evidence is not sufficient.
-const (
-	ownerMinConfidence = 0.6
-	ownerMargin        = 0.1
-	// scheduleLagMaxMs: a load generator this late on its own schedule distorts the client
-	// timings measured from scheduled_at; the confidence of a finding that rests on client
-	// timings alone is scaled by lagPenalty (engine and device counters are unaffected).
-	scheduleLagMaxMs = 50.0
-	lagPenalty       = 0.85
-	// scheduleLagSevereMs: a quarter second of lateness at p99, created by the measuring
-	// side alone (a starved machine), is a human-visible delay: client timings then say more
-	// about the load generator than the server, and client-only findings are halved, which
-	// keeps them below the owner gate.
-	scheduleLagSevereMs = 250.0
-	lagSeverePenalty    = 0.5
-	// criticalShare and criticalRejectRate: a finding is critical when it explains at least
-	// 30% of rejections and at least 5% of the phase's tasks were rejected.
-	criticalShare      = 0.3
-	criticalRejectRate = 0.05
-)
-
 // Diagnose runs every rule over the evidence and fills Findings (ranked), OwnerLayer,
 // Verdict, Headroom, StopConditions, Rollback and Missing. recs are the run's task records
 // (acceptance impact, reproduction and rollback need them; nil degrades those to not met).
@@ -304,16 +238,6 @@ var engineTwin = map[string]string{
 	evidence.SigE2EP50: evidence.SigServerE2EP50, evidence.SigE2EP99: evidence.SigServerE2EP99,
 }
 
-// sloBreachID names the fallback finding for a bound no rule explains.
-const sloBreachID = "slo-breach-unexplained"
-
-// ranked is a finding with the rule that made it and its ranking score.
-type ranked struct {
-	f     evidence.Finding
-	r     *rule
-	score float64
-}
-
 // sloBreach reports a contract bound the client measurements exceed when no warn finding
 // explains anything: the symptom is real, its layer unknown. Its layer is the first suspect
 // of the catalog for that dimension, at a confidence that can never name the owner.
@@ -420,23 +344,6 @@ func sevRank(s string) float64 {
 		return 1
 	}
 	return 0
-}
-
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-func missingText(f *evidence.Finding) string {
-	switch {
-	case len(f.Missing) > 0:
-		return "missing " + strings.Join(f.Missing, "; ")
-	case f.ConfidenceNote != "":
-		return f.ConfidenceNote // e.g. a starved load generator: the reason is the measurement
-	}
-	return "the evidence does not separate it from other layers"
 }
 
 // aggregateBreaches lists the contract's percentile bounds the run exceeds in the given
@@ -554,91 +461,6 @@ func missingSources(v *view) []evidence.MissingSource {
 	}
 	return out
 }
-
-// watchNote marks a credible finding that costs no accepted task under the contract.
-const watchNote = "explains no rejected task and no missed bound under this contract: watch it as load grows"
-
-// leadCounts accumulates, one task at a time, what the verdict says first when rejections
-// were not a performance bound: errors (by class, with the most frequent message) or failed
-// output checks (a sampled run's counts come from a pass over its rejected tasks, with n
-// counted apart).
-type leadCounts struct {
-	n, rejectedN, errs, failed, checks int
-	classes, checkNames                map[string]int
-	msgs                               map[string]map[string]int
-	// retried tasks (and their extra attempts), tasks denied a retry by the run's budget,
-	// attempts and the attempts that succeeded
-	retried, retries, denied, attempts, okAttempts int
-}
-
-func (lc *leadCounts) add(r *record.Record) {
-	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold {
-		return
-	}
-	lc.n++
-	a := max(r.Attempts, 1)
-	lc.attempts += a
-	if r.Attempts > 1 {
-		lc.retried++
-		lc.retries += r.Attempts - 1
-	}
-	if !r.Failed() {
-		lc.okAttempts++ // a task ends at its first successful attempt
-	}
-	lc.addRejected(r)
-}
-
-// addRejected counts a task of the verdict's phases (not cancelled, not cold) unless it
-// was accepted, without counting it in n.
-func (lc *leadCounts) addRejected(r *record.Record) {
-	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold || r.Accepted {
-		return
-	}
-	if lc.classes == nil {
-		lc.classes, lc.checkNames, lc.msgs = map[string]int{}, map[string]int{}, map[string]map[string]int{}
-	}
-	lc.rejectedN++
-	if r.HasFlag(record.FlagRetryDenied) {
-		lc.denied++ // a task denied a retry failed: it is among the rejected, sampled or not
-	}
-	switch {
-	case r.Failed() || stats.ContextExhausted(r):
-		lc.errs++
-		if r.Failed() {
-			lc.failed++
-		}
-		c := stats.ErrorClassOf(r)
-		if stats.ContextExhausted(r) {
-			c = "context exhausted"
-		}
-		lc.classes[c]++
-		if lc.msgs[c] == nil {
-			lc.msgs[c] = map[string]int{}
-		}
-		msg := r.Error
-		if msg == "" && len(r.Reasons) > 0 {
-			msg = r.Reasons[len(r.Reasons)-1]
-		}
-		// At most maxLeadMessages distinct messages per class: servers repeat theirs, and a
-		// run of any length holds this much.
-		if _, ok := lc.msgs[c][msg]; ok || len(lc.msgs[c]) < maxLeadMessages {
-			lc.msgs[c][msg]++
-		}
-	default:
-		isCheck := false
-		for _, why := range r.Reasons {
-			if strings.HasPrefix(why, "check ") {
-				lc.checkNames[why]++
-				isCheck = true
-			}
-		}
-		if isCheck && !sloRejected(r) {
-			lc.checks++
-		}
-	}
-}
-
-const maxLeadMessages = 1024
 
 // losses is what the counts say of the tasks lost to errors and checks (nil when nothing
 // was rejected), each class with its most frequent message on one line.

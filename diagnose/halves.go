@@ -8,7 +8,6 @@ import (
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/quantile"
-	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
 
@@ -17,77 +16,8 @@ import (
 // depend on the task count at all.
 const minHalfTasks = 5
 
-// minHOLSamples: each side of a half's (or the cold phase's) head-of-line ratio needs this
-// many short prompts.
-const minHOLSamples = 5
-
 // rec is a latency as stage 1 records it, for quantiles (quantile.RecordedMs).
 func rec(d time.Duration) float64 { return quantile.RecordedMs(d) }
-
-// clientSignals are the unlabelled stage-1 signals of one part of the run (a half of the
-// warm window, the cold phase), as stage 1's accumulator gave them over the part's tasks
-// (Tasks.Views), and how many tasks the part holds. The diagnosis defines none of them
-// itself.
-func clientSignals(t Tasks, name string) (map[string]evidence.Signal, int) {
-	v, ok := t.Views[name]
-	if !ok || v.Result == nil {
-		return nil, 0
-	}
-	out := map[string]evidence.Signal{}
-	for _, s := range v.Result.Signals {
-		if len(s.Labels) == 0 {
-			out[s.Name] = s
-		}
-	}
-	return out, v.Tasks
-}
-
-// sloRejected reports whether a completed task was rejected for an SLO.
-func sloRejected(r *record.Record) bool {
-	for _, why := range r.Reasons {
-		if strings.Contains(strings.ToLower(why), "slo") {
-			return true
-		}
-	}
-	return false
-}
-
-// warmWindow is the warm phase in seconds since start (from the run's phases, else from the
-// warm records' schedule) and when its last task was scheduled: the phase runs on past it
-// while its tasks drain.
-func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arrivalsEnd float64, ok bool) {
-	last := func() float64 {
-		x := math.Inf(-1)
-		for i := range recs {
-			if recs[i].Phase == record.PhaseWarm {
-				x = math.Max(x, relTime(ev.Run.StartedAt, recs[i].ScheduledAt))
-			}
-		}
-		return x
-	}
-	for _, p := range ev.Run.Phases {
-		if p.Name == evidence.PhaseWarm && p.EndS > p.StartS {
-			w = interval{p.StartS, p.EndS}
-			arrivalsEnd = p.ArrivalsEndS
-			if arrivalsEnd <= p.StartS {
-				arrivalsEnd = last() // evidence written without it
-			}
-			if !(arrivalsEnd > p.StartS && arrivalsEnd <= p.EndS) {
-				arrivalsEnd = p.EndS
-			}
-			return w, arrivalsEnd, true
-		}
-	}
-	w = interval{math.Inf(1), math.Inf(-1)}
-	for i := range recs {
-		if recs[i].Phase != record.PhaseWarm {
-			continue
-		}
-		t := relTime(ev.Run.StartedAt, recs[i].ScheduledAt)
-		w.a, w.b = math.Min(w.a, t), math.Max(w.b, t)
-	}
-	return w, w.b, w.b > w.a
-}
 
 // halfView is the view of the warm tasks scheduled in w (stage 1 over them, Tasks.Views
 // under join) and of the series samples in w. Signals that cannot be re-read over a window

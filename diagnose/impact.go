@@ -10,6 +10,98 @@ import (
 	"github.com/pel-ladder/pel/stats"
 )
 
+// leadCounts accumulates, one task at a time, what the verdict says first when rejections
+// were not a performance bound: errors (by class, with the most frequent message) or failed
+// output checks (a sampled run's counts come from a pass over its rejected tasks, with n
+// counted apart).
+type leadCounts struct {
+	n, rejectedN, errs, failed, checks int
+	classes, checkNames                map[string]int
+	msgs                               map[string]map[string]int
+	// retried tasks (and their extra attempts), tasks denied a retry by the run's budget,
+	// attempts and the attempts that succeeded
+	retried, retries, denied, attempts, okAttempts int
+}
+
+func (lc *leadCounts) add(r *record.Record) {
+	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold {
+		return
+	}
+	lc.n++
+	a := max(r.Attempts, 1)
+	lc.attempts += a
+	if r.Attempts > 1 {
+		lc.retried++
+		lc.retries += r.Attempts - 1
+	}
+	if !r.Failed() {
+		lc.okAttempts++ // a task ends at its first successful attempt
+	}
+	lc.addRejected(r)
+}
+
+// addRejected counts a task of the verdict's phases (not cancelled, not cold) unless it
+// was accepted, without counting it in n.
+func (lc *leadCounts) addRejected(r *record.Record) {
+	if r.Status == record.StatusCancelled || r.Phase == record.PhaseCold || r.Accepted {
+		return
+	}
+	if lc.classes == nil {
+		lc.classes, lc.checkNames, lc.msgs = map[string]int{}, map[string]int{}, map[string]map[string]int{}
+	}
+	lc.rejectedN++
+	if r.HasFlag(record.FlagRetryDenied) {
+		lc.denied++ // a task denied a retry failed: it is among the rejected, sampled or not
+	}
+	switch {
+	case r.Failed() || stats.ContextExhausted(r):
+		lc.errs++
+		if r.Failed() {
+			lc.failed++
+		}
+		c := stats.ErrorClassOf(r)
+		if stats.ContextExhausted(r) {
+			c = "context exhausted"
+		}
+		lc.classes[c]++
+		if lc.msgs[c] == nil {
+			lc.msgs[c] = map[string]int{}
+		}
+		msg := r.Error
+		if msg == "" && len(r.Reasons) > 0 {
+			msg = r.Reasons[len(r.Reasons)-1]
+		}
+		// At most maxLeadMessages distinct messages per class: servers repeat theirs, and a
+		// run of any length holds this much.
+		if _, ok := lc.msgs[c][msg]; ok || len(lc.msgs[c]) < maxLeadMessages {
+			lc.msgs[c][msg]++
+		}
+	default:
+		isCheck := false
+		for _, why := range r.Reasons {
+			if strings.HasPrefix(why, "check ") {
+				lc.checkNames[why]++
+				isCheck = true
+			}
+		}
+		if isCheck && !sloRejected(r) {
+			lc.checks++
+		}
+	}
+}
+
+const maxLeadMessages = 1024
+
+// sloRejected reports whether a completed task was rejected for an SLO.
+func sloRejected(r *record.Record) bool {
+	for _, why := range r.Reasons {
+		if strings.Contains(strings.ToLower(why), "slo") {
+			return true
+		}
+	}
+	return false
+}
+
 // Dimensions a rejection can be about, matched in the record's reasons.
 const (
 	dimTTFT  = "ttft"
@@ -18,29 +110,6 @@ const (
 	dimE2E   = "e2e"
 	dimError = "error"
 )
-
-// impactSpec says which rejected tasks a finding can explain: those rejected on one of
-// dims, in phase (default warm), that overlap a time when any seriesCond in when held
-// (when empty: the whole phase, for a symptom of configuration rather than of load), or,
-// for head-of-line blocking, short prompts that waited while a long one was prefilled.
-type impactSpec struct {
-	dims  []string
-	phase string
-	when  []seriesCond
-	hol   bool
-	// match, when set, decides alone which rejected tasks the finding explains (error
-	// classes, lost context); matchWhat names them for the basis.
-	match     func(*record.Record) bool
-	matchWhat string
-}
-
-// seriesCond is a condition on a time series; the series is found by signal name via
-// seriesAliases. A sample at t covers the interval since the previous sample.
-type seriesCond struct {
-	sig string
-	op  string
-	thr float64
-}
 
 // seriesAliases maps a headline signal to the names its time series may carry: the
 // signal's own name, and the name without its aggregate suffix.
@@ -75,9 +144,6 @@ func findSeries(ev *evidence.Evidence, sig string) *evidence.Series {
 	}
 	return labelled
 }
-
-// interval is [a, b] in seconds since the run start.
-type interval struct{ a, b float64 }
 
 // activeWindows returns the intervals during which any condition held (KV full or
 // preempting both mark the symptom), or ok=false when no condition's series is present.
@@ -262,4 +328,53 @@ func (a *impactAcc) result() *evidence.Impact {
 		im.ByTaskType = nil
 	}
 	return im
+}
+
+// dimTimeout marks a task that timed out: latency findings that explain waiting explain it.
+const dimTimeout = "timeout"
+
+// impacts computes every spec's acceptance impact and the verdict's rejection counts in
+// one pass over the rejected tasks (Sampled), or from All.
+func (t Tasks) impacts(ev *evidence.Evidence, specs map[string]impactSpec) (map[string]*evidence.Impact, *leadCounts) {
+	accs := map[string]*impactAcc{}
+	for id, sp := range specs {
+		accs[id] = newImpactAcc(ev, t, sp)
+	}
+	lc := &leadCounts{}
+	if !t.Sampled {
+		for i := range t.All {
+			for _, a := range accs {
+				a.add(&t.All[i])
+			}
+			lc.add(&t.All[i])
+		}
+	} else {
+		for p, n := range t.NonCancelled {
+			if p != record.PhaseCold {
+				lc.n += n // the pass below sees only rejected tasks
+			}
+		}
+		if t.EachRejected != nil {
+			err := t.EachRejected(func(r *record.Record) error {
+				if r.Accepted {
+					return nil
+				}
+				for _, a := range accs {
+					a.add(r)
+				}
+				lc.addRejected(r)
+				return nil
+			})
+			if err != nil {
+				for _, a := range accs {
+					a.im.Basis += fmt.Sprintf("; counted over part of the run only (%v)", err)
+				}
+			}
+		}
+	}
+	out := map[string]*evidence.Impact{}
+	for id, a := range accs {
+		out[id] = a.result()
+	}
+	return out, lc
 }

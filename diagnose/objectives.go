@@ -1,8 +1,6 @@
 package diagnose
 
 import (
-	"strings"
-
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/record"
@@ -69,38 +67,6 @@ func aligned(res []evidence.Objective, objs []contract.Objective) bool {
 	return true
 }
 
-// forTask is the objectives that hold tasks of type task.
-func (o *Options) forTask(task string) []contract.Objective {
-	return contract.ObjectivesOf(o.Objectives, task)
-}
-
-// bound is the limit, in ms, a rule compares a global client signal with: the global
-// objective measured by that signal, or, for a p99 signal, the per-request max of its
-// metric (a p99 over the max means at least 1% of tasks were rejected for it); none when a
-// task type replaces the metric's bounds (the rules then read the missed objectives).
-func (o *Options) bound(sig string) (float64, bool) {
-	for _, ob := range o.Objectives {
-		if ob.Task != "" && strings.HasPrefix(sig, "client."+string(ob.Metric)+"_") {
-			// A task type replaces this metric's bounds: a run-level signal mixes tasks
-			// held to different limits, and no one limit reads it.
-			return 0, false
-		}
-	}
-	var max float64
-	for _, ob := range o.Objectives {
-		if ob.Task != "" {
-			continue
-		}
-		if ob.Signal() == sig {
-			return ob.LimitMs(), true
-		}
-		if ob.PerRequest() && sig == "client."+string(ob.Metric)+"_p99_ms" {
-			max = ob.LimitMs()
-		}
-	}
-	return max, max > 0
-}
-
 // objectiveSet is a set of the contract's objectives.
 type objectiveSet map[contract.Objective]bool
 
@@ -113,17 +79,6 @@ func missedSet(o *Options, res []evidence.Objective) objectiveSet {
 		}
 	}
 	return out
-}
-
-// limitFor is the limit, in ms, of the objective on metric m at quantile q (0: the max)
-// that holds tasks of type task.
-func (o *Options) limitFor(task string, m contract.Metric, q float64) (float64, bool) {
-	for _, ob := range o.forTask(task) {
-		if ob.Metric == m && ob.Quantile == q {
-			return ob.LimitMs(), true
-		}
-	}
-	return 0, false
 }
 
 // objectiveItem is an objective's result as a finding cites it.

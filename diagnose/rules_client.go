@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/pel-ladder/pel/evidence"
@@ -10,59 +11,76 @@ import (
 	"github.com/pel-ladder/pel/stats"
 )
 
-// Rules that work from pel's own records (stats.ShapeOf) when the engine's /metrics are
-// thin or absent; engine signals, where present, corroborate or overrule them.
-//
-// Thresholds, each by what the quantity means:
-const (
-	// queueShareMin: at least half of the time to first token is spent before the engine
-	// starts the task: the wait, not the work, sets TTFT.
-	queueShareMin = 0.5
-	// queueTargetShare: what a relieved queue leaves. A continuous-batching engine admits a
-	// new request only between iterations (llama.cpp's server loop takes new tasks, then runs
-	// one decode of the whole batch; vLLM's scheduler runs once per step), so a task that
-	// finds a free slot still waits for the iteration under way, and that iteration can carry
-	// another task's whole prompt, about as long as the task's own prefill. A wait of up to
-	// one service leaves a share up to one half; so with room to admit, the share falls under
-	// the same line that detects the queue, and lower only where iterations are short.
-	queueTargetShare = queueShareMin
-	// tpotLoadMax: decode at least 1.5× slower for tasks sent under high load than under low
-	// load means the device itself slows as the batch grows: it, not an admission cap, is
-	// near its capacity.
-	tpotLoadMax = 1.5
+// engineRoom is the run-level view, from the engine's own gauges, of whether it had room: a
+// request refused or held while it did was refused or held in front of it.
+type engineRoom struct {
+	hadRoom bool // engine metrics say it never queued and had a free slot
+	// refusedOutside: the engine queued now and then, but most refusals came while its
+	// queue was empty, so they were made in front of it. It answers who refused, not
+	// whether the engine had room for the tasks it served (hadRoom stays false).
+	refusedOutside bool
+	known          bool   // engine metrics were there to say
+	why            string // the figures behind hadRoom
+}
 
-	// stallShareMin: 1% of per-stream gaps are stalls, so the 99th percentile of per-token
-	// latency sits on a stall.
-	stallShareMin = 0.01
-	// stallAlignedMin: at least half of the stalls end when another task gets its first
-	// token (its prefill ran in the stalled step), and stallChance: twice as often as an
-	// ordinary gap does by chance.
-	stallAlignedMin = 0.5
-	stallChance     = 2.0
+func roomOf(v *view) engineRoom {
+	var c engineRoom
+	wmax, okW := v.val(evidence.SigWaitingMax)
+	rmax, okR := v.val(evidence.SigRunningMax)
+	if !okW || !okR {
+		return c
+	}
+	c.known = true
+	limit := 0
+	for _, k := range []string{"slots", evidence.ConfigMaxNumSeqs} {
+		if n, err := strconv.Atoi(v.config[k]); err == nil && n > 0 {
+			limit = n
+			break
+		}
+	}
+	switch {
+	case wmax > 0 && v.refused > 0 && 2*v.refusedInQueue < v.refused:
+		// An admission that refuses does so while its queue is at its bound, so never
+		// while it holds nothing: most refusals came at such times, when the engine's own
+		// queue was empty; the queue it held now and then is not what refused them.
+		c.refusedOutside = true
+		c.why = fmt.Sprintf("the engine's queue held a request only now and then (requests_waiting max %.0f): %d of the %d refused tasks came while it held none", wmax, v.refused-v.refusedInQueue, v.refused)
+	case wmax > 0:
+		c.why = fmt.Sprintf("the engine queued requests (requests_waiting max %.0f)", wmax)
+	case limit > 0 && rmax >= float64(limit) && profileOf(v.engine).QueuesWhenFull:
+		// Full slots make this engine queue a request, not refuse or hold it elsewhere:
+		// its queue never held one.
+		c.hadRoom = true
+		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f of %d running; %s queues a request when its slots are full)", rmax, limit, profileOf(v.engine).Title)
+	case limit > 0 && rmax >= float64(limit):
+		c.why = fmt.Sprintf("the engine ran at its limit (%.0f of %d sequences)", rmax, limit)
+	case limit == 0 && rmax > 0:
+		// Without the limit, no waiting request is the engine's own word that it admitted
+		// everything it was sent.
+		c.hadRoom = true
+		c.why = fmt.Sprintf("the engine never queued a request (requests_waiting max 0, at most %.0f running)", rmax)
+	default:
+		c.hadRoom = true
+		c.why = fmt.Sprintf("the engine never queued a request and had free slots (requests_waiting max 0, at most %.0f of %d running)", rmax, limit)
+	}
+	return c
+}
 
-	// coalescedMin: half of the event gaps are shorter than any engine step
-	// (stats.CoalescedGap): the stream was held and released in bursts on the way.
-	coalescedMin = 0.5
-	// ttftShareE2EMin: the first token arrived after 90% of the response time: it was not
-	// streamed to the client as it was made.
-	ttftShareE2EMin = 0.9
+// roomItems are the engine gauges roomOf reads (its queue's and its running sequences'
+// maxima), as context for a finding that rests on them.
+func roomItems(v *view) []meas {
+	var out []meas
+	for _, s := range []string{evidence.SigWaitingMax, evidence.SigRunningMax} {
+		if x := v.judge(s, ">=", 0); x.present {
+			out = append(out, asContext(x))
+		}
+	}
+	return out
+}
 
-	// prefillServiceMin: three quarters of TTFT or more is service, not queue, so the first
-	// token waits on the task's own prefill; prefillFitMin: prompt length explains at least
-	// 80% of the variance of that service time.
-	prefillServiceMin = 0.75
-	prefillFitMin     = 0.8
-
-	// errorRateMin: one task in a hundred lost outright to one cause is a rate the contract
-	// will meet in production, not an incident.
-	errorRateMin = 0.01
-	// contextRateMin: the same for tasks that lost context (refused or truncated prompts,
-	// shifted contexts): each one's output does not answer the prompt that was sent.
-	contextRateMin = 0.01
-)
-
-// dimTimeout marks a task that timed out: latency findings that explain waiting explain it.
-const dimTimeout = "timeout"
+// shedOutside reports whether refusals were made in front of the engine: it had room, or
+// they came while its queue was empty.
+func (c engineRoom) shedOutside() bool { return c.known && (c.hadRoom || c.refusedOutside) }
 
 func ruleAdmissionQueue(v *view, o *Options) *hit {
 	k := profileOf(v.engine)
@@ -118,7 +136,7 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	// The finding says the engine ran at its ceiling (the budget charges it the whole wait
 	// before the task's processing). Its own gauges can say otherwise: no request ever
 	// waited and a slot was always free. The wait was then spent in front of it
-	// (waitBeforeEngine's).
+	// (the finding of the rule for waits before the engine).
 	if r := roomOf(v); r.known && r.hadRoom {
 		return nil
 	}
@@ -199,17 +217,6 @@ func ruleAdmissionQueue(v *view, o *Options) *hit {
 	}
 	return h
 }
-
-// waitBeforeEngine: most of the time to first token passes before the engine starts the
-// task (the client's TTFT from send less the engine's own per-request prompt processing),
-// while the engine's gauges say it never queued a request and always had a free slot
-// (roomOf). The engine cannot have held the task for admission: the time was spent before
-// it saw the request, in a gateway, an auth proxy, a rate limiter, a router or the network
-// (the time budget's "outside the engine" component). The client's TTFT and the engine's
-// prefill are both per-request measures of the same tasks, so their difference is measured,
-// not inferred; an idle baseline (the client alone) cannot tell a hold in front of the
-// engine from warm-up, and does not fire this rule.
-var waitBeforeEngine = &rule{id: "wait-before-engine", layer: evidence.LayerApplication, eval: ruleWaitBeforeEngine}
 
 func ruleWaitBeforeEngine(v *view, o *Options) *hit {
 	q := v.judge(evidence.SigQueueShare, ">=", queueShareMin)
@@ -328,7 +335,7 @@ func rulePrefillStall(v *view, o *Options) *hit {
 		}
 		if multi {
 			h.confidence = confEven
-			h.confNote = "several GPUs serve this model: exposed communication lengthens prefill steps as well, and no trace rules it out"
+			h.confNote = "several GPUs serve this model: exposed communication lengthens prefill steps as well, and no trace excludes it"
 			h.missing = append(h.missing, missCommTr)
 		}
 	}
@@ -451,7 +458,7 @@ func errorRule(class string) *rule {
 		}
 		if class == record.ErrOverloaded {
 			if roomOf(v).shedOutside() {
-				return nil // shed in front of the engine: shedBeforeEngine's
+				return nil // shed in front of the engine: the finding of the rule for sheds before the engine
 			}
 		}
 		msg := v.sig[evidence.SigErrorClassRate(class)].Note
@@ -484,11 +491,6 @@ func errorRule(class string) *rule {
 		return h
 	}}
 }
-
-// shedBeforeEngine: 429/503 answers while the engine, by its own metrics, never queued a
-// request and had room. Its admission did not refuse them: something in front of it did (a
-// gateway, an auth proxy, a rate limiter, a router), as the time budget attributes them.
-var shedBeforeEngine = &rule{id: "shed-before-engine", layer: evidence.LayerApplication, eval: ruleShedBeforeEngine}
 
 func ruleShedBeforeEngine(v *view, o *Options) *hit {
 	class := record.ErrOverloaded
@@ -547,12 +549,4 @@ func ruleContextExhausted(v *view, o *Options) *hit {
 		}
 	}
 	return h
-}
-
-func init() {
-	for _, c := range []string{record.ErrRefused, record.ErrOverloaded, record.ErrServer, record.ErrStreamEvent,
-		record.ErrIncomplete, record.ErrConn, record.ErrInvalid, record.ErrRedirect} {
-		rules = append(rules, errorRule(c))
-	}
-	rules = append(rules, shedBeforeEngine, waitBeforeEngine)
 }

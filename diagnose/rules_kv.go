@@ -82,7 +82,3 @@ func ruleKVFullQueue(v *view, o *Options) *hit {
 	}
 	return h
 }
-
-var kvFullQueue = &rule{id: "kv-full-queue", layer: evidence.LayerMemory, eval: ruleKVFullQueue,
-	defers:   []*rule{kvThrash},
-	explains: []attribution{{comp: cQueue, tier: tierOwnCause, name: "engine queue (waiting for KV blocks, %s)"}}}

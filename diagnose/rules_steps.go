@@ -195,13 +195,3 @@ func ruleStepWaits(v *view, o *Options) *hit {
 	}
 	return h
 }
-
-var (
-	multiturnReprefill = &rule{id: "multiturn-reprefill", layer: evidence.LayerMemory, eval: ruleReprefill,
-		explains: []attribution{{comp: cQueue, tier: tierOwnCause, name: "engine queue (%s)"}}}
-	stepWaits = &rule{id: "waits-between-steps", layer: evidence.LayerApplication, eval: ruleStepWaits}
-)
-
-func init() {
-	rules = append(rules, multiturnReprefill, stepWaits)
-}

@@ -1,12 +1,13 @@
 package diagnose
 
 import (
-	"github.com/pel-ladder/pel/internal/figure"
-	"github.com/pel-ladder/pel/quantile"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pel-ladder/pel/internal/figure"
+	"github.com/pel-ladder/pel/quantile"
 
 	"github.com/pel-ladder/pel/contract"
 	"github.com/pel-ladder/pel/evidence"

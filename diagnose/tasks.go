@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -9,6 +10,73 @@ import (
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
+
+// minHOLSamples: each side of a half's (or the cold phase's) head-of-line ratio needs this
+// many short prompts.
+const minHOLSamples = 5
+
+// warmWindow is the warm phase in seconds since start (from the run's phases, else from the
+// warm records' schedule) and when its last task was scheduled: the phase runs on past it
+// while its tasks drain.
+func warmWindow(ev *evidence.Evidence, recs []record.Record) (w interval, arrivalsEnd float64, ok bool) {
+	last := func() float64 {
+		x := math.Inf(-1)
+		for i := range recs {
+			if recs[i].Phase == record.PhaseWarm {
+				x = math.Max(x, relTime(ev.Run.StartedAt, recs[i].ScheduledAt))
+			}
+		}
+		return x
+	}
+	for _, p := range ev.Run.Phases {
+		if p.Name == evidence.PhaseWarm && p.EndS > p.StartS {
+			w = interval{p.StartS, p.EndS}
+			arrivalsEnd = p.ArrivalsEndS
+			if arrivalsEnd <= p.StartS {
+				arrivalsEnd = last() // evidence written without it
+			}
+			if !(arrivalsEnd > p.StartS && arrivalsEnd <= p.EndS) {
+				arrivalsEnd = p.EndS
+			}
+			return w, arrivalsEnd, true
+		}
+	}
+	w = interval{math.Inf(1), math.Inf(-1)}
+	for i := range recs {
+		if recs[i].Phase != record.PhaseWarm {
+			continue
+		}
+		t := relTime(ev.Run.StartedAt, recs[i].ScheduledAt)
+		w.a, w.b = math.Min(w.a, t), math.Max(w.b, t)
+	}
+	return w, w.b, w.b > w.a
+}
+
+// impactSpec says which rejected tasks a finding can explain: those rejected on one of
+// dims, in phase (default warm), that overlap a time when any seriesCond in when held
+// (when empty: the whole phase, for a symptom of configuration rather than of load), or,
+// for head-of-line blocking, short prompts that waited while a long one was prefilled.
+type impactSpec struct {
+	dims  []string
+	phase string
+	when  []seriesCond
+	hol   bool
+	// match, when set, decides alone which rejected tasks the finding explains (error
+	// classes, lost context); matchWhat names them for the basis.
+	match     func(*record.Record) bool
+	matchWhat string
+}
+
+// seriesCond is a condition on a time series; the series is found by signal name via
+// seriesAliases. A sample at t covers the interval since the previous sample.
+type seriesCond struct {
+	sig string
+	op  string
+	thr float64
+}
+
+// interval is [a, b] in seconds since the run start.
+type interval struct{ a, b float64 }
 
 // Tasks is what the diagnosis reads of a run's task records. A run that fits in memory
 // gives them all (All; Diagnose's recs). A longer one (stats.Stream past its bound) gives a
@@ -141,52 +209,6 @@ type impactAcc struct {
 	im    *evidence.Impact
 }
 
-// impacts computes every spec's acceptance impact and the verdict's rejection counts in
-// one pass over the rejected tasks (Sampled), or from All.
-func (t Tasks) impacts(ev *evidence.Evidence, specs map[string]impactSpec) (map[string]*evidence.Impact, *leadCounts) {
-	accs := map[string]*impactAcc{}
-	for id, sp := range specs {
-		accs[id] = newImpactAcc(ev, t, sp)
-	}
-	lc := &leadCounts{}
-	if !t.Sampled {
-		for i := range t.All {
-			for _, a := range accs {
-				a.add(&t.All[i])
-			}
-			lc.add(&t.All[i])
-		}
-	} else {
-		for p, n := range t.NonCancelled {
-			if p != record.PhaseCold {
-				lc.n += n // the pass below sees only rejected tasks
-			}
-		}
-		if t.EachRejected != nil {
-			err := t.EachRejected(func(r *record.Record) error {
-				if r.Accepted {
-					return nil
-				}
-				for _, a := range accs {
-					a.add(r)
-				}
-				lc.addRejected(r)
-				return nil
-			})
-			if err != nil {
-				for _, a := range accs {
-					a.im.Basis += fmt.Sprintf("; counted over part of the run only (%v)", err)
-				}
-			}
-		}
-	}
-	out := map[string]*evidence.Impact{}
-	for id, a := range accs {
-		out[id] = a.result()
-	}
-	return out, lc
-}
-
 // sampleNote says, in a rollback basis, that the bootstrap resampled a sample.
 func (t Tasks) sampleNote() string {
 	warm := 0
@@ -213,3 +235,6 @@ func (t Tasks) withSampleNote(ts []evidence.Trigger, why string) ([]evidence.Tri
 	}
 	return ts, why
 }
+
+// relTime converts an absolute time to seconds since the run start.
+func relTime(start, t time.Time) float64 { return t.Sub(start).Seconds() }

@@ -4,13 +4,30 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/pel-ladder/pel/evidence"
 	"github.com/pel-ladder/pel/internal/figure"
 	"github.com/pel-ladder/pel/record"
 	"github.com/pel-ladder/pel/stats"
 )
+
+// clientSignals are the unlabelled stage-1 signals of one part of the run (a half of the
+// warm window, the cold phase), as stage 1's accumulator gave them over the part's tasks
+// (Tasks.Views), and how many tasks the part holds. The diagnosis defines none of them
+// itself.
+func clientSignals(t Tasks, name string) (map[string]evidence.Signal, int) {
+	v, ok := t.Views[name]
+	if !ok || v.Result == nil {
+		return nil, 0
+	}
+	out := map[string]evidence.Signal{}
+	for _, s := range v.Result.Signals {
+		if len(s.Labels) == 0 {
+			out[s.Name] = s
+		}
+	}
+	return out, v.Tasks
+}
 
 // view is what a rule sees: headline signal values by name, and which stages held any
 // evidence. The whole run is one view; each half of the warm window is another, whose
@@ -225,9 +242,6 @@ func derivedItem(name string, value float64, op string, thr float64, unit, sourc
 		holds:   compare(value, op, thr),
 	}
 }
-
-// relTime converts an absolute time to seconds since the run start.
-func relTime(start, t time.Time) float64 { return t.Sub(start).Seconds() }
 
 // queueShareFromClient reports whether the queue share was inferred from the client alone
 // (stats' idle baseline: TTFT against tasks sent to an idle server) rather than from the
