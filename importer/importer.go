@@ -80,6 +80,9 @@ type facts struct {
 	rate        float64
 	burstiness  float64
 	concurrency int
+	// burst: the tool offered every request at once (vllm bench serve's request_rate inf),
+	// max_concurrency at a time when concurrency is set.
+	burst bool
 	// schedule: the file carries when each request was due (not only when it was sent).
 	schedule bool
 	// sendTimes: the file carries when each request was sent.
@@ -252,17 +255,23 @@ func (s *sink) contract(f Format) (*contract.Contract, []byte, error) {
 		PromptTokens: s.prompt.spec(),
 		OutputTokens: s.output.spec(),
 	}
+	// A cap on requests in flight beside a rate (or a burst) is the client's max_in_flight:
+	// requests stay due on their schedule and wait for a slot, as the tool's semaphore made
+	// them; alone, it is a closed loop of that many.
+	inFlight := min(s.facts.concurrency, contract.MaxConcurrency)
 	switch {
-	case s.facts.concurrency > 0:
-		fl.Concurrency = min(s.facts.concurrency, contract.MaxConcurrency)
+	case s.facts.burst && s.n > 0:
+		fl.Rate, fl.Requests, fl.MaxInFlight = math.Inf(1), s.n, inFlight
 	case s.facts.rate > 0:
-		fl.Rate = s.facts.rate
+		fl.Rate, fl.MaxInFlight = s.facts.rate, inFlight
 		if s.facts.burstiness > 0 && s.facts.burstiness != 1 {
 			fl.CV = 1 / math.Sqrt(s.facts.burstiness) // gamma with shape k has CV 1/√k
 		}
+	case inFlight > 0:
+		fl.Concurrency = inFlight
 	default:
-		// Every request at once (vllm bench serve's --request-rate inf without a cap): a
-		// closed loop as wide as the run.
+		// The file says neither a rate nor a cap: a closed loop as wide as the run is the
+		// most that could have been in flight.
 		fl.Concurrency = min(s.n, contract.MaxConcurrency)
 	}
 	if s.facts.durationS > 0 {

@@ -522,13 +522,14 @@ func TestVLLMRealRuns(t *testing.T) {
 	for _, tc := range []struct {
 		file        string
 		model       string
-		rate        float64 // the run's --request-rate; 0: inf
-		concurrency int     // the inferred contract's: a burst is a closed loop as wide as the run
+		process string  // the inferred contract's arrival: --request-rate inf is a burst of every request
+		rate    float64 // the run's --request-rate; 0: inf
+		tasks   int     // the inferred contract's requests (a burst is bounded by its count)
 	}{
-		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", "meta-llama/Llama-3.3-70B-Instruct", 1, 0},
-		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", "meta-llama/Llama-3.3-70B-Instruct", 0, 200},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", "meta-llama/Llama-3.3-70B-Instruct", contract.Poisson, 1, 200},
+		{"testdata/vllm-llama70b-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json", "meta-llama/Llama-3.3-70B-Instruct", contract.Burst, 0, 200},
 		// Overloaded: 16 req/s offered, 1.47 served, on two nodes without InfiniBand.
-		{"testdata/vllm-deepseek-v2.5-tp8-pp2/serving_deepseek-ai-DeepSeek-V2.5_tp8_pp2_sharegpt_qps_16.json", "deepseek-ai/DeepSeek-V2.5", 16, 0},
+		{"testdata/vllm-deepseek-v2.5-tp8-pp2/serving_deepseek-ai-DeepSeek-V2.5_tp8_pp2_sharegpt_qps_16.json", "deepseek-ai/DeepSeek-V2.5", contract.Poisson, 16, 0},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			res, ev, _ := importRun(t, "vllm-bench", tc.file)
@@ -622,8 +623,9 @@ func TestVLLMRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != tc.concurrency || c.Model != tc.model {
-				t.Errorf("inferred contract: %+v, model %q; want rate %v, concurrency %d", c.Arrival, c.Model, tc.rate, tc.concurrency)
+			if c.Arrival.Process != tc.process || c.Arrival.Rate != tc.rate || c.Arrival.Concurrency != 0 || c.Model != tc.model ||
+				(tc.tasks > 0 && c.Requests != tc.tasks) {
+				t.Errorf("inferred contract: %+v, %d requests, model %q; want %s at rate %v, %d requests", c.Arrival, c.Requests, c.Model, tc.process, tc.rate, tc.tasks)
 			}
 			if !hasNote(ev, "when each request was sent") || !hasNote(ev, "was due") && !hasNote(ev, "offered at request_rate") {
 				t.Errorf("missing send times not named: %q", ev.Run.Notes)

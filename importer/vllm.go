@@ -67,6 +67,8 @@ func readVLLM(r io.Reader, name string, s *sink) error {
 		return badf("%s: request_rate: %v", name, err)
 	}
 	f.rate = rate
+	// vllm bench serve's request_rate defaults to inf: every request due at once.
+	f.burst = rate == 0
 	if v.Burstiness != nil {
 		if *v.Burstiness <= 0 {
 			return badf("%s: burstiness: %v is not a gamma shape (want > 0)", name, *v.Burstiness)
