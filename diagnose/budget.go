@@ -225,9 +225,11 @@ func newBudgetCtx(ev *evidence.Evidence, v *view, o *Options, found []ranked, sp
 	}
 	if l, name, _, ok := attributed(found, cDecodeOver, b, v); ok {
 		b.layers[cDecodeOver], b.names[cDecodeOver] = l, name
-	} else if l, why := hostFromTrace(v); l != "" {
+	} else if l, why, away := hostFromTrace(v); l != "" {
 		b.layers[cDecodeOver] = l
 		b.names[cDecodeOver] = "decode steps above their floor (" + why + ")"
+	} else if away != "" {
+		b.measuredBy[cDecodeOver] = away
 	} else {
 		b.measuredBy[cDecodeOver] = "a profiler trace (kernel gaps vs host time) or DCGM (SM vs DRAM active): kernel vs scheduler"
 	}
@@ -612,18 +614,28 @@ func configFacts(ev *evidence.Evidence) []evidence.ConfigFact {
 // (hostWaitMin) starting before the host issued the next operation, says the time over the
 // floor is the host's (the thresholds the rules use). With graph launches in use (at least
 // graphShareMax of them) the host time lies between steps, the engine's loop (scheduling);
-// with eager launches it is the per-kernel launch path (kernel).
-// hostFromTrace charges decode time over its floor from a trace's idle gaps, or "".
-func hostFromTrace(v *view) (evidence.Layer, string) {
+// with eager launches it is the per-kernel launch path (kernel), unless most of that wait
+// lies in gaps where the host issued nothing at all (hostAwayMin): the host was then doing
+// work the trace's launches do not show, which the trace cannot name (an engine loop, a
+// frontend in the same process, waiting for input), and the component stays unattributed
+// with the probe that names it.
+// hostFromTrace charges decode time over its floor from a trace's idle gaps, or "" and,
+// when the trace saw the host away, what would settle it.
+func hostFromTrace(v *view) (l evidence.Layer, why, away string) {
 	idle, ok1 := v.val(evidence.SigTraceIdlePct)
 	hw, ok2 := v.val(evidence.SigTraceHostWaitShare)
 	if !ok1 || !ok2 || idle < traceIdleMin || hw < hostWaitMin {
-		return "", ""
+		return "", "", ""
 	}
 	if g, ok := v.val(evidence.SigTraceGraphLaunchShare); ok && g >= graphShareMax {
-		return evidence.LayerScheduling, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits between graph-launched steps", idle, hw*100)
+		return evidence.LayerScheduling, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits between graph-launched steps", idle, hw*100), ""
 	}
-	return evidence.LayerKernel, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits on eager launches", idle, hw*100)
+	if a, ok := v.val(evidence.SigTraceHostAwayShare); ok && a >= hostAwayMin {
+		return "", "", fmt.Sprintf("a profile of the engine process's host threads (py-spy dump/record): the trace shows the GPU idle %.0f%%, "+
+			"%.0f%% of that waiting on the host, and %.0f%% of the wait in gaps where the host issued no launch for over 100 µs — "+
+			"host work the trace does not show: the engine loop (scheduling) or a frontend in its process (application)", idle, hw*100, a*100)
+	}
+	return evidence.LayerKernel, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits on eager launches", idle, hw*100), ""
 }
 
 // durationText writes a sum of milliseconds at the scale a reader takes in: "850 ms",

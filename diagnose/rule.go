@@ -116,6 +116,10 @@ const (
 	// idle attributed to the host (Holistic Trace Analysis "idle time breakdown").
 	traceIdleMin = 20.0 // pct of kernel time
 	hostWaitMin  = 0.5  // ratio of idle time
+	// hostAwayMin: most of that host wait lies in gaps where the host issued no runtime call
+	// for longer than HTA's launch-delay outlier bound (100 µs, cuda_kernel_launch_stats): a
+	// launch path does not idle that long between calls, so the wait is not the launches'.
+	hostAwayMin = 0.5 // ratio of host-wait time
 	// bandScalingMax: goodput grew by under half of what the concurrency gain would give.
 	bandScalingMax = 0.5
 

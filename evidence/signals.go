@@ -107,13 +107,16 @@ const (
 	SigPCIeBytesPS   = "gpu.pcie_bytes_per_s"
 
 	// Stages 2-3 from a profiler timeline (source "kineto:FILE" / "nsys:FILE").
-	SigTraceIdlePct          = "trace.idle_pct"          // GPU idle share of kernel_time (stage 2)
-	SigTraceComputePct       = "trace.compute_pct"       // stage 2
-	SigTraceNonComputePct    = "trace.non_compute_pct"   // stage 2
-	SigTraceHostWaitShare    = "trace.host_wait_share"   // of idle time (stage 2)
-	SigTraceKernelWaitShare  = "trace.kernel_wait_share" // of idle time (stage 2)
-	SigTraceSyncWaitPct      = "trace.sync_wait_pct"     // of kernel_time (stage 2)
-	SigTraceCommPct          = "trace.comm_pct"          // communication kernels, of kernel_time (stage 5)
+	SigTraceIdlePct         = "trace.idle_pct"          // GPU idle share of kernel_time (stage 2)
+	SigTraceComputePct      = "trace.compute_pct"       // stage 2
+	SigTraceNonComputePct   = "trace.non_compute_pct"   // stage 2
+	SigTraceHostWaitShare   = "trace.host_wait_share"   // of idle time (stage 2)
+	SigTraceKernelWaitShare = "trace.kernel_wait_share" // of idle time (stage 2)
+	// SigTraceHostAwayShare: of host_wait time, the share in gaps where the host had issued
+	// no runtime call for over 100 µs before the next launch (stage 2).
+	SigTraceHostAwayShare    = "trace.host_away_share"
+	SigTraceSyncWaitPct      = "trace.sync_wait_pct" // of kernel_time (stage 2)
+	SigTraceCommPct          = "trace.comm_pct"      // communication kernels, of kernel_time (stage 5)
 	SigTraceCommOverlapPct   = "trace.comm_comp_overlap_pct"
 	SigTraceShortKernelShare = "trace.short_kernel_share" // of launches (stage 3)
 	SigTraceLaunchDelayP50   = "trace.launch_delay_p50_us"

@@ -511,10 +511,11 @@ func byStream(gpu []timeline.Op, use func(timeline.Op) bool) (map[int32][]int32,
 func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrIndex, opts Options, res *RankResult) {
 	streams, keys := byStream(gpu, func(op timeline.Op) bool { return op.Kind != timeline.OpSync })
 	thr := opts.KernelWaitUs * 1000
+	away := awayIndex(calls, int64(opts.LaunchDelayCutoffUs*1000))
 	overlapped := 0
 	for _, k := range keys {
 		ix := streams[k]
-		var host, kern, other int64
+		var host, kern, other, hostAway int64
 		prevEnd := gpu[ix[0]].End
 		for _, i := range ix[1:] {
 			op := gpu[i]
@@ -530,6 +531,9 @@ func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrInde
 			switch {
 			case op.Corr >= 0 && ok && calls[ci].Start > prevEnd:
 				host += gap
+				if away.before(calls[ci].Start) {
+					hostAway += gap
+				}
 			case float64(gap) < thr:
 				kern += gap
 			default:
@@ -537,12 +541,42 @@ func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrInde
 			}
 			prevEnd = max(prevEnd, op.End)
 		}
-		res.IdleByStream = append(res.IdleByStream, StreamIdle{Stream: streamID(k), HostWaitUs: us(host), KernelWaitUs: us(kern), OtherUs: us(other)})
+		res.IdleByStream = append(res.IdleByStream, StreamIdle{Stream: streamID(k), HostWaitUs: us(host), KernelWaitUs: us(kern), OtherUs: us(other), HostAwayUs: us(hostAway)})
 	}
 	if overlapped > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d GPU operations start before the previous one on their stream ends "+
 			"(programmatic dependent launch, or a clock problem): they add no idle time", overlapped))
 	}
+}
+
+// callGaps answers, for a runtime call's start, whether the host had issued no runtime call
+// for longer than cutoff before it: starts sorted, with the latest end among the calls
+// that start no later than each.
+type callGaps struct {
+	starts, lastEnd []int64
+	cutoff          int64
+}
+
+func awayIndex(calls []timeline.Call, cutoff int64) callGaps {
+	ix := make([]int, len(calls))
+	for i := range ix {
+		ix[i] = i
+	}
+	sort.Slice(ix, func(a, b int) bool { return calls[ix[a]].Start < calls[ix[b]].Start })
+	g := callGaps{starts: make([]int64, len(ix)), lastEnd: make([]int64, len(ix)), cutoff: cutoff}
+	var end int64 = math.MinInt64
+	for j, i := range ix {
+		end = max(end, calls[i].End)
+		g.starts[j], g.lastEnd[j] = calls[i].Start, end
+	}
+	return g
+}
+
+// before: the calls that started before start all ended more than cutoff before it (a
+// first call has no predecessor and counts as on the launch path).
+func (g callGaps) before(start int64) bool {
+	j := sort.Search(len(g.starts), func(j int) bool { return g.starts[j] >= start }) - 1
+	return j >= 0 && start-g.lastEnd[j] > g.cutoff
 }
 
 func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res *RankResult) {

@@ -172,7 +172,10 @@ func TestHTADefinitions(t *testing.T) {
 	if rk.CommCompOverlapPct == nil || *rk.CommCompOverlapPct != 90 || rk.CommPct != 23.81 {
 		t.Fatalf("overlap %v comm %v", rk.CommCompOverlapPct, rk.CommPct)
 	}
-	want := []StreamIdle{{Stream: 7, HostWaitUs: 100, KernelWaitUs: 10}, {Stream: 9, HostWaitUs: 250}}
+	// The third gemm's launch (380) came 220 µs after the host's previous call ended (150):
+	// over the 100 µs launch-delay cutoff, so its host_wait gap is host-away time. The copy's
+	// launch (480) came exactly 100 µs after the latest call's end (380): on the launch path.
+	want := []StreamIdle{{Stream: 7, HostWaitUs: 100, KernelWaitUs: 10, HostAwayUs: 100}, {Stream: 9, HostWaitUs: 250}}
 	if len(rk.IdleByStream) != 2 || rk.IdleByStream[0] != want[0] || rk.IdleByStream[1] != want[1] {
 		t.Fatalf("idle by stream %+v", rk.IdleByStream)
 	}

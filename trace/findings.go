@@ -31,6 +31,7 @@ const (
 var stageOf = map[string]int{
 	evidence.SigTraceIdlePct: 2, evidence.SigTraceComputePct: 2, evidence.SigTraceNonComputePct: 2,
 	evidence.SigTraceHostWaitShare: 2, evidence.SigTraceKernelWaitShare: 2, evidence.SigTraceSyncWaitPct: 2,
+	evidence.SigTraceHostAwayShare:   2,
 	evidence.SigTraceMemoryKernelPct: 2, evidence.SigTraceStepP50Ms: 2,
 	evidence.SigTraceShortKernelShare: 3, evidence.SigTraceLaunchDelayP50: 3, evidence.SigTraceKernelDurP50: 3,
 	evidence.SigTraceGraphLaunchShare: 3, evidence.SigTraceAttentionPct: 3, evidence.SigTraceCompileRegions: 3,
@@ -40,6 +41,7 @@ var stageOf = map[string]int{
 var unitOf = map[string]string{
 	evidence.SigTraceIdlePct: "pct", evidence.SigTraceComputePct: "pct", evidence.SigTraceNonComputePct: "pct",
 	evidence.SigTraceHostWaitShare: "ratio", evidence.SigTraceKernelWaitShare: "ratio", evidence.SigTraceSyncWaitPct: "pct",
+	evidence.SigTraceHostAwayShare:   "ratio",
 	evidence.SigTraceMemoryKernelPct: "pct", evidence.SigTraceStepP50Ms: "ms", evidence.SigTraceShortKernelShare: "ratio",
 	evidence.SigTraceLaunchDelayP50: "us", evidence.SigTraceKernelDurP50: "us", evidence.SigTraceGraphLaunchShare: "ratio",
 	evidence.SigTraceAttentionPct: "pct", evidence.SigTraceCompileRegions: "count", evidence.SigTraceCommPct: "pct",
@@ -74,6 +76,14 @@ func rankSignals(r RankResult) map[string]float64 {
 	if h, k, ok := idleShares(r); ok {
 		m[evidence.SigTraceHostWaitShare] = h
 		m[evidence.SigTraceKernelWaitShare] = k
+	}
+	var hw, away float64
+	for _, s := range r.IdleByStream {
+		hw += s.HostWaitUs
+		away += s.HostAwayUs
+	}
+	if hw > 0 {
+		m[evidence.SigTraceHostAwayShare] = round(away/hw, 4)
 	}
 	m[evidence.SigTraceSyncWaitPct] = r.Sync.SyncWaitPct
 	m[evidence.SigTraceMemoryKernelPct] = r.MemoryKernelPct

@@ -62,6 +62,11 @@ type StreamIdle struct {
 	HostWaitUs   float64 `json:"host_wait_us"`
 	KernelWaitUs float64 `json:"kernel_wait_us"`
 	OtherUs      float64 `json:"other_us"`
+	// HostAwayUs is the part of HostWaitUs (pel's, not HTA's) in gaps whose launching call
+	// came more than LaunchDelayCutoffUs after the host's previous runtime call ended: the
+	// host was not on the launch path but doing work the launches do not show (an engine
+	// loop, a frontend in the same process, waiting for input).
+	HostAwayUs float64 `json:"host_away_us"`
 }
 
 // KernelType is GPU time by kernel type, overlaps labelled "a overlapping b" as HTA does.
