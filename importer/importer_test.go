@@ -520,8 +520,8 @@ func TestGenAIPerfRealRuns(t *testing.T) {
 // request's TTFT plus its ITLs, the latency the tool measured.
 func TestVLLMRealRuns(t *testing.T) {
 	for _, tc := range []struct {
-		file        string
-		model       string
+		file    string
+		model   string
 		process string  // the inferred contract's arrival: --request-rate inf is a burst of every request
 		rate    float64 // the run's --request-rate; 0: inf
 		tasks   int     // the inferred contract's requests (a burst is bounded by its count)
