@@ -632,8 +632,8 @@ func hostFromTrace(v *view) (l evidence.Layer, why, away string) {
 	}
 	if a, ok := v.val(evidence.SigTraceHostAwayShare); ok && a >= hostAwayMin {
 		return "", "", fmt.Sprintf("a profile of the engine process's host threads (py-spy dump/record): the trace shows the GPU idle %.0f%%, "+
-			"%.0f%% of that waiting on the host, and %.0f%% of the wait in gaps where the host issued no launch for over 100 µs — "+
-			"host work the trace does not show: the engine loop (scheduling) or a frontend in its process (application)", idle, hw*100, a*100)
+			"%.0f%% of that waiting on the host, and %.0f%% of the wait in gaps where the launching thread made no runtime call for longer than a launch takes (100 µs by default) — "+
+			"host work the trace does not show: the engine loop (scheduling), a frontend in its process (application), or Python between launches", idle, hw*100, a*100)
 	}
 	return evidence.LayerKernel, fmt.Sprintf("trace: GPU idle %.0f%%, %.0f%% of gaps host waits on eager launches", idle, hw*100), ""
 }

@@ -106,6 +106,13 @@ func readAIPerfSummary(name string, f *facts) {
 	}
 	if lg.RequestRate > 0 && !math.IsInf(lg.RequestRate, 0) {
 		f.rate = lg.RequestRate
+		if f.concurrency > 0 {
+			// AIPerf's "Request Rate with Max Concurrency": sleep to the next arrival, then
+			// wait for a slot, with no catch-up once slots free; the inferred contract's
+			// max_in_flight keeps delayed tasks due and sends the backlog as slots free.
+			f.notes = append(f.notes, fmt.Sprintf("request rate %g/s with at most %d in flight: where that cap held requests back, AIPerf did not catch up afterwards; "+
+				"the inferred contract's max_in_flight does, so a re-run offers more load than this run did while the cap binds", f.rate, f.concurrency))
+		}
 	}
 	if m := sum.InputConfig.Endpoint.ModelNames; len(m) > 0 {
 		f.model = m[0]

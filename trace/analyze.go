@@ -531,7 +531,7 @@ func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrInde
 			switch {
 			case op.Corr >= 0 && ok && calls[ci].Start > prevEnd:
 				host += gap
-				if away.before(calls[ci].Start) {
+				if away.before(calls[ci]) {
 					hostAway += gap
 				}
 			case float64(gap) < thr:
@@ -549,11 +549,12 @@ func idleByStream(gpu []timeline.Op, calls []timeline.Call, callByCorr *corrInde
 	}
 }
 
-// callGaps answers, for a runtime call's start, whether the host had issued no runtime call
-// for longer than cutoff before it: starts sorted, with the latest end among the calls
-// that start no later than each.
+// callGaps answers, for a runtime call, whether its thread had issued no runtime call for
+// longer than cutoff before it: per host thread, starts sorted, with the latest end among
+// the calls that start no later than each. Other threads' calls do not count: a thread
+// polling or blocked in a sync across the gap says nothing of the launching thread.
 type callGaps struct {
-	starts, lastEnd []int64
+	starts, lastEnd map[uint16][]int64
 	cutoff          int64
 }
 
@@ -563,20 +564,26 @@ func awayIndex(calls []timeline.Call, cutoff int64) callGaps {
 		ix[i] = i
 	}
 	sort.Slice(ix, func(a, b int) bool { return calls[ix[a]].Start < calls[ix[b]].Start })
-	g := callGaps{starts: make([]int64, len(ix)), lastEnd: make([]int64, len(ix)), cutoff: cutoff}
-	var end int64 = math.MinInt64
-	for j, i := range ix {
-		end = max(end, calls[i].End)
-		g.starts[j], g.lastEnd[j] = calls[i].Start, end
+	g := callGaps{starts: map[uint16][]int64{}, lastEnd: map[uint16][]int64{}, cutoff: cutoff}
+	for _, i := range ix {
+		c := &calls[i]
+		ends := g.lastEnd[c.Thread]
+		end := c.End
+		if n := len(ends); n > 0 {
+			end = max(end, ends[n-1])
+		}
+		g.starts[c.Thread] = append(g.starts[c.Thread], c.Start)
+		g.lastEnd[c.Thread] = append(ends, end)
 	}
 	return g
 }
 
-// before: the calls that started before start all ended more than cutoff before it (a
-// first call has no predecessor and counts as on the launch path).
-func (g callGaps) before(start int64) bool {
-	j := sort.Search(len(g.starts), func(j int) bool { return g.starts[j] >= start }) - 1
-	return j >= 0 && start-g.lastEnd[j] > g.cutoff
+// before: the calls of c's thread that started before it all ended more than cutoff
+// before it (a thread's first call has no predecessor and counts as on the launch path).
+func (g callGaps) before(c timeline.Call) bool {
+	starts := g.starts[c.Thread]
+	j := sort.Search(len(starts), func(j int) bool { return starts[j] >= c.Start }) - 1
+	return j >= 0 && c.Start-g.lastEnd[c.Thread][j] > g.cutoff
 }
 
 func kernelBreakdown(names *timeline.Names, gpu []timeline.Op, opts Options, res *RankResult) {

@@ -276,3 +276,22 @@ func TestOverlapOnStream(t *testing.T) {
 		t.Fatalf("notes %q", rk.Notes)
 	}
 }
+
+// TestHostAwayPerThread: whether a launch came after its host thread was away is judged on
+// that thread's own calls; another thread busy in a call across the gap (a poller, a sync)
+// does not put the launching thread on the launch path.
+func TestHostAwayPerThread(t *testing.T) {
+	calls := []timeline.Call{
+		{Start: 0, End: 10_000, Thread: 0},       // the launching thread's previous call
+		{Start: 50_000, End: 190_000, Thread: 1}, // another thread, blocked until just before
+		{Start: 200_000, End: 210_000, Thread: 0},
+		{Start: 260_000, End: 270_000, Thread: 0}, // 50 µs after its own previous call
+		{Start: 900_000, End: 910_000, Thread: 2}, // a thread's first call
+	}
+	g := awayIndex(calls, 100_000)
+	for i, want := range []bool{false, false, true, false, false} {
+		if got := g.before(calls[i]); got != want {
+			t.Errorf("call %d (thread %d at %d ns): away %v, want %v", i, calls[i].Thread, calls[i].Start, got, want)
+		}
+	}
+}

@@ -63,9 +63,9 @@ type StreamIdle struct {
 	KernelWaitUs float64 `json:"kernel_wait_us"`
 	OtherUs      float64 `json:"other_us"`
 	// HostAwayUs is the part of HostWaitUs (pel's, not HTA's) in gaps whose launching call
-	// came more than LaunchDelayCutoffUs after the host's previous runtime call ended: the
-	// host was not on the launch path but doing work the launches do not show (an engine
-	// loop, a frontend in the same process, waiting for input).
+	// came more than LaunchDelayCutoffUs after its thread's previous runtime call ended: the
+	// thread was not on the launch path but doing work the launches do not show (an engine
+	// loop, a frontend in the same process, Python between launches, waiting for input).
 	HostAwayUs float64 `json:"host_away_us"`
 }
 

@@ -39,6 +39,7 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 	rk := &timeline.Rank{}
 	tl := &timeline.Timeline{Format: "kineto", Names: names, HTATime: opts.HTATime}
 	apiFlags := map[uint32]uint16{}
+	var threads timeline.Threads
 	times := func(ev *Event) (int64, int64) {
 		if opts.HTATime {
 			// HTA: df["end"] = ts + dur; ts = ceil(ts); end = floor(end); dur = end - ts.
@@ -106,7 +107,7 @@ func Load(r io.Reader, opts LoadOptions) (*timeline.Timeline, *Meta, error) {
 			if err := budget.Take(); err != nil {
 				return err
 			}
-			rk.Calls = append(rk.Calls, timeline.Call{Start: start, End: end, Corr: ev.Correlation, Name: id, Flags: f})
+			rk.Calls = append(rk.Calls, timeline.Call{Start: start, End: end, Corr: ev.Correlation, Name: id, Flags: f, Thread: threads.Index(ev.Tid)})
 			noteCPU(rk, start)
 		case CatCPUOp, CatUserAnnotation:
 			if ev.Cat == CatCPUOp {

@@ -90,6 +90,7 @@ type loader struct {
 	enums   map[string]map[int64]string
 	bad     timeline.MalformedError
 	budget  timeline.Budget
+	threads timeline.Threads
 }
 
 // malformed counts a row whose times would make a duration negative (end before start, a
@@ -437,7 +438,7 @@ func (l *loader) runtime() error {
 			ids[nameID] = id
 			flags[nameID] = timeline.ClassifyCall(canon)
 		}
-		c := timeline.Call{Start: start, End: end, Corr: l.corrKey(tid, corr), Name: id, Flags: flags[nameID]}
+		c := timeline.Call{Start: start, End: end, Corr: l.corrKey(tid, corr), Name: id, Flags: flags[nameID], Thread: l.threads.Index(tid)}
 		if dev, ok := l.corrDev[c.Corr]; ok {
 			r := l.rank(dev)
 			r.Calls = append(r.Calls, c)

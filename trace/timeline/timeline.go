@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"math"
 	"regexp"
 	"strings"
 )
@@ -65,6 +66,27 @@ type Call struct {
 	Corr       int64
 	Name       uint32
 	Flags      uint16
+	// Thread is the host thread that made the call, numbered by Threads (it fits beside
+	// Flags without growing the record).
+	Thread uint16
+}
+
+// Threads numbers host threads in the order they first appear, for Call.Thread. Past
+// math.MaxUint16 threads every further one shares the last number: such a trace loses only
+// the per-thread precision of what reads Thread.
+type Threads struct{ m map[int64]uint16 }
+
+// Index is the number of host thread id.
+func (t *Threads) Index(id int64) uint16 {
+	if t.m == nil {
+		t.m = map[int64]uint16{}
+	}
+	if i, ok := t.m[id]; ok {
+		return i
+	}
+	i := uint16(min(len(t.m), math.MaxUint16))
+	t.m[id] = i
+	return i
 }
 
 // Span is a named host-side range (ProfilerStep#N, a torch.compile region).
