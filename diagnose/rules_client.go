@@ -412,16 +412,19 @@ func rulePrefillCompute(v *view, o *Options) *hit {
 	return h
 }
 
-// errorClassLayer attributes an error class to the layer that owns it, with a confidence
-// that says how directly the class names its owner.
-var errorClassLayer = map[string]struct {
+// errorClass is what pel says of one error class: the layer that owns it, a confidence that
+// says how directly the class names its owner, and the finding's words.
+type errorClass struct {
 	layer  evidence.Layer
 	conf   float64
 	what   string
 	why    string
 	fix    string
 	action evidence.Action
-}{
+}
+
+// errorClassLayer attributes each error class to the layer that owns it.
+var errorClassLayer = map[string]errorClass{
 	record.ErrRefused: {evidence.LayerApplication, confSupported, "refused by the server",
 		"The requests as sent are refused (a field, model name or size the server does not accept): the client and the server disagree on the contract.",
 		"If the requests are refused as sent, fixing the field the error names brings this error rate to 0 and acceptance up by the same share.", evidence.ActFixErrors},
@@ -446,6 +449,17 @@ var errorClassLayer = map[string]struct {
 	record.ErrRedirect: {evidence.LayerApplication, confDirect, "redirected elsewhere",
 		"The target answers with a redirect, which pel does not follow: the URL given is not the serving endpoint.",
 		"Pointing --target at the Location the redirect names brings this error rate to 0.", evidence.ActFixErrors},
+	// The classes of answers that arrived but did not end as completions, each with its own
+	// owner and prediction.
+	record.ErrFinishError: {evidence.LayerApplication, confOneSource, `ended with finish_reason "error"`,
+		"The engine stops answers part-way and says they failed: an error inside generation (its log at those times names it), although the HTTP status said success.",
+		"If the engine's failure is what its log names, fixing it brings finish_reason \"error\" to 0 and acceptance up by the same share.", evidence.ActFixErrors},
+	record.ErrAborted: {evidence.LayerScheduling, confCredible, `aborted by the engine (finish_reason "abort")`,
+		"The engine aborts requests it had admitted: it cancels or evicts them (a scheduler limit, a preemption policy, or a restart) rather than finishing them.",
+		"If the engine aborts admitted requests, the setting or event its log names (preemption, a queue or time limit, a restart) is the cause: removing it brings aborts to 0.", evidence.ActFixErrors},
+	record.ErrNoFinish: {evidence.LayerApplication, confOneSource, "ended without saying why (no finish_reason)",
+		"Answers end without a finish_reason: the server (or a proxy that rewrites its responses) does not say whether the completion ended, so none counts as complete.",
+		"If the server or a proxy drops finish_reason, fixing it (or the proxy) brings this error rate to 0.", evidence.ActFixErrors},
 }
 
 // errorRule makes the rule for one error class.
