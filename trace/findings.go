@@ -49,19 +49,24 @@ var unitOf = map[string]string{
 	evidence.SigTraceCommOverlapPct: "pct",
 }
 
-// idleShares returns host_wait and kernel_wait as shares of all per-stream idle gaps.
-func idleShares(r RankResult) (host, kern float64, ok bool) {
-	var h, k, o float64
+// idleShares returns host_wait and kernel_wait as shares of all per-stream idle gaps, and
+// the host-away part of host_wait as a share of it (awayOK false without host_wait).
+func idleShares(r RankResult) (host, kern float64, ok bool, away float64, awayOK bool) {
+	var h, k, o, a float64
 	for _, s := range r.IdleByStream {
 		h += s.HostWaitUs
 		k += s.KernelWaitUs
 		o += s.OtherUs
+		a += s.HostAwayUs
 	}
 	t := h + k + o
 	if t <= 0 {
-		return 0, 0, false
+		return 0, 0, false, 0, false
 	}
-	return round(h/t, 4), round(k/t, 4), true
+	if h > 0 {
+		away, awayOK = round(a/h, 4), true
+	}
+	return round(h/t, 4), round(k/t, 4), true, away, awayOK
 }
 
 // rankSignals lists one rank's signal values (name → value); absent figures are left out.
@@ -73,17 +78,12 @@ func rankSignals(r RankResult) map[string]float64 {
 	m[evidence.SigTraceIdlePct] = r.Temporal.IdlePct
 	m[evidence.SigTraceComputePct] = r.Temporal.ComputePct
 	m[evidence.SigTraceNonComputePct] = r.Temporal.NonComputePct
-	if h, k, ok := idleShares(r); ok {
+	if h, k, ok, away, awayOK := idleShares(r); ok {
 		m[evidence.SigTraceHostWaitShare] = h
 		m[evidence.SigTraceKernelWaitShare] = k
-	}
-	var hw, away float64
-	for _, s := range r.IdleByStream {
-		hw += s.HostWaitUs
-		away += s.HostAwayUs
-	}
-	if hw > 0 {
-		m[evidence.SigTraceHostAwayShare] = round(away/hw, 4)
+		if awayOK {
+			m[evidence.SigTraceHostAwayShare] = away
+		}
 	}
 	m[evidence.SigTraceSyncWaitPct] = r.Sync.SyncWaitPct
 	m[evidence.SigTraceMemoryKernelPct] = r.MemoryKernelPct
@@ -185,7 +185,7 @@ func Findings(r *Result) []evidence.Finding {
 	}
 	where := fmt.Sprintf("rank %d", rk.Rank)
 	idle := rk.Temporal.IdlePct
-	hostShare, kernShare, haveIdle := idleShares(rk)
+	hostShare, kernShare, haveIdle, _, _ := idleShares(rk)
 
 	if haveIdle && idle >= idleBoundPct && hostShare >= hostWaitShareBound {
 		out = append(out, evidence.Finding{
